@@ -1,0 +1,86 @@
+"""From session-log events to `session/update` payloads: what the editor sees of a turn."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import ValidationError
+
+from acp_agent.acp.schema import (
+    ContentChunk,
+    SessionUpdate,
+    Text,
+    ToolCallContent,
+    ToolCallLocation,
+    ToolCallProgress,
+    ToolCallStart,
+)
+from acp_agent.session.events import SessionEvent
+from acp_agent.tools.base import Tool, ToolPresentation, ToolResult
+
+ToolLookup = Callable[[str], "Tool[Any] | None"]
+
+
+def _content(paragraphs: list[str]) -> list[ToolCallContent]:
+    return [ToolCallContent(content=Text(text=text)) for text in paragraphs]
+
+
+class UpdateMapper:
+    """Maps one agent's events; remembers each call's tool so its result renders the same way."""
+
+    def __init__(self, lookup: ToolLookup) -> None:
+        self._lookup = lookup
+        self._tools: dict[str, Tool[Any] | None] = {}
+
+    def map(self, event: SessionEvent) -> SessionUpdate | None:
+        data: Any = event.data
+        if event.type == "assistant/chunk":
+            chunk = data.chunk
+            if chunk.type == "text-delta":
+                return ContentChunk(session_update="agent_message_chunk", content=Text(text=chunk.text))
+            if chunk.type == "reasoning-delta":
+                return ContentChunk(session_update="agent_thought_chunk", content=Text(text=chunk.text))
+            return None
+        if event.type == "tool/call":
+            tool = self._tools[data.call_id] = self._lookup(data.name)
+            raw_input = _raw_input(data.arguments)
+            shown = _present(tool, raw_input) or ToolPresentation(title=data.name)
+            return ToolCallStart(
+                tool_call_id=data.call_id,
+                title=shown.title,
+                kind=shown.kind,
+                status="in_progress",
+                raw_input=raw_input,
+                content=_content(shown.content) or None,
+                locations=[ToolCallLocation(path=loc.path, line=loc.line) for loc in shown.locations] or None,
+            )
+        if event.type == "tool/result":
+            tool = self._tools.pop(data.call_id, None)
+            result = ToolResult(content=data.content, is_error=data.is_error, error=data.error)
+            paragraphs = tool.render_result(result) if tool is not None and not result.is_error else [
+                result.plain_text()
+            ]
+            return ToolCallProgress(
+                tool_call_id=data.call_id,
+                status="failed" if data.is_error else "completed",
+                content=_content(paragraphs),
+            )
+        return None
+
+
+def _raw_input(arguments: str) -> Any:
+    try:
+        return json.loads(arguments) if arguments.strip() else {}
+    except ValueError:
+        return arguments
+
+
+def _present(tool: Tool[Any] | None, raw_input: Any) -> ToolPresentation | None:
+    if tool is None:
+        return None
+    try:
+        return tool.present(tool.Params.model_validate(raw_input))
+    except ValidationError:
+        return None

@@ -1,0 +1,161 @@
+"""The agent handle: an inbox of turns, a loop that runs them, and a quiescent `dispose`."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import anyio
+
+from acp_agent.agent.options import AgentOptions
+from acp_agent.agent.loop import run_turn
+from acp_agent.kernel.scope import Scope
+from acp_agent.session.content import ContentBlock
+from acp_agent.session.events import TurnDisposed, TurnEndReason
+from acp_agent.session.log import Session
+
+if TYPE_CHECKING:
+    from acp_agent.kernel.context import Context
+
+
+@dataclass(eq=False)
+class Ticket:
+    """A queued user message; `wait()` gives the reason the turn that claimed it ended."""
+
+    content: Sequence[ContentBlock]
+    source: str = "user"
+    reason: TurnEndReason | None = None
+    done: anyio.Event = field(default_factory=anyio.Event)
+
+    async def wait(self) -> TurnEndReason:
+        await self.done.wait()
+        assert self.reason is not None  # set before `done`, always
+        return self.reason
+
+    def settle(self, reason: TurnEndReason) -> None:
+        self.reason = reason
+        self.done.set()
+
+
+class Agent:
+    """One agent: its session log, options, route, scope, and the loop running its turns.
+
+    The loop task lives in the context's task group; `dispose()` stops it (an open turn ends
+    `disposed`), waits until it has stopped, and unwinds the agent's scope.
+    """
+
+    def __init__(
+        self,
+        ctx: Context,
+        session: Session,
+        options: AgentOptions,
+        scope: Scope,
+        route: str,
+    ) -> None:
+        self.ctx = ctx
+        self.session = session
+        self.options = options
+        self.scope = scope
+        self.route = route
+        self.steering: list[Sequence[ContentBlock]] = []
+        self._inbox: deque[Ticket] = deque()
+        self._wake = anyio.Event()
+        self._idle = anyio.Event()
+        self._idle.set()
+        self._turn: anyio.CancelScope | None = None
+        self._cancel_reason: str | None = None
+        self._loop = anyio.CancelScope()
+        self._stopped = anyio.Event()
+        self._disposed = False
+
+    @property
+    def id(self) -> str:
+        return self.session.id
+
+    @property
+    def cancel_reason(self) -> str | None:
+        return self._cancel_reason
+
+    @property
+    def busy(self) -> bool:
+        """Whether a turn is running or queued."""
+        return not self._idle.is_set()
+
+    def start(self) -> None:
+        self.ctx.tasks.start_soon(self._run, name=f"agent {self.route}")
+
+    def followup(self, content: Sequence[ContentBlock], source: str = "user") -> Ticket:
+        """Queue a turn for `content`; the returned ticket settles when that turn ends."""
+        ticket = Ticket(content, source)
+        if self._disposed:
+            ticket.settle(TurnDisposed())
+            return ticket
+        self._inbox.append(ticket)
+        if self._idle.is_set():
+            self._idle = anyio.Event()
+        self._wake.set()
+        return ticket
+
+    def steer(self, content: Sequence[ContentBlock]) -> None:
+        """Add `content` to the running turn at its next step, or start a turn when idle."""
+        if self._turn is None:
+            self.followup(content, "steer")
+        else:
+            self.steering.append(content)
+
+    def cancel(self, reason: str | None = None) -> None:
+        """End the running turn `aborted` (with `reason`); queued turns still run."""
+        if self._turn is not None:
+            self._cancel_reason = reason
+            self._turn.cancel()
+
+    async def when_idle(self) -> None:
+        """Return once no turn runs and none is queued."""
+        await self._idle.wait()
+
+    async def dispose(self) -> None:
+        """Stop the loop (an open turn ends `disposed`), wait for quiescence, unwind the scope.
+
+        Idempotent; concurrent callers all return after the agent has stopped.
+        """
+        if not self._disposed:
+            self._disposed = True
+            self._loop.cancel()
+            await self._stopped.wait()
+            self.scope.dispose()
+        else:
+            await self._stopped.wait()
+
+    def turn_scope(self) -> anyio.CancelScope:
+        """A fresh cancel scope for the turn about to run (what `cancel()` cancels)."""
+        self._cancel_reason = None
+        self._turn = anyio.CancelScope()
+        return self._turn
+
+    def turn_over(self) -> None:
+        self._turn = None
+
+    async def _run(self) -> None:
+        try:
+            with self._loop:
+                while True:
+                    if not self._inbox:
+                        self._idle.set()
+                        await self._wake.wait()
+                        self._wake = anyio.Event()
+                        continue
+                    ticket = self._inbox.popleft()
+                    try:
+                        ticket.settle(await run_turn(self, ticket))
+                    finally:
+                        if not ticket.done.is_set():
+                            ticket.settle(TurnDisposed())
+        finally:
+            for ticket in self._inbox:
+                ticket.settle(TurnDisposed())
+            self._inbox.clear()
+            self._idle.set()
+            self._stopped.set()
+

@@ -1,0 +1,75 @@
+"""`ctx.agents`: creates agents in a transaction and keeps the published ones."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING
+
+from acp_agent.agent.agent import Agent
+from acp_agent.agent.options import AgentOptions
+from acp_agent.session.events import SessionEvent, SessionHeader
+from acp_agent.session.log import Session, now_ms
+
+if TYPE_CHECKING:
+    from acp_agent.kernel.context import Context
+
+Setup = Callable[[Agent], Awaitable[None] | None]
+
+
+class AgentFactory:
+    """Creation is a transaction: prepare the session (optionally seeded), run `setup` on the
+    unpublished agent, then publish (persist, register, start). A failure or cancellation before
+    publication unwinds everything `setup` registered; the caller never holds a half-made agent."""
+
+    def __init__(self, ctx: Context, defaults: AgentOptions) -> None:
+        self._ctx = ctx
+        self.defaults = defaults
+        self._agents: dict[str, Agent] = {}
+        self._top_level = 0
+
+    def __iter__(self) -> Iterator[Agent]:
+        return iter(list(self._agents.values()))
+
+    def get(self, session_id: str) -> Agent | None:
+        return self._agents.get(session_id)
+
+    def next_route(self) -> str:
+        """The route of the next top-level session: `s<k>`, k-th created in this process."""
+        self._top_level += 1
+        return f"s{self._top_level}"
+
+    async def create(
+        self,
+        *,
+        cwd: str | None,
+        route: str | None = None,
+        options: AgentOptions | None = None,
+        seed: Sequence[SessionEvent] = (),
+        header: SessionHeader | None = None,
+        setup: Setup | None = None,
+    ) -> Agent:
+        """Create and publish an agent. `header` (a loaded session's) wins over `cwd`/`route`."""
+        ctx = self._ctx
+        if header is None:
+            header = SessionHeader(id=str(uuid.uuid4()), created_at=now_ms(), cwd=cwd, route=route or self.next_route())
+        session = Session(header, registry=ctx.sessions.registry, seed=seed)
+        scope = ctx.scope.child()
+        agent = Agent(ctx, session, options or self.defaults, scope, header.route or self.next_route())
+        try:
+            if setup is not None:
+                pending = setup(agent)
+                if pending is not None:
+                    await pending
+            scope.add(ctx.sessions.attach(session))
+        except BaseException:
+            scope.dispose()
+            raise
+        self._agents[agent.id] = agent
+        scope.add(lambda: self._agents.pop(agent.id, None))
+        agent.start()
+        return agent
+
+    async def dispose_all(self) -> None:
+        for agent in self:
+            await agent.dispose()

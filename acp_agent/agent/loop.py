@@ -1,0 +1,195 @@
+"""The agent loop: a turn is steps until no tool call owes the model an answer.
+
+turn/start -> user/message -> (step/start -> model stream, every chunk logged -> assistant/message
+-> tool/call ... tool/result -> step/end)* -> turn/end. Whatever ends a turn (completion, cancel,
+error, disposal), the log is closed cleanly: open steps end, owed tool calls get error results.
+"""
+
+from __future__ import annotations
+
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import anyio
+
+from acp_agent.llm.assembler import BlockAssembler
+from acp_agent.llm.chunks import ToolCallBlock
+from acp_agent.llm.errors import LlmError
+from acp_agent.llm.request import LlmRequest, derive_messages
+from acp_agent.session.events import (
+    AssistantChunkData,
+    AssistantMessageData,
+    Source,
+    StepData,
+    ToolCallData,
+    ToolResultData,
+    Trigger,
+    TurnAborted,
+    TurnCompleted,
+    TurnDisposed,
+    TurnEndData,
+    TurnEndReason,
+    TurnFailed,
+    TurnMaxSteps,
+    TurnMaxTokens,
+    TurnStartData,
+    UserMessageData,
+)
+from acp_agent.tools.base import ToolCallContext, ToolResult
+from acp_agent.tools.pipeline import prepare, run_prepared
+
+if TYPE_CHECKING:
+    from acp_agent.agent.agent import Agent, Ticket
+
+
+@dataclass
+class _Progress:
+    """What the turn has opened and not yet closed, so any ending can close it."""
+
+    turn: int
+    step: int | None = None
+    assembler: BlockAssembler | None = None
+    message_logged: bool = False
+    owed: list[str] = field(default_factory=list)
+    """Tool call ids logged without a result yet."""
+
+
+async def run_turn(agent: Agent, ticket: Ticket) -> TurnEndReason:
+    session = agent.session
+    progress = _Progress(session.next_turn)
+    source = {"kind": ticket.source}
+    session.append("turn/start", TurnStartData(turn=progress.turn, trigger=Trigger(kind="message", source=source)))
+    session.append("user/message", UserMessageData(content=list(ticket.content), source=Source(kind=ticket.source)))
+    scope = agent.turn_scope()
+    reason: TurnEndReason | None = None
+    try:
+        with scope:
+            reason = await _run_steps(agent, progress)
+    except anyio.get_cancelled_exc_class():
+        # Not our turn scope: the agent is being disposed (or the process is stopping).
+        _close_step(agent, progress, "disposed", "the agent was disposed before this call finished")
+        session.append("turn/end", TurnEndData(turn=progress.turn, reason=TurnDisposed()))
+        raise
+    except Exception as exc:
+        _close_step(agent, progress, "failed", "the turn failed before this call finished")
+        reason = TurnFailed(step=progress.step, message=str(exc) or type(exc).__name__, code=getattr(exc, "code", None))
+    finally:
+        agent.turn_over()
+    if reason is None:  # our scope caught the cancellation
+        _close_step(agent, progress, "cancelled", "the turn was cancelled before this call finished")
+        reason = TurnAborted(reason=agent.cancel_reason)
+    session.append("turn/end", TurnEndData(turn=progress.turn, reason=reason))
+    return reason
+
+
+async def _run_steps(agent: Agent, progress: _Progress) -> TurnEndReason:
+    for step in range(1, agent.options.max_steps + 1):
+        reason = await _run_step(agent, progress, step)
+        if reason is not None:
+            return reason
+    return TurnMaxSteps()
+
+
+async def _run_step(agent: Agent, progress: _Progress, step: int) -> TurnEndReason | None:
+    """One model call and the tool calls it asks for; a reason when the turn ends here."""
+    session, turn = agent.session, progress.turn
+    for content in agent.steering:
+        session.append("user/message", UserMessageData(content=list(content), source=Source(kind="steer")))
+    agent.steering.clear()
+    session.append("step/start", StepData(turn=turn, step=step))
+    progress.step, progress.assembler, progress.message_logged = step, BlockAssembler(), False
+    assembler = progress.assembler
+    stream = await agent.ctx.llm.stream(_request(agent))
+    async with aclosing(stream):
+        async for chunk in stream:
+            session.append("assistant/chunk", AssistantChunkData.model_construct(turn=turn, step=step, chunk=chunk))
+            assembler.feed(chunk)
+    finish = assembler.finish
+    if finish is None:
+        raise LlmError("the model stream ended without a finish chunk", "STREAM_CLOSED")
+    blocks = assembler.blocks()
+    session.append("assistant/message", AssistantMessageData(turn=turn, step=step, content=blocks, usage=assembler.usage))
+    progress.message_logged = True
+    if finish.kind == "error":
+        raise LlmError(finish.message or "the model reported an error", finish.code or "MODEL_ERROR")
+    calls = [block for block in blocks if isinstance(block, ToolCallBlock)]
+    ending: TurnEndReason | None = None
+    if finish.kind == "max-tokens":
+        ending = TurnMaxTokens()
+    elif finish.kind == "aborted":
+        ending = TurnAborted(reason=finish.message)
+    elif not calls:
+        ending = TurnCompleted()
+    if ending is None:
+        await _run_tools(agent, progress, calls)
+    session.append("step/end", StepData(turn=turn, step=step))
+    progress.step = None
+    return ending
+
+
+async def _run_tools(agent: Agent, progress: _Progress, calls: list[ToolCallBlock]) -> None:
+    session, turn, step = agent.session, progress.turn, progress.step
+    assert step is not None
+    prepared = [prepare(call, agent.ctx.tools, agent.scope) for call in calls]
+    for call in calls:
+        session.append("tool/call", ToolCallData(turn=turn, step=step, call_id=call.id, name=call.name, arguments=call.arguments))
+        progress.owed.append(call.id)
+    cwd = Path(session.cwd or ".")
+
+    def context(call_id: str) -> ToolCallContext:
+        return ToolCallContext(call_id=call_id, cwd=cwd, session_id=session.id, route=agent.route, scope=agent.scope, ctx=agent.ctx)
+
+    results = await run_prepared(prepared, context)
+    for call, result in zip(calls, results):
+        _log_result(agent, progress, call.id, result)
+
+
+def _log_result(agent: Agent, progress: _Progress, call_id: str, result: ToolResult) -> None:
+    assert progress.step is not None
+    agent.session.append(
+        "tool/result",
+        ToolResultData(
+            turn=progress.turn,
+            step=progress.step,
+            call_id=call_id,
+            content=result.content,
+            is_error=result.is_error,
+            error=result.error,
+        ),
+    )
+    progress.owed.remove(call_id)
+
+
+def _close_step(agent: Agent, progress: _Progress, code: str, why: str) -> None:
+    """End an open step: keep what was streamed (marked interrupted), answer owed calls."""
+    if progress.step is None:
+        return
+    session, assembler = agent.session, progress.assembler
+    if assembler is not None and assembler.streamed and not progress.message_logged:
+        session.append(
+            "assistant/message",
+            AssistantMessageData(turn=progress.turn, step=progress.step, content=assembler.blocks(), usage=assembler.usage, interrupted=True),
+        )
+    for call_id in list(progress.owed):
+        _log_result(agent, progress, call_id, ToolResult.failure(why, code))
+    session.append("step/end", StepData(turn=progress.turn, step=progress.step))
+    progress.step = None
+
+
+def _request(agent: Agent) -> LlmRequest:
+    options, session = agent.options, agent.session
+    tools = [tool.schema() for tool in agent.ctx.tools.visible(agent.scope)]
+    variables = {"model": options.model, "cwd": session.cwd or ""}
+    return LlmRequest(
+        provider=options.provider,
+        model=options.model,
+        system=agent.ctx.prompt.render(agent.scope, variables, tools),
+        messages=derive_messages(session.events),
+        tools=tools,
+        max_tokens=options.max_tokens,
+        route=agent.route,
+        session_id=session.id,
+    )
+

@@ -1,0 +1,54 @@
+"""The system prompt: ordered sections, global or owned by one agent's scope."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from acp_agent.kernel.scope import Disposer, Scope
+from acp_agent.llm.request import ToolSchema
+
+
+@dataclass(frozen=True)
+class Section:
+    """One part of the system prompt. `{{name}}` placeholders are filled in when rendered."""
+
+    order: int
+    name: str
+    text: str
+
+
+class SystemPrompt:
+    """`ctx.prompt`: sections sorted by order; an agent's own section shadows a global one of the
+    same name (that is how a child gets its own persona)."""
+
+    def __init__(self) -> None:
+        self._sections: list[tuple[Section, Scope | None]] = []
+
+    def add(self, section: Section, *, owner: Scope | None = None) -> Disposer:
+        entry = (section, owner)
+        self._sections.append(entry)
+
+        def remove() -> None:
+            if entry in self._sections:
+                self._sections.remove(entry)
+
+        return owner.add(remove) if owner is not None else remove
+
+    def sections(self, owner: Scope | None) -> list[Section]:
+        own = {section.name for section, scope in self._sections if scope is owner and owner is not None}
+        chosen = [
+            section
+            for section, scope in self._sections
+            if scope is owner or (scope is None and section.name not in own)
+        ]
+        return sorted(chosen, key=lambda section: section.order)
+
+    def render(self, owner: Scope | None, variables: Mapping[str, str], tools: Sequence[ToolSchema]) -> str:
+        parts = [section.text for section in self.sections(owner)]
+        if tools:
+            parts.append("Tools you can call:\n" + "\n".join(f"- {t.name}: {t.description}" for t in tools))
+        text = "\n\n".join(parts)
+        for key, value in variables.items():
+            text = text.replace("{{" + key + "}}", value)
+        return text

@@ -1,0 +1,37 @@
+"""`acp-agent`: serve ACP on stdio (default), or `acp-agent demo` to watch a replayed scenario."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+from importlib import resources
+from pathlib import Path
+
+PACKAGED_CONFIG = "cordis.yml"
+
+
+def packaged(name: str) -> Path:
+    return Path(str(resources.files("acp_agent") / name))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="acp-agent", description="An Agent Client Protocol agent on stdio.")
+    parser.add_argument("--config", type=Path, help="loader config (default: the packaged cordis.yml)")
+    commands = parser.add_subparsers(dest="command")
+    commands.add_parser("serve", help="serve ACP on stdin/stdout (the default)")
+    commands.add_parser("demo", help="replay a bundled scenario through the real server and print it")
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=os.environ.get("ACP_AGENT_LOG", "WARNING").upper(),
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    if args.command == "demo":
+        from acp_agent.snapshot.demo import run_demo
+
+        return run_demo()
+    from acp_agent.acp.stdio import serve_stdio
+    from acp_agent.kernel.loader import compose
+
+    serve_stdio(compose(args.config or packaged(PACKAGED_CONFIG)))
+    return 0

@@ -1,0 +1,108 @@
+"""The YAML loader: a list of plugin rows applied in order to one context."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from acp_agent.kernel.context import Context
+from acp_agent.kernel.errors import LoaderError
+from acp_agent.kernel.plugin import plugin_problem
+
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+class Row(BaseModel):
+    """One row of a loader config: which plugin module, with what config."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    name: str
+    config: dict[str, Any] = {}
+    disabled: bool = False
+
+
+def expand(value: Any, row_id: str) -> Any:
+    """Expand `${VAR}` and `${VAR:-default}` in every string inside `value`."""
+    if isinstance(value, str):
+
+        def substitute(match: re.Match[str]) -> str:
+            name, default = match.group(1), match.group(2)
+            found = os.environ.get(name)
+            if found is not None and (found or default is None):
+                return found
+            if default is None:
+                raise LoaderError(row_id, f"environment variable {name} is not set")
+            return default
+
+        return _VAR.sub(substitute, value)
+    if isinstance(value, dict):
+        return {key: expand(item, row_id) for key, item in value.items()}
+    if isinstance(value, list):
+        return [expand(item, row_id) for item in value]
+    return value
+
+
+def read_rows(path: str | Path) -> list[Row]:
+    """Parse a loader config file into rows (the environment is expanded at apply time)."""
+    text = Path(path).read_text(encoding="utf-8")
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    data = yaml.load(text, Loader=loader)
+    if not isinstance(data, list):
+        raise LoaderError("<file>", f"{path}: a loader config is a list of rows")
+    rows = []
+    for i, raw in enumerate(data):
+        row_id = raw.get("id", f"#{i}") if isinstance(raw, dict) else f"#{i}"
+        try:
+            rows.append(Row.model_validate(raw))
+        except ValidationError as exc:
+            raise LoaderError(str(row_id), _brief(exc)) from None
+    return rows
+
+
+def apply_row(ctx: Context, row: Row) -> None:
+    """Import the row's plugin, validate its config and apply it in a scope of its own."""
+    if not all(part.isidentifier() for part in row.name.split(".")):
+        raise LoaderError(row.id, f"plugin name {row.name!r} is not a dotted module path")
+    try:
+        module = importlib.import_module(row.name)
+    except ImportError as exc:
+        raise LoaderError(row.id, f"cannot import plugin module {row.name!r}: {exc}") from None
+    problem = plugin_problem(module)
+    if problem:
+        raise LoaderError(row.id, problem)
+    try:
+        config = module.Config.model_validate(expand(row.config, row.id))
+    except ValidationError as exc:
+        raise LoaderError(row.id, f"invalid config: {_brief(exc)}") from None
+    for service in getattr(module, "inject", ()):
+        if not ctx.has(service):
+            raise LoaderError(row.id, f"needs service {service!r}, which no earlier row provides")
+    scope = ctx.scope.child()
+    disposer = module.apply(ctx, config)
+    if disposer is not None:
+        scope.add(disposer)
+
+
+def compose(config: str | Path | Sequence[Row], ctx: Context | None = None) -> Context:
+    """Build a context from a loader config path (or rows), skipping disabled rows."""
+    ctx = ctx or Context()
+    rows = read_rows(config) if isinstance(config, (str, Path)) else config
+    for row in rows:
+        if not row.disabled:
+            apply_row(ctx, row)
+    return ctx
+
+
+def _brief(exc: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(map(str, err['loc'])) or '<row>'}: {err['msg']}" for err in exc.errors()
+    )

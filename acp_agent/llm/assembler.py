@@ -1,0 +1,83 @@
+"""Folds a chunk stream into the assistant message it spells: text, reasoning and tool-call blocks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from acp_agent.llm.chunks import (
+    AssistantBlock,
+    FinishReason,
+    ReasoningBlock,
+    StreamChunk,
+    TextBlock,
+    ToolCallBlock,
+    Usage,
+)
+
+
+@dataclass
+class _Partial:
+    """A block still streaming: its deltas so far (kept as parts; joined once)."""
+
+    block_type: str
+    parts: list[str] = field(default_factory=list)
+    call_id: str = ""
+    name: str = ""
+
+    def block(self) -> AssistantBlock:
+        text = "".join(self.parts)
+        if self.block_type == "tool-call":
+            return ToolCallBlock(id=self.call_id, name=self.name, arguments=text)
+        if self.block_type == "reasoning":
+            return ReasoningBlock(text=text)
+        return TextBlock(text=text)
+
+
+class BlockAssembler:
+    """Feed it chunks in order; read `blocks()`, `usage` and `finish` at any time.
+
+    A `block-end` chunk carries the authoritative block; until it arrives the block is built from
+    its deltas, so a stream cut short (cancel, error) still yields what was said.
+    """
+
+    def __init__(self) -> None:
+        self._blocks: dict[int, AssistantBlock | _Partial] = {}
+        self.usage: Usage | None = None
+        self.finish: FinishReason | None = None
+
+    def feed(self, chunk: StreamChunk) -> None:
+        kind = chunk.type
+        if kind == "block-start":
+            self._blocks[chunk.index] = _Partial(chunk.block_type)
+        elif kind in ("text-delta", "reasoning-delta"):
+            self._partial(chunk.index, "text" if kind == "text-delta" else "reasoning").parts.append(chunk.text)
+        elif kind == "tool-call-delta":
+            partial = self._partial(chunk.index, "tool-call")
+            partial.call_id = chunk.id or partial.call_id
+            partial.name = chunk.name or partial.name
+            partial.parts.append(chunk.arguments_delta)
+        elif kind == "block-end":
+            self._blocks[chunk.index] = chunk.block
+        elif kind == "usage":
+            self.usage = chunk.usage
+        else:
+            self.finish = chunk.reason
+
+    def _partial(self, index: int, block_type: str) -> _Partial:
+        # Deltas without a block-start open the block implicitly: adapters need not send one.
+        block = self._blocks.get(index)
+        if not isinstance(block, _Partial):
+            block = self._blocks[index] = _Partial(block_type)
+        return block
+
+    def blocks(self) -> list[AssistantBlock]:
+        """The message content in block-index order."""
+        return [
+            block.block() if isinstance(block, _Partial) else block
+            for _, block in sorted(self._blocks.items())
+        ]
+
+    @property
+    def streamed(self) -> bool:
+        """Whether any block was started, so an interrupted stream has something to keep."""
+        return bool(self._blocks)

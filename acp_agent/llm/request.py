@@ -1,0 +1,67 @@
+"""What an agent asks a model for: the conversation (derived from the log) and the tools."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from acp_agent.kernel.models import Model
+from acp_agent.session.content import AssistantBlock, ContentBlock
+from acp_agent.session.events import SessionEvent
+
+
+class UserMessage(Model):
+    role: Literal["user"] = "user"
+    content: list[ContentBlock]
+
+
+class AssistantMessage(Model):
+    role: Literal["assistant"] = "assistant"
+    content: list[AssistantBlock]
+
+
+class ToolMessage(Model):
+    role: Literal["tool"] = "tool"
+    call_id: str
+    content: list[ContentBlock]
+    is_error: bool = False
+
+
+Message = Annotated[UserMessage | AssistantMessage | ToolMessage, Field(discriminator="role")]
+
+
+class ToolSchema(Model):
+    """A tool as the model sees it: name, description and JSON Schema of the arguments."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+class LlmRequest(Model):
+    """One model call. `route` and `session_id` say which agent asks (the replay model keys on route)."""
+
+    provider: str
+    model: str
+    system: str
+    messages: list[Message]
+    tools: list[ToolSchema] = []
+    max_tokens: int | None = None
+    route: str
+    session_id: str
+
+
+def derive_messages(events: Iterable[SessionEvent]) -> list[Message]:
+    """The conversation a model sees, derived from the log alone ("model-visible means logged")."""
+    messages: list[Message] = []
+    for event in events:
+        data: Any = event.data
+        if event.type == "user/message":
+            messages.append(UserMessage(content=data.content))
+        elif event.type == "assistant/message" and data.content:
+            messages.append(AssistantMessage(content=data.content))
+        elif event.type == "tool/result":
+            messages.append(ToolMessage(call_id=data.call_id, content=data.content, is_error=data.is_error))
+    return messages

@@ -1,0 +1,36 @@
+"""`ctx.llm`: the one way agents call a model, through the `llm/stream` waterfall."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from acp_agent.kernel import Context, Disposer, PluginConfig
+from acp_agent.llm.chunks import StreamChunk
+from acp_agent.llm.request import LlmRequest
+
+STREAM = "llm/stream"
+"""Waterfall event; listeners are `async def (request, next) -> AsyncIterator[StreamChunk]`."""
+
+
+class LlmService:
+    """Resolves a model call to whichever adapter owns it (the first listener not calling `next`)."""
+
+    def __init__(self, ctx: Context) -> None:
+        self._ctx = ctx
+
+    async def stream(self, request: LlmRequest) -> AsyncIterator[StreamChunk]:
+        stream: AsyncIterator[StreamChunk] = await self._ctx.events.waterfall(STREAM, request)
+        return stream
+
+
+# Loader plugin: provides `ctx.llm`. Adapters (replay, openai_compat, scripted) are rows of their own.
+name = "llm"
+inject: tuple[str, ...] = ()
+
+
+class Config(PluginConfig):
+    pass
+
+
+def apply(ctx: Context, config: Config) -> Disposer:
+    return ctx.provide("llm", LlmService(ctx))

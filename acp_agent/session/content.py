@@ -1,0 +1,157 @@
+"""The content vocabulary of the log: user/tool content blocks, assistant blocks, usage, stream chunks.
+
+It lives here rather than in `llm/` because every streamed chunk is logged and `session/` imports
+nothing of the project but the kernel; `acp_agent.llm.chunks` re-exports it.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import ConfigDict, Field, TypeAdapter
+
+from acp_agent.kernel.models import Model
+
+# --- user and tool-result content -------------------------------------------------------------
+
+
+class TextContent(Model):
+    """Plain text given by the user or returned by a tool."""
+
+    # Unknown fields (ACP annotations and the like) must survive a load/save round trip.
+    model_config = ConfigDict(extra="allow")
+
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ResourceLink(Model):
+    """A reference to a resource (a file, a URL) that the client attached."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: Literal["resource_link"] = "resource_link"
+    uri: str
+    name: str
+
+
+ContentBlock = Annotated[TextContent | ResourceLink, Field(discriminator="type")]
+
+# --- assistant output -------------------------------------------------------------------------
+
+
+class TextBlock(Model):
+    """Visible text the model wrote."""
+
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ReasoningBlock(Model):
+    """The model's reasoning ("thinking") text."""
+
+    type: Literal["reasoning"] = "reasoning"
+    text: str
+
+
+class ToolCallBlock(Model):
+    """A tool call the model made; `arguments` is the raw JSON text as streamed."""
+
+    type: Literal["tool-call"] = "tool-call"
+    id: str
+    name: str
+    arguments: str
+
+
+AssistantBlock = Annotated[TextBlock | ReasoningBlock | ToolCallBlock, Field(discriminator="type")]
+
+
+class Usage(Model):
+    """Token counts the provider reported for one model call."""
+
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int | None = None
+    reasoning_tokens: int | None = None
+
+
+# --- stream chunks ----------------------------------------------------------------------------
+
+
+class BlockStart(Model):
+    """A new output block begins at `index`."""
+
+    type: Literal["block-start"] = "block-start"
+    index: int
+    block_type: Literal["text", "reasoning", "tool-call"]
+
+
+class TextDelta(Model):
+    """More visible text for the block at `index`."""
+
+    type: Literal["text-delta"] = "text-delta"
+    index: int
+    text: str
+
+
+class ReasoningDelta(Model):
+    """More reasoning text for the block at `index`."""
+
+    type: Literal["reasoning-delta"] = "reasoning-delta"
+    index: int
+    text: str
+
+
+class ToolCallDelta(Model):
+    """More argument text for the tool call at `index`."""
+
+    type: Literal["tool-call-delta"] = "tool-call-delta"
+    index: int
+    id: str
+    name: str | None = None
+    arguments_delta: str
+
+
+class BlockEnd(Model):
+    """The block at `index` is complete; `block` is its final form."""
+
+    type: Literal["block-end"] = "block-end"
+    index: int
+    block: AssistantBlock
+
+
+class UsageChunk(Model):
+    """The call's token usage; it precedes `finish`."""
+
+    type: Literal["usage"] = "usage"
+    usage: Usage
+
+
+class FinishReason(Model):
+    """Why the model stopped; `message` and `code` describe an error."""
+
+    kind: Literal["stop", "tool-calls", "max-tokens", "aborted", "error"]
+    message: str | None = None
+    code: str | None = None
+
+
+class Finish(Model):
+    """The last chunk of a model call."""
+
+    type: Literal["finish"] = "finish"
+    reason: FinishReason
+
+
+StreamChunk = Annotated[
+    BlockStart | TextDelta | ReasoningDelta | ToolCallDelta | BlockEnd | UsageChunk | Finish,
+    Field(discriminator="type"),
+]
+
+CONTENT_BLOCK_ADAPTER: TypeAdapter[ContentBlock] = TypeAdapter(ContentBlock)
+ASSISTANT_BLOCK_ADAPTER: TypeAdapter[AssistantBlock] = TypeAdapter(AssistantBlock)
+STREAM_CHUNK_ADAPTER: TypeAdapter[StreamChunk] = TypeAdapter(StreamChunk)
+
+
+def parse_chunk(obj: Any) -> StreamChunk:
+    """Validate a JSON-shaped chunk (camelCase or snake_case keys) into its model."""
+    return STREAM_CHUNK_ADAPTER.validate_python(obj)

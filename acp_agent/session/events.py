@@ -1,0 +1,236 @@
+"""Session log events: the envelope `{type, seq, time, data, ignorable?}` and the core event types."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import ConfigDict, Field, field_validator
+
+from acp_agent.kernel.models import Model
+from acp_agent.session.content import AssistantBlock, ContentBlock, StreamChunk, Usage
+from acp_agent.session.errors import UnsupportedVersion
+
+SUPPORTED_VERSION = 0
+
+
+class SessionHeader(Model):
+    """Line 0 of a persisted log: who the session is and where it came from."""
+
+    # Newer writers may add header fields; keep them rather than refuse the log.
+    model_config = ConfigDict(extra="allow")
+
+    type: Literal["session"] = "session"
+    version: int = SUPPORTED_VERSION
+    id: str
+    created_at: int
+    cwd: str | None = None
+    parent_session: str | None = None
+    seed_length: int | None = None
+    delegation_depth: int | None = None
+    spawn_call_id: str | None = None
+    route: str | None = None
+
+    @field_validator("version")
+    @classmethod
+    def _known_version(cls, version: int) -> int:
+        if version != SUPPORTED_VERSION:
+            # Not a ValueError, so pydantic lets it through instead of wrapping it.
+            raise UnsupportedVersion(version)
+        return version
+
+
+class SessionEvent(Model):
+    """The envelope every event shares; subclasses narrow `type` to a literal and type `data`."""
+
+    type: str
+    seq: int
+    time: int
+    data: Any
+    ignorable: bool | None = None
+
+
+class OpaqueEvent(SessionEvent):
+    """An ignorable event of a type nobody registered, kept verbatim so it survives a rewrite."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+# --- data models ------------------------------------------------------------------------------
+
+
+class Trigger(Model):
+    """What started a turn."""
+
+    kind: Literal["message", "continuation", "injection"]
+    source: dict[str, Any] | None = None
+
+
+class TurnStartData(Model):
+    turn: int
+    trigger: Trigger
+
+
+class Source(Model):
+    """Who sent a user message (`user`, `plugin`, ...)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    kind: str
+
+
+class UserMessageData(Model):
+    content: list[ContentBlock]
+    source: Source
+
+
+class StepData(Model):
+    turn: int
+    step: int
+
+
+class AssistantChunkData(Model):
+    turn: int
+    step: int
+    chunk: StreamChunk
+
+
+class AssistantMessageData(Model):
+    turn: int
+    step: int
+    content: list[AssistantBlock]
+    usage: Usage | None = None
+    interrupted: bool | None = None
+
+
+class ToolCallData(Model):
+    turn: int
+    step: int
+    call_id: str
+    name: str
+    arguments: str
+
+
+class ToolError(Model):
+    """Why a tool call failed, machine-readable."""
+
+    code: str
+    message: str
+
+
+class ToolResultData(Model):
+    turn: int
+    step: int
+    call_id: str
+    content: list[ContentBlock]
+    is_error: bool
+    error: ToolError | None = None
+
+
+class TurnCompleted(Model):
+    kind: Literal["completed"] = "completed"
+
+
+class TurnAborted(Model):
+    kind: Literal["aborted"] = "aborted"
+    reason: str | None = None
+
+
+class TurnFailed(Model):
+    kind: Literal["error"] = "error"
+    step: int | None = None
+    message: str
+    code: str | None = None
+
+
+class TurnDisposed(Model):
+    kind: Literal["disposed"] = "disposed"
+
+
+class TurnMaxTokens(Model):
+    kind: Literal["max-tokens"] = "max-tokens"
+
+
+class TurnMaxSteps(Model):
+    kind: Literal["max-steps"] = "max-steps"
+
+
+class TurnInterrupted(Model):
+    kind: Literal["interrupted"] = "interrupted"
+
+
+TurnEndReason = Annotated[
+    TurnCompleted
+    | TurnAborted
+    | TurnFailed
+    | TurnDisposed
+    | TurnMaxTokens
+    | TurnMaxSteps
+    | TurnInterrupted,
+    Field(discriminator="kind"),
+]
+
+
+class TurnEndData(Model):
+    turn: int
+    reason: TurnEndReason
+
+
+# --- core events ------------------------------------------------------------------------------
+
+
+class TurnStartEvent(SessionEvent):
+    type: Literal["turn/start"] = "turn/start"
+    data: TurnStartData
+
+
+class UserMessageEvent(SessionEvent):
+    type: Literal["user/message"] = "user/message"
+    data: UserMessageData
+
+
+class StepStartEvent(SessionEvent):
+    type: Literal["step/start"] = "step/start"
+    data: StepData
+
+
+class StepEndEvent(SessionEvent):
+    type: Literal["step/end"] = "step/end"
+    data: StepData
+
+
+class AssistantChunkEvent(SessionEvent):
+    type: Literal["assistant/chunk"] = "assistant/chunk"
+    data: AssistantChunkData
+
+
+class AssistantMessageEvent(SessionEvent):
+    type: Literal["assistant/message"] = "assistant/message"
+    data: AssistantMessageData
+
+
+class ToolCallEvent(SessionEvent):
+    type: Literal["tool/call"] = "tool/call"
+    data: ToolCallData
+
+
+class ToolResultEvent(SessionEvent):
+    type: Literal["tool/result"] = "tool/result"
+    data: ToolResultData
+
+
+class TurnEndEvent(SessionEvent):
+    type: Literal["turn/end"] = "turn/end"
+    data: TurnEndData
+
+
+CORE_EVENTS: tuple[type[SessionEvent], ...] = (
+    TurnStartEvent,
+    UserMessageEvent,
+    StepStartEvent,
+    StepEndEvent,
+    AssistantChunkEvent,
+    AssistantMessageEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    TurnEndEvent,
+)

@@ -1,0 +1,212 @@
+"""JSONL persistence: one directory per session, written behind the log, repaired on load."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from acp_agent.kernel.scope import Disposer
+from acp_agent.session.content import TextContent
+from acp_agent.session.errors import (
+    AlreadyAttached,
+    InvalidSessionId,
+    InvariantViolation,
+    SessionLogDamaged,
+    SessionNotFound,
+    UnknownEventType,
+)
+from acp_agent.session.events import (
+    SessionEvent,
+    SessionHeader,
+    StepData,
+    StepEndEvent,
+    ToolError,
+    ToolResultData,
+    ToolResultEvent,
+    TurnEndData,
+    TurnEndEvent,
+    TurnInterrupted,
+)
+from acp_agent.session.invariants import LogState
+from acp_agent.session.log import Session
+from acp_agent.session.registry import EventRegistry
+
+SESSION_FILE = "session.jsonl"
+INTERRUPTED_MESSAGE = "interrupted: the process stopped before this call finished"
+# Large enough that a streamed turn rarely touches the disk before its turn/end flush.
+_BUFFER_BYTES = 1 << 16
+
+
+@dataclass(frozen=True)
+class LoadedSession:
+    """A log read back from disk; `repaired` tells that a torn tail was dropped or closed."""
+
+    header: SessionHeader
+    events: list[SessionEvent]
+    repaired: bool
+
+
+def _line(model: BaseModel) -> str:
+    return model.model_dump_json(by_alias=True, exclude_none=True) + "\n"
+
+
+class SessionStore:
+    """Session logs under `root`, as `root/<session id>/session.jsonl`."""
+
+    def __init__(self, root: Path, *, registry: EventRegistry) -> None:
+        self.root = root
+        self.registry = registry
+        self._attached: dict[str, Disposer] = {}
+
+    def path_of(self, session_id: str) -> Path:
+        """The log file of a session; ids that could leave `root` are refused."""
+        if session_id in ("", ".", "..") or any(c in session_id for c in ("/", "\\", "\0")):
+            raise InvalidSessionId(f"session id {session_id!r} cannot name a directory")
+        return self.root / session_id / SESSION_FILE
+
+    def attach(self, session: Session) -> Disposer:
+        """Write the session's header and events, then every event it appends. The file is
+        flushed at each turn/end and when the returned disposer (or `close`) detaches it."""
+        if session.id in self._attached:
+            raise AlreadyAttached(f"session {session.id!r} is already attached")
+        path = self.path_of(session.id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # Rewrite rather than append: a resumed session may differ from its file by a repaired
+        # tail. Writing aside and renaming keeps the old file intact until the new one is whole.
+        staging = path.with_name(SESSION_FILE + ".tmp")
+        with staging.open("w", encoding="utf-8") as out:
+            out.write(_line(session.header))
+            out.writelines(_line(event) for event in session.events)
+        os.replace(staging, path)
+        file = path.open("a", encoding="utf-8", buffering=_BUFFER_BYTES)
+
+        def write(event: SessionEvent) -> None:
+            file.write(_line(event))
+            if event.type == "turn/end":
+                file.flush()
+
+        unsubscribe = session.subscribe(write)
+
+        def detach() -> None:
+            if self._attached.get(session.id) is detach:
+                del self._attached[session.id]
+                unsubscribe()
+                file.close()
+
+        self._attached[session.id] = detach
+        return detach
+
+    def close(self) -> None:
+        """Detach every session, flushing what is still buffered."""
+        for detach in list(self._attached.values()):
+            detach()
+
+    def load(self, session_id: str) -> LoadedSession:
+        """Read a session's log back (see `read_log`)."""
+        path = self.path_of(session_id)
+        if not path.is_file():
+            raise SessionNotFound(f"no session log for {session_id!r} under {self.root}")
+        return read_log(path, self.registry)
+
+    def list_sessions(self) -> list[SessionHeader]:
+        """The header of every stored session (only first lines are read), by directory name."""
+        if not self.root.is_dir():
+            return []
+        headers = []
+        for directory in sorted(self.root.iterdir()):
+            path = directory / SESSION_FILE
+            if path.is_file():
+                with path.open("rb") as file:
+                    headers.append(_header(path, file.readline()))
+        return headers
+
+
+def read_log(path: Path, registry: EventRegistry) -> LoadedSession:
+    """Parse and check a JSONL log. A tail after the last turn/end that is torn, unparsable or
+    breaks the invariants is dropped, and a turn left open is closed as interrupted; damage at
+    or before that turn/end raises SessionLogDamaged naming the line."""
+    lines = path.read_bytes().split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()  # what follows the final newline
+    header = _header(path, lines[0] if lines else b"")
+    parsed = [_parse(line, registry) for line in lines[1:]]
+    last_end = max(
+        (i for i, item in enumerate(parsed) if isinstance(item, SessionEvent) and item.type == "turn/end"),
+        default=-1,
+    )
+    state = LogState(registry)
+    events: list[SessionEvent] = []
+    repaired = False
+    for index, item in enumerate(parsed):
+        problem = item if isinstance(item, Exception) else _violation(state, item)
+        if problem is not None:
+            if index <= last_end:
+                # Line 1 is the header, so event `index` is on line index + 2.
+                raise SessionLogDamaged(path, index + 2, _describe(problem)) from problem
+            repaired = True
+            break
+        state.apply(item)
+        events.append(item)
+    if state.open_turn is not None:
+        repaired = True
+        _close_open_turn(state, state.open_turn, events)
+    return LoadedSession(header, events, repaired)
+
+
+def _json_object(line: bytes) -> dict[str, Any]:
+    obj = json.loads(line)
+    if not isinstance(obj, dict):
+        raise ValueError(f"expected a JSON object, got {type(obj).__name__}")
+    return obj
+
+
+def _header(path: Path, line: bytes) -> SessionHeader:
+    try:
+        return SessionHeader.model_validate(_json_object(line))
+    except ValueError as exc:
+        raise SessionLogDamaged(path, 1, _describe(exc)) from exc
+
+
+def _parse(line: bytes, registry: EventRegistry) -> SessionEvent | Exception:
+    try:
+        return registry.parse(_json_object(line))
+    except (ValueError, UnknownEventType) as exc:
+        return exc
+
+
+def _violation(state: LogState, event: SessionEvent) -> InvariantViolation | None:
+    try:
+        state.check(event)
+    except InvariantViolation as exc:
+        return exc
+    return None
+
+
+def _describe(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _close_open_turn(state: LogState, turn: int, events: list[SessionEvent]) -> None:
+    """Append what the stopped process never wrote: error results for started calls, the end of
+    the open step, and an interrupted turn/end. They take the time of the last kept event."""
+    time = events[-1].time  # an open turn has at least its turn/start
+
+    def add(make: Callable[..., SessionEvent], data: BaseModel) -> None:
+        event = make(seq=state.next_seq, time=time, data=data)
+        state.apply(event)
+        events.append(event)
+
+    for call_id, step in list(state.pending_calls.items()):
+        content = [TextContent(text=f"Error: {INTERRUPTED_MESSAGE}")]
+        error = ToolError(code="interrupted", message=INTERRUPTED_MESSAGE)
+        data = ToolResultData(turn=turn, step=step, call_id=call_id, content=content, is_error=True, error=error)
+        add(ToolResultEvent, data)
+    if state.open_step is not None:
+        add(StepEndEvent, StepData(turn=turn, step=state.open_step))
+    add(TurnEndEvent, TurnEndData(turn=turn, reason=TurnInterrupted()))

@@ -1,0 +1,112 @@
+"""What a tool is: its parameters model, how it runs, how the editor shows it, what it returns."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, Field
+
+from acp_agent.kernel.context import Context
+from acp_agent.kernel.models import Model
+from acp_agent.llm.request import ToolSchema
+from acp_agent.kernel.scope import Scope
+from acp_agent.session.content import ContentBlock, TextContent
+from acp_agent.session.events import ToolError
+
+ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"]
+"""The ACP tool kinds: the editor picks an icon and a treatment from it."""
+
+ParamsT = TypeVar("ParamsT", bound=BaseModel)
+
+
+class Location(Model):
+    """A file (and optionally a 1-based line) a tool call touches, for the editor to follow."""
+
+    path: str
+    line: int | None = None
+
+
+class ToolPresentation(Model):
+    """How the editor shows a tool call before it has a result."""
+
+    title: str
+    kind: ToolKind = "other"
+    content: list[str] = Field(default_factory=list)
+    """Plain text paragraphs shown under the title."""
+    locations: list[Location] = Field(default_factory=list)
+
+
+class ToolResult(Model):
+    """What a tool call gives back to the model (and, rendered, to the editor)."""
+
+    content: list[ContentBlock]
+    is_error: bool = False
+    error: ToolError | None = None
+
+    @classmethod
+    def text(cls, text: str) -> ToolResult:
+        """A successful result holding one text block."""
+        return cls(content=[TextContent(text=text)])
+
+    @classmethod
+    def failure(cls, message: str, code: str) -> ToolResult:
+        """An error result: the model reads `Error: <message>`, the log also keeps the code."""
+        return cls(
+            content=[TextContent(text=f"Error: {message}")],
+            is_error=True,
+            error=ToolError(code=code, message=message),
+        )
+
+    def plain_text(self) -> str:
+        """The text blocks joined by newlines (other blocks have no text to show)."""
+        return "\n".join(block.text for block in self.content if isinstance(block, TextContent))
+
+
+@dataclass
+class ToolCallContext:
+    """Who is calling and where: what a running tool may know about its call."""
+
+    call_id: str
+    cwd: Path
+    session_id: str
+    route: str
+    scope: Scope
+    """The calling agent's scope: registrations made here vanish with the agent."""
+    ctx: Context
+
+
+class Tool(ABC, Generic[ParamsT]):
+    """A tool the model can call.
+
+    Subclasses set `name`, `description` and `Params` (the pydantic model the JSON arguments are
+    validated into), usually as class attributes; a tool configured per instance may set them in
+    `__init__`. `concurrency_safe` tools of one step run in parallel with each other.
+    """
+
+    name: str
+    description: str
+    Params: type[ParamsT]
+    concurrency_safe: bool = False
+
+    @abstractmethod
+    async def run(self, params: ParamsT, call: ToolCallContext) -> ToolResult:
+        """Do the work. An exception becomes an error result; cancellation must propagate."""
+
+    def present(self, params: ParamsT) -> ToolPresentation:
+        """How the editor shows the call (default: the tool's name, kind other)."""
+        return ToolPresentation(title=self.name)
+
+    def render_result(self, result: ToolResult) -> list[str]:
+        """Text paragraphs the editor shows for the result (default: the result's text blocks)."""
+        return [block.text for block in result.content if isinstance(block, TextContent)]
+
+    def schema(self) -> ToolSchema:
+        """The declaration sent to the model."""
+        return ToolSchema(
+            name=self.name,
+            description=self.description,
+            parameters=self.Params.model_json_schema(),
+        )

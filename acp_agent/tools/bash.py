@@ -1,0 +1,218 @@
+"""The `bash` tool, and the plugin that registers it.
+
+A command runs as `bash -c` in its own session (so its own process group), with stdin from
+/dev/null and stdout+stderr merged into one pipe that is read while the command runs. A timeout
+or a cancellation kills the whole group, so nothing the command started outlives the call.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+from contextlib import suppress
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+from anyio.abc import ByteReceiveStream, Process
+from pydantic import BaseModel, Field
+
+from acp_agent.kernel.context import Context
+from acp_agent.kernel.plugin import PluginConfig
+from acp_agent.kernel.scope import Disposer
+from acp_agent.session.content import TextContent
+from acp_agent.session.events import ToolError
+from acp_agent.tools.base import Tool, ToolCallContext, ToolPresentation, ToolResult
+
+_SHELL = shutil.which("bash") or "/bin/sh"
+# Bound on the shielded kill-and-reap after a timeout or a cancellation: a SIGKILLed group dies at
+# once, so this only matters if the kernel cannot reap it, and then we stop waiting.
+_REAP_SECONDS = 5.0
+
+
+# The shape the recorded fixtures call it with. The docstring is model-visible (schema description).
+class BashParams(BaseModel):
+    """Arguments of the bash tool."""
+
+    command: str = Field(description="The shell command to run.")
+    description: str = Field(
+        default="", description="A few words saying what the command does, shown to the user."
+    )
+
+
+@dataclass(frozen=True)
+class CommandOutcome:
+    """What a finished (or killed) command produced."""
+
+    output: str
+    """Merged stdout and stderr, decoded, with the middle cut out if it was too long."""
+    exit_code: int
+    """The shell's exit status; negative: killed by that signal."""
+    timed_out: bool
+
+
+class BashTool(Tool[BashParams]):
+    """Runs a shell command in the call's working directory and returns its output."""
+
+    name = "bash"
+    Params = BashParams
+
+    def __init__(self, *, timeout_seconds: float = 120, max_output_bytes: int = 30000) -> None:
+        self.timeout_seconds = timeout_seconds
+        self.max_output_bytes = max_output_bytes
+        self.description = (
+            "Run a shell command with bash in the session's working directory. stdout and stderr "
+            "are returned together, followed by the exit code when it is not 0. stdin is empty. "
+            f"The command is killed after {timeout_seconds:g} s; output beyond "
+            f"{max_output_bytes} bytes is cut in the middle. A background job (`cmd &`) must "
+            "redirect its output (`cmd > log 2>&1 &`), or the call waits for it."
+        )
+
+    async def run(self, params: BashParams, call: ToolCallContext) -> ToolResult:
+        outcome = await run_command(
+            params.command,
+            cwd=call.cwd,
+            timeout_seconds=self.timeout_seconds,
+            max_output_bytes=self.max_output_bytes,
+        )
+        return _result(outcome, self.timeout_seconds)
+
+    def present(self, params: BashParams) -> ToolPresentation:
+        return ToolPresentation(
+            title=params.command,
+            kind="execute",
+            content=[params.description] if params.description else [],
+        )
+
+    def render_result(self, result: ToolResult) -> list[str]:
+        text = result.plain_text()
+        if not text.endswith("\n"):
+            text += "\n"
+        # A fence longer than any backtick run in the output, so the output cannot close it.
+        fence = "```"
+        while fence in text:
+            fence += "`"
+        return [f"{fence}console\n{text}{fence}"]
+
+
+async def run_command(
+    command: str, *, cwd: Path, timeout_seconds: float, max_output_bytes: int
+) -> CommandOutcome:
+    """Run `command` with the shell in `cwd`; kill its process group on timeout or cancellation.
+
+    The call lasts until the shell has exited and every process holding its output has closed it.
+    """
+    output = _OutputBuffer(max_output_bytes)
+    process = await anyio.open_process(
+        [_SHELL, "-c", command],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        cwd=cwd,
+        start_new_session=True,
+    )
+    finished = False
+    try:
+        with anyio.move_on_after(timeout_seconds):
+            async with anyio.create_task_group() as tg:
+                # Read while waiting: a command writing more than the pipe holds would block.
+                assert process.stdout is not None  # opened with stdout=PIPE
+                tg.start_soon(_pump, process.stdout, output)
+                await process.wait()
+            finished = True  # the shell exited and its output is closed: nothing left to kill
+    finally:
+        await _reap(process, kill=not finished)
+    assert process.returncode is not None  # _reap waited for it
+    return CommandOutcome(output.text(), process.returncode, timed_out=not finished)
+
+
+async def _pump(stream: ByteReceiveStream, output: _OutputBuffer) -> None:
+    async for chunk in stream:
+        output.feed(chunk)
+
+
+async def _reap(process: Process, *, kill: bool) -> None:
+    # Shielded: on cancellation the group must still be killed and the shell reaped, or it would
+    # keep running unseen; bounded so a stuck reap cannot hold the cancellation up for long.
+    with anyio.CancelScope(shield=True), anyio.move_on_after(_REAP_SECONDS):
+        if kill:
+            # The group id is the shell's pid (start_new_session); it may be gone already.
+            with suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+        await process.aclose()
+
+
+class _OutputBuffer:
+    """Keeps the first and the last bytes of a stream within a budget, and counts the rest."""
+
+    def __init__(self, limit: int) -> None:
+        self._head_limit = limit // 2
+        self._tail_limit = limit - self._head_limit
+        self._head = bytearray()
+        self._tail = bytearray()
+        self._omitted = 0
+
+    def feed(self, chunk: bytes) -> None:
+        room = self._head_limit - len(self._head)
+        self._head += chunk[:room]
+        self._tail += chunk[room:]
+        excess = len(self._tail) - self._tail_limit
+        if excess > 0:
+            del self._tail[:excess]
+            self._omitted += excess
+
+    def text(self) -> str:
+        if not self._omitted:
+            # Decoded in one piece so a character split between head and tail survives.
+            return bytes(self._head + self._tail).decode("utf-8", "replace")
+        note = f"\n[... {self._omitted} bytes of output omitted ...]\n"
+        return (
+            self._head.decode("utf-8", "replace") + note + self._tail.decode("utf-8", "replace")
+        )
+
+
+def _result(outcome: CommandOutcome, timeout_seconds: float) -> ToolResult:
+    text = outcome.output
+    if outcome.timed_out:
+        message = f"Command timed out after {timeout_seconds:g} s"
+        return ToolResult(
+            content=[TextContent(text=_add_line(text, message))],
+            is_error=True,
+            error=ToolError(code="timeout", message=message),
+        )
+    if outcome.exit_code == 0:
+        return ToolResult.text(text or "(no output)")
+    status = (
+        f"[exit code {outcome.exit_code}]"
+        if outcome.exit_code > 0
+        else f"[killed by signal {-outcome.exit_code}]"
+    )
+    return ToolResult(content=[TextContent(text=_add_line(text, status))], is_error=True)
+
+
+def _add_line(text: str, line: str) -> str:
+    """`line` after `text`, on a line of its own."""
+    if text and not text.endswith("\n"):
+        text += "\n"
+    return text + line
+
+
+# The plugin: module attributes (not the tool class's), as the loader expects.
+name = "bash"
+inject = ("tools",)
+
+
+class Config(PluginConfig):
+    """Configuration of the `bash` plugin row."""
+
+    timeout_seconds: float = Field(default=120, gt=0)
+    max_output_bytes: int = Field(default=30000, gt=0)
+
+
+def apply(ctx: Context, config: Config) -> Disposer:
+    """Register a `bash` tool for every agent."""
+    tool = BashTool(timeout_seconds=config.timeout_seconds, max_output_bytes=config.max_output_bytes)
+    disposer: Disposer = ctx.tools.register(tool)
+    return disposer

@@ -1,0 +1,18 @@
+"""Errors of the tools package (tool failures are results, not exceptions: see pipeline.py)."""
+
+from __future__ import annotations
+
+
+class ToolsError(Exception):
+    """Base class of the tools package's errors."""
+
+
+class DuplicateTool(ToolsError):
+    """Raised when a tool name is registered twice for the same owner (or twice globally)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"a tool named {name!r} is already registered for this owner")
+        self.name = name
+
+
+__all__ = ["DuplicateTool", "ToolsError"]

@@ -1,0 +1,115 @@
+"""From the model's tool calls to results: resolve and validate, then run in model order.
+
+The agent loop owns the step: it calls `prepare` for every call (so it can log `tool/call` and show
+the editor a presentation before anything runs), then `run_prepared` for the whole step.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+from pydantic import BaseModel, ValidationError
+
+from acp_agent.kernel.scope import Scope
+from acp_agent.session.content import ToolCallBlock
+from acp_agent.tools.base import Tool, ToolCallContext, ToolResult
+from acp_agent.tools.registry import ToolRegistry
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PreparedCall:
+    """A call resolved against the registry: `error` is set when it cannot run.
+
+    `tool` is set whenever the name resolved (even with bad arguments, so the editor can still show
+    the call); `params` is set exactly when `error` is None.
+    """
+
+    block: ToolCallBlock
+    tool: Tool[Any] | None
+    params: BaseModel | None
+    error: ToolResult | None
+
+
+def prepare(call: ToolCallBlock, registry: ToolRegistry, owner: Scope | None) -> PreparedCall:
+    """Find the tool the agent of scope `owner` may call by `call.name`, validate the arguments."""
+    tool = registry.get(call.name, owner)
+    if tool is None:
+        return PreparedCall(
+            call, None, None, ToolResult.failure(f"unknown tool '{call.name}'", "unknown_tool")
+        )
+    try:
+        # Some endpoints send "" for a call without arguments.
+        arguments = json.loads(call.arguments) if call.arguments.strip() else {}
+    except json.JSONDecodeError as exc:
+        message = f"invalid JSON arguments for '{call.name}': {exc}"
+        return PreparedCall(call, tool, None, ToolResult.failure(message, "invalid_json"))
+    try:
+        params = tool.Params.model_validate(arguments)
+    except ValidationError as exc:
+        message = f"invalid arguments for '{call.name}': {_brief(exc)}"
+        return PreparedCall(call, tool, None, ToolResult.failure(message, "invalid_arguments"))
+    return PreparedCall(call, tool, params, None)
+
+
+async def run_prepared(
+    prepared: Sequence[PreparedCall], make_context: Callable[[str], ToolCallContext]
+) -> list[ToolResult]:
+    """Run the calls of one step; results come back in model order.
+
+    Consecutive concurrency-safe calls run together in a task group, any other call runs alone.
+    A tool's exception becomes an error result so the turn goes on; cancellation propagates.
+    """
+    results: dict[int, ToolResult] = {}
+
+    async def run_at(index: int) -> None:
+        results[index] = await _run_one(prepared[index], make_context)
+
+    for batch in _batches(prepared):
+        async with anyio.create_task_group() as tg:
+            for index in batch:
+                tg.start_soon(run_at, index)
+    return [results[index] for index in range(len(prepared))]
+
+
+def _batches(prepared: Sequence[PreparedCall]) -> list[list[int]]:
+    """Indices grouped into runs of calls that may overlap; order within and across is kept."""
+    batches: list[list[int]] = []
+    for index, call in enumerate(prepared):
+        if batches and _parallel(call) and _parallel(prepared[batches[-1][-1]]):
+            batches[-1].append(index)
+        else:
+            batches.append([index])
+    return batches
+
+
+def _parallel(call: PreparedCall) -> bool:
+    # A call that will not run only returns its error, so it can sit in any batch.
+    return call.error is not None or (call.tool is not None and call.tool.concurrency_safe)
+
+
+async def _run_one(
+    call: PreparedCall, make_context: Callable[[str], ToolCallContext]
+) -> ToolResult:
+    if call.error is not None:
+        return call.error
+    assert call.tool is not None and call.params is not None  # prepare() sets both without error
+    try:
+        return await call.tool.run(call.params, make_context(call.block.id))
+    except Exception as exc:  # cancellation is a BaseException and is not caught
+        logger.warning("tool %r failed", call.tool.name, exc_info=True)
+        return ToolResult.failure(str(exc) or type(exc).__name__, "tool_failed")
+
+
+def _brief(exc: ValidationError) -> str:
+    """One line per pydantic error, `field.path: message`, joined with '; '."""
+    return "; ".join(
+        f"{'.'.join(map(str, err['loc']))}: {err['msg']}" if err["loc"] else err["msg"]
+        for err in exc.errors()
+    )

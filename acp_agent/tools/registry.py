@@ -1,0 +1,81 @@
+"""Which tools an agent may call: global ones plus its own scope's, through its filters."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from acp_agent.kernel.scope import Disposer, Scope
+from acp_agent.tools.base import Tool
+from acp_agent.tools.errors import DuplicateTool
+
+
+@dataclass(frozen=True, eq=False)
+class _Entry:
+    tool: Tool[Any]
+    owner: Scope | None
+
+
+class ToolRegistry:
+    """Tools registered globally (owner None) or for one agent scope.
+
+    An agent whose scope is `owner` sees the global tools plus those registered for exactly that
+    scope: a child scope inherits nothing from its parent, and what it registers is invisible to
+    every other scope. A tool owned by the scope shadows a global tool of the same name.
+    """
+
+    def __init__(self) -> None:
+        self._entries: list[_Entry] = []
+        self._filters: dict[Scope | None, list[Callable[[str], bool]]] = {}
+
+    def register(self, tool: Tool[Any], *, owner: Scope | None = None) -> Disposer:
+        """Add `tool` for `owner` until the returned disposer runs (or `owner` is disposed)."""
+        if any(e.owner is owner and e.tool.name == tool.name for e in self._entries):
+            raise DuplicateTool(tool.name)
+        entry = _Entry(tool, owner)
+        self._entries.append(entry)
+        return self._owned(owner, lambda: self._entries.remove(entry))
+
+    def restrict(self, owner: Scope | None, allowed: Callable[[str], bool]) -> Disposer:
+        """Hide from `owner` every tool whose name `allowed` rejects; filters of one owner combine."""
+        filters = self._filters.setdefault(owner, [])
+        filters.append(allowed)
+
+        def lift() -> None:
+            filters.remove(allowed)
+            if not filters:
+                del self._filters[owner]
+
+        return self._owned(owner, lift)
+
+    def visible(self, owner: Scope | None) -> list[Tool[Any]]:
+        """The tools an agent of scope `owner` may call, in registration order."""
+        own = {e.tool.name for e in self._entries if e.owner is owner}
+        filters = self._filters.get(owner, [])
+        return [
+            e.tool
+            for e in self._entries
+            if (e.owner is owner or (e.owner is None and e.tool.name not in own))
+            and all(allowed(e.tool.name) for allowed in filters)
+        ]
+
+    def get(self, name: str, owner: Scope | None) -> Tool[Any] | None:
+        """The tool `name` as the agent of scope `owner` sees it, or None."""
+        return next((tool for tool in self.visible(owner) if tool.name == name), None)
+
+    @staticmethod
+    def _owned(owner: Scope | None, undo: Callable[[], None]) -> Disposer:
+        # A registration for a scope is also owned by it, so disposing the agent undoes it;
+        # Scope.add makes the returned disposer run-once.
+        if owner is None:
+            done = False
+
+            def once() -> None:
+                nonlocal done
+                if not done:
+                    done = True
+                    undo()
+
+            return once
+        return owner.add(undo)

@@ -1,0 +1,3 @@
+"""Unit tests of acp_agent.kernel."""
+
+from __future__ import annotations

@@ -1,0 +1,21 @@
+"""Records its applied config and its disposal in the `log` service (a list)."""
+
+from __future__ import annotations
+
+from acp_agent.kernel import Context, Disposer, PluginConfig
+
+name = "recorder"
+inject = ("log",)
+
+
+class Config(PluginConfig):
+    label: str
+    count: int = 1
+    tags: list[str] = []
+    extra: dict[str, str] = {}
+
+
+def apply(ctx: Context, config: Config) -> Disposer:
+    log: list[object] = ctx.log
+    log.append(("apply", config))
+    return lambda: log.append(("dispose", config.label))

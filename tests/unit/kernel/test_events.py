@@ -1,0 +1,225 @@
+"""Events: emit, serial, parallel and waterfall, and listener disposers."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+import pytest
+
+from acp_agent.kernel import Events, NoListener
+
+Next = Callable[[], Awaitable[Any]]
+
+
+def test_emit_calls_sync_listeners_in_registration_order_with_the_arguments() -> None:
+    events = Events()
+    calls: list[tuple[str, tuple[Any, ...]]] = []
+    events.on("tick", lambda *args: calls.append(("first", args)))
+    events.on("tick", lambda *args: calls.append(("second", args)))
+    events.on("other", lambda *args: calls.append(("other", args)))
+    assert events.emit("tick", 1, "two") is None
+    assert calls == [("first", (1, "two")), ("second", (1, "two"))]
+
+
+def test_emit_without_listeners_does_nothing() -> None:
+    Events().emit("nobody")
+
+
+def test_a_disposed_listener_is_not_called_and_disposing_twice_is_harmless() -> None:
+    events = Events()
+    calls: list[str] = []
+    dispose = events.on("tick", lambda: calls.append("gone"))
+    events.on("tick", lambda: calls.append("kept"))
+    dispose()
+    dispose()
+    events.emit("tick")
+    assert calls == ["kept"]
+
+
+def test_a_disposer_removes_its_own_registration_of_a_listener_registered_twice() -> None:
+    events = Events()
+    calls: list[str] = []
+
+    def shared() -> None:
+        calls.append("shared")
+
+    def other() -> None:
+        calls.append("other")
+
+    events.on("tick", shared)
+    events.on("tick", other)
+    second = events.on("tick", shared)
+    second()
+    second()  # a stale disposer must not remove the first registration
+    assert events.listeners("tick") == [shared, other]
+    events.emit("tick")
+    assert calls == ["shared", "other"]
+
+
+def test_listeners_is_a_snapshot_so_a_listener_may_unsubscribe_while_it_runs() -> None:
+    events = Events()
+    calls: list[str] = []
+    disposers: list[Callable[[], None]] = []
+
+    def once() -> None:
+        calls.append("once")
+        disposers[0]()
+
+    disposers.append(events.on("tick", once))
+    events.on("tick", lambda: calls.append("after"))
+    snapshot = events.listeners("tick")
+    events.emit("tick")
+    events.emit("tick")
+    assert calls == ["once", "after", "after"]
+    assert len(snapshot) == 2  # the snapshot did not change under the disposal
+    assert events.listeners("nobody") == []
+
+
+@pytest.mark.anyio
+async def test_serial_awaits_each_listener_in_turn_and_returns_results_in_order() -> None:
+    events = Events()
+    trace: list[str] = []
+
+    async def slow(value: int) -> int:
+        trace.append("slow start")
+        await anyio.sleep(0.01)
+        trace.append("slow end")
+        return value * 2
+
+    async def fast(value: int) -> int:
+        trace.append("fast")
+        return value + 1
+
+    events.on("compute", slow)
+    events.on("compute", fast)
+    assert await events.serial("compute", 5) == [10, 6]
+    assert trace == ["slow start", "slow end", "fast"]
+    assert await events.serial("nobody") == []
+
+
+@pytest.mark.anyio
+async def test_parallel_runs_listeners_concurrently() -> None:
+    events = Events()
+    first_ready, second_ready = anyio.Event(), anyio.Event()
+
+    async def first(tag: str) -> str:
+        first_ready.set()
+        await second_ready.wait()
+        return f"first {tag}"
+
+    async def second(tag: str) -> str:
+        second_ready.set()
+        await first_ready.wait()
+        return f"second {tag}"
+
+    events.on("meet", first)
+    events.on("meet", second)
+    with anyio.fail_after(1):  # run one after the other, each would wait for the other forever
+        assert await events.parallel("meet", "x") == ["first x", "second x"]
+
+
+@pytest.mark.anyio
+async def test_parallel_returns_results_in_registration_order_not_completion_order() -> None:
+    events = Events()
+
+    async def late() -> str:
+        await anyio.sleep(0.02)
+        return "late"
+
+    async def early() -> str:
+        return "early"
+
+    events.on("race", late)
+    events.on("race", early)
+    assert await events.parallel("race") == ["late", "early"]
+    assert await events.parallel("nobody") == []
+
+
+@pytest.mark.anyio
+async def test_parallel_listener_failure_surfaces_in_an_exception_group() -> None:
+    events = Events()
+
+    async def fail() -> None:
+        raise ValueError("listener broke")
+
+    events.on("boom", fail)
+    with pytest.raises(ExceptionGroup) as caught:
+        await events.parallel("boom")
+    assert [str(exc) for exc in caught.value.exceptions] == ["listener broke"]
+
+
+@pytest.mark.anyio
+async def test_waterfall_runs_listeners_as_middleware_in_order() -> None:
+    events = Events()
+    trace: list[str] = []
+
+    async def outer(prompt: str, *, next: Next) -> str:
+        trace.append(f"outer before {prompt}")
+        result = await next()
+        trace.append("outer after")
+        return f"outer({result})"
+
+    async def inner(prompt: str, *, next: Next) -> str:
+        trace.append(f"inner before {prompt}")
+        result = await next()
+        trace.append("inner after")
+        return f"inner({result})"
+
+    async def model(prompt: str, *, next: Next) -> str:
+        trace.append(f"model {prompt}")
+        return "answer"
+
+    events.on("llm", outer)
+    events.on("llm", inner)
+    events.on("llm", model)
+    assert await events.waterfall("llm", "hi") == "outer(inner(answer))"
+    assert trace == ["outer before hi", "inner before hi", "model hi", "inner after", "outer after"]
+
+
+@pytest.mark.anyio
+async def test_a_waterfall_listener_that_does_not_call_next_owns_the_call() -> None:
+    events = Events()
+    reached: list[str] = []
+
+    async def replay(prompt: str, *, next: Next) -> str:
+        return f"replayed {prompt}"
+
+    async def real(prompt: str, *, next: Next) -> str:
+        reached.append("real")
+        return "real"
+
+    events.on("llm", replay)
+    events.on("llm", real)
+    assert await events.waterfall("llm", "hi") == "replayed hi"
+    assert reached == []
+
+
+@pytest.mark.anyio
+async def test_a_waterfall_nobody_owns_raises_no_listener() -> None:
+    events = Events()
+
+    async def passing(*, next: Next) -> Any:
+        return await next()
+
+    with pytest.raises(NoListener, match="^no listener of 'llm' handled the call$"):
+        await events.waterfall("llm")
+    events.on("llm", passing)
+    events.on("llm", passing)
+    with pytest.raises(NoListener, match="^no listener of 'llm' handled the call$"):
+        await events.waterfall("llm")
+
+
+@pytest.mark.anyio
+async def test_a_waterfall_listener_may_handle_no_listener_from_the_rest() -> None:
+    events = Events()
+
+    async def fallback(*, next: Next) -> str:
+        try:
+            return await next()
+        except NoListener:
+            return "fallback"
+
+    events.on("llm", fallback)
+    assert await events.waterfall("llm") == "fallback"

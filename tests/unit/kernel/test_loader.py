@@ -1,0 +1,278 @@
+"""The YAML loader: rows, environment expansion, validation errors and plugin disposal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from acp_agent.kernel import Context, LoaderError, Row, compose, read_rows
+from tests.unit.kernel.plugins import recorder
+
+PLUGINS = "tests.unit.kernel.plugins"
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "plugins.yml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def logged_context() -> tuple[Context, list[Any]]:
+    ctx = Context()
+    log: list[Any] = []
+    ctx.provide("log", log)
+    return ctx, log
+
+
+def applied(log: list[Any]) -> list[recorder.Config]:
+    return [config for kind, config in log if kind == "apply"]
+
+
+def test_read_rows_parses_a_yaml_list_with_defaults(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        f"""
+- id: first
+  name: {PLUGINS}.recorder
+  config:
+    label: one
+- id: second
+  name: {PLUGINS}.passive
+  disabled: true
+""",
+    )
+    assert read_rows(path) == [
+        Row(id="first", name=f"{PLUGINS}.recorder", config={"label": "one"}),
+        Row(id="second", name=f"{PLUGINS}.passive", config={}, disabled=True),
+    ]
+    assert read_rows(str(path)) == read_rows(path)
+
+
+@pytest.mark.parametrize("text", ["", "id: a\nname: b\n", "just text\n"])
+def test_a_file_that_is_not_a_list_of_rows_is_refused(tmp_path: Path, text: str) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(LoaderError) as caught:
+        read_rows(path)
+    assert str(caught.value) == f"loader row '<file>': {path}: a loader config is a list of rows"
+    assert caught.value.row_id == "<file>"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "- id: a\n  name: x\n  colour: red\n",
+            "loader row 'a': colour: Extra inputs are not permitted",
+        ),
+        (
+            "- id: a\n  name: x\n- name: y\n",
+            "loader row '#1': id: Field required",
+        ),
+        (
+            "- just a string\n",
+            "loader row '#0': <row>: Input should be a valid dictionary or instance of Row",
+        ),
+        (
+            "- id: a\n  name: x\n  disabled: maybe\n",
+            "loader row 'a': disabled: Input should be a valid boolean, unable to interpret input",
+        ),
+    ],
+)
+def test_a_bad_row_fails_at_read_naming_the_row(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(LoaderError) as caught:
+        read_rows(write(tmp_path, text))
+    assert str(caught.value) == message
+
+
+def test_compose_applies_rows_in_order_and_disposal_unwinds_them_in_reverse(tmp_path: Path) -> None:
+    ctx, log = logged_context()
+    path = write(
+        tmp_path,
+        f"""
+- {{id: a, name: {PLUGINS}.recorder, config: {{label: a}}}}
+- {{id: quiet, name: {PLUGINS}.passive}}
+- {{id: b, name: {PLUGINS}.recorder, config: {{label: b, count: 2}}}}
+""",
+    )
+    assert compose(path, ctx) is ctx
+    assert [(config.label, config.count) for config in applied(log)] == [("a", 1), ("b", 2)]
+    ctx.scope.dispose()
+    assert log[2:] == [("dispose", "b"), ("dispose", "a")]
+
+
+def test_compose_accepts_a_path_string_rows_and_makes_a_context_when_none_is_given(
+    tmp_path: Path,
+) -> None:
+    path = write(
+        tmp_path, f"- {{id: p, name: {PLUGINS}.provider, config: {{service: llm, value: x}}}}\n"
+    )
+    assert compose(str(path)).llm == "x"
+    rows = [Row(id="p", name=f"{PLUGINS}.provider", config={"service": "llm", "value": "y"})]
+    assert compose(rows).llm == "y"
+
+
+def test_the_disposer_apply_returns_runs_when_the_context_scope_is_disposed() -> None:
+    ctx = compose([Row(id="p", name=f"{PLUGINS}.provider", config={"service": "llm", "value": "x"})])
+    assert ctx.has("llm")
+    ctx.scope.dispose()
+    assert not ctx.has("llm")
+
+
+@pytest.mark.anyio
+async def test_plugin_disposers_run_when_the_running_context_stops() -> None:
+    ctx, log = logged_context()
+    compose([Row(id="a", name=f"{PLUGINS}.recorder", config={"label": "a"})], ctx)
+    async with ctx.running():
+        assert log[1:] == []
+    assert log[1:] == [("dispose", "a")]
+
+
+def test_disabled_rows_are_skipped() -> None:
+    ctx, log = logged_context()
+    compose(
+        [
+            Row(id="a", name=f"{PLUGINS}.recorder", config={"label": "a"}, disabled=True),
+            Row(id="b", name=f"{PLUGINS}.recorder", config={"label": "b"}),
+            Row(id="missing", name=f"{PLUGINS}.nope", disabled=True),  # never even imported
+        ],
+        ctx,
+    )
+    assert [config.label for config in applied(log)] == ["b"]
+
+
+def test_environment_variables_are_expanded_in_config_strings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ACP_LABEL", "from-env")
+    monkeypatch.setenv("ACP_COUNT", "7")
+    monkeypatch.setenv("ACP_EMPTY", "")
+    monkeypatch.delenv("ACP_UNSET", raising=False)
+    ctx, log = logged_context()
+    path = write(
+        tmp_path,
+        f"""
+- id: env
+  name: {PLUGINS}.recorder
+  config:
+    label: "<${{ACP_LABEL}}|${{ACP_LABEL:-unused}}>"
+    count: "${{ACP_COUNT}}"
+    tags: ["${{ACP_UNSET:-fallback}}", "${{ACP_EMPTY:-empty-default}}", "[${{ACP_EMPTY}}]", "$ACP_LABEL"]
+    extra:
+      nested: "${{ACP_UNSET:-}}x"
+""",
+    )
+    compose(path, ctx)
+    (config,) = applied(log)
+    assert config.label == "<from-env|from-env>"
+    assert config.count == 7
+    assert config.tags == ["fallback", "empty-default", "[]", "$ACP_LABEL"]
+    assert config.extra == {"nested": "x"}
+
+
+def test_environment_is_read_when_rows_are_applied_not_when_they_are_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ACP_LATE", raising=False)
+    rows = read_rows(
+        write(tmp_path, f"- {{id: late, name: {PLUGINS}.recorder, config: {{label: '${{ACP_LATE}}'}}}}\n")
+    )
+    assert rows[0].config == {"label": "${ACP_LATE}"}
+    monkeypatch.setenv("ACP_LATE", "now")
+    ctx, log = logged_context()
+    compose(rows, ctx)
+    assert applied(log)[0].label == "now"
+
+
+def test_an_unset_variable_without_default_names_the_row_and_the_variable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("ACP_MISSING", raising=False)
+    ctx, log = logged_context()
+    row = Row(id="needs-env", name=f"{PLUGINS}.recorder", config={"extra": {"k": "${ACP_MISSING}"}})
+    with pytest.raises(LoaderError) as caught:
+        compose([row], ctx)
+    assert str(caught.value) == "loader row 'needs-env': environment variable ACP_MISSING is not set"
+    assert (caught.value.row_id, caught.value.reason) == (
+        "needs-env",
+        "environment variable ACP_MISSING is not set",
+    )
+    assert log == []
+
+
+def test_an_unknown_module_names_the_row() -> None:
+    with pytest.raises(LoaderError) as caught:
+        compose([Row(id="ghost", name=f"{PLUGINS}.nope")])
+    assert str(caught.value) == (
+        f"loader row 'ghost': cannot import plugin module '{PLUGINS}.nope': "
+        f"No module named '{PLUGINS}.nope'"
+    )
+
+
+@pytest.mark.parametrize("name", ["", ".relative", "two..dots", "has space", "trailing."])
+def test_a_name_that_is_not_a_module_path_names_the_row(name: str) -> None:
+    with pytest.raises(LoaderError) as caught:
+        compose([Row(id="odd", name=name)])
+    assert str(caught.value) == f"loader row 'odd': plugin name {name!r} is not a dotted module path"
+
+
+@pytest.mark.parametrize(
+    ("module", "problem"),
+    [
+        ("not_a_plugin", "it has no 'apply'"),
+        ("config_not_model", "its Config is not a pydantic model"),
+        ("config_not_type", "its Config is not a pydantic model"),
+    ],
+)
+def test_a_module_that_is_not_a_plugin_names_the_row(module: str, problem: str) -> None:
+    with pytest.raises(LoaderError) as caught:
+        compose([Row(id="fake", name=f"{PLUGINS}.{module}")])
+    assert str(caught.value) == (
+        f"loader row 'fake': module '{PLUGINS}.{module}' is not a plugin: {problem}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("config", "reason"),
+    [
+        (
+            {"label": "x", "count": "many"},
+            "count: Input should be a valid integer, unable to parse string as an integer",
+        ),
+        ({"label": "x", "colour": "red"}, "colour: Extra inputs are not permitted"),
+        ({}, "label: Field required"),
+        ({"label": "x", "tags": ["ok", 3]}, "tags.1: Input should be a valid string"),
+    ],
+)
+def test_a_config_failing_validation_names_the_row_and_the_field(
+    config: dict[str, Any], reason: str
+) -> None:
+    ctx, log = logged_context()
+    with pytest.raises(LoaderError) as caught:
+        compose([Row(id="rec", name=f"{PLUGINS}.recorder", config=config)], ctx)
+    assert str(caught.value) == f"loader row 'rec': invalid config: {reason}"
+    assert log == []
+
+
+def test_a_missing_injected_service_names_the_row_and_the_service() -> None:
+    with pytest.raises(LoaderError) as caught:
+        compose([Row(id="rec", name=f"{PLUGINS}.recorder", config={"label": "x"})])
+    assert str(caught.value) == (
+        "loader row 'rec': needs service 'log', which no earlier row provides"
+    )
+
+
+def test_a_service_from_a_later_or_disabled_row_does_not_satisfy_inject() -> None:
+    provider = Row(id="log", name=f"{PLUGINS}.provider", config={"service": "log", "value": "[]"})
+    consumer = Row(id="rec", name=f"{PLUGINS}.recorder", config={"label": "x"})
+    with pytest.raises(LoaderError, match="needs service 'log'"):
+        compose([consumer, provider])  # order matters: the provider comes too late
+    with pytest.raises(LoaderError, match="needs service 'log'"):
+        compose([provider.model_copy(update={"disabled": True}), consumer])
+
+
+def test_an_injected_service_that_is_present_lets_the_row_apply() -> None:
+    ctx, log = logged_context()
+    compose([Row(id="rec", name=f"{PLUGINS}.recorder", config={"label": "x"})], ctx)
+    assert [config.label for config in applied(log)] == ["x"]

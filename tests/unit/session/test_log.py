@@ -1,0 +1,162 @@
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from acp_agent.session import (
+    InvariantViolation,
+    Session,
+    SessionEvent,
+    SessionHeader,
+    StepData,
+    UnbalancedSeed,
+    completed_turn_prefix,
+    default_registry,
+    now_ms,
+)
+from tests.unit.session.builders import (
+    close_step,
+    complete_turn,
+    end_turn,
+    new_session,
+    open_step,
+    start_turn,
+)
+
+
+def test_append_stamps_seq_and_clock_time() -> None:
+    session = new_session()
+    start_turn(session)
+    assert [(event.seq, event.time) for event in session.events] == [(0, 1000), (1, 1001)]
+    assert [event.type for event in session.events] == ["turn/start", "user/message"]
+
+
+def test_the_default_clock_is_epoch_milliseconds() -> None:
+    before = time.time_ns() // 1_000_000
+    session = Session(SessionHeader(id="a", created_at=0), registry=default_registry())
+    event = session.append("turn/start", {"turn": 1, "trigger": {"kind": "message"}})
+    assert before <= event.time <= now_ms()
+
+
+def test_header_properties() -> None:
+    session = new_session(session_id="abc")
+    assert (session.id, session.cwd, session.open_turn, session.next_turn) == ("abc", "/work", None, 1)
+    start_turn(session)
+    assert (session.open_turn, session.next_turn) == (1, 2)
+
+
+def test_subscribers_see_each_kept_event_in_registration_order() -> None:
+    session = new_session()
+    seen: list[tuple[str, int]] = []
+    session.subscribe(lambda event: seen.append(("a", event.seq)))
+    dispose_b = session.subscribe(lambda event: seen.append(("b", event.seq)))
+    session.append("turn/start", {"turn": 1, "trigger": {"kind": "message"}})
+    with pytest.raises(InvariantViolation):
+        session.append("turn/start", {"turn": 2, "trigger": {"kind": "message"}})
+    dispose_b()
+    dispose_b()
+    session.append("user/message", {"content": [], "source": {"kind": "user"}})
+    assert seen == [("a", 0), ("b", 0), ("a", 1)]
+
+
+def test_a_subscriber_may_unsubscribe_while_notified() -> None:
+    session = new_session()
+    seen: list[str] = []
+
+    def once(event: SessionEvent) -> None:
+        seen.append("once")
+        dispose_once()
+
+    dispose_once = session.subscribe(once)
+    session.subscribe(lambda event: seen.append("always"))
+    start_turn(session)
+    assert seen == ["once", "always", "always"]
+
+
+def test_each_disposer_removes_one_subscription() -> None:
+    session = new_session()
+    seen: list[int] = []
+    dispose_first = session.subscribe(seen.append)
+    session.subscribe(seen.append)
+    dispose_first()
+    dispose_first()
+    start_turn(session)
+    assert seen == list(session.events)
+
+
+def test_the_seed_is_kept_as_it_is_and_numbering_continues() -> None:
+    parent = new_session()
+    complete_turn(parent, calls=["c1"])
+    complete_turn(parent)
+    child = new_session(session_id="child", seed=parent.events)
+    assert all(a is b for a, b in zip(child.events, parent.events, strict=True))
+    assert (child.next_turn, child.state.last_turn) == (3, 2)
+    turn = start_turn(child)
+    assert turn == 3
+    assert child.events[-1].seq == len(parent.events) + 1
+
+
+def test_a_seed_with_an_open_turn_is_refused() -> None:
+    parent = new_session()
+    complete_turn(parent)
+    start_turn(parent)
+    open_step(parent, 2, 1, calls=["c"])
+    with pytest.raises(UnbalancedSeed, match="turn 2 is open"):
+        new_session(seed=parent.events)
+
+
+def test_a_seed_is_replayed_through_the_invariants() -> None:
+    parent = new_session()
+    complete_turn(parent)
+    with pytest.raises(InvariantViolation, match="'seq-contiguous'"):
+        new_session(seed=parent.events[1:])
+
+
+def test_append_event_keeps_a_prebuilt_events_time() -> None:
+    session = new_session()
+    start_turn(session)
+    event = default_registry().build("step/start", 2, 7, StepData(turn=1, step=1))
+    assert session.append_event(event) is event
+    assert session.events[-1].time == 7
+
+
+def test_completed_turn_prefix_of_no_completed_turn() -> None:
+    assert completed_turn_prefix([]) == []
+    session = new_session()
+    start_turn(session)
+    open_step(session, 1, 1, calls=["c"])
+    assert completed_turn_prefix(session.events) == []
+
+
+def test_completed_turn_prefix_of_one_and_two_turns() -> None:
+    session = new_session()
+    complete_turn(session)
+    one = list(session.events)
+    assert completed_turn_prefix(session.events) == one
+    complete_turn(session, calls=["c"])
+    assert completed_turn_prefix(session.events) == list(session.events)
+
+
+def test_completed_turn_prefix_leaves_out_the_turn_in_flight() -> None:
+    session = new_session()
+    complete_turn(session)
+    complete_turn(session)
+    done = list(session.events)
+    start_turn(session)
+    open_step(session, 3, 1, calls=["spawn"])
+    prefix = completed_turn_prefix(session.events)
+    assert prefix == done
+    assert prefix[-1].type == "turn/end"
+    new_session(seed=prefix)  # a valid seed
+
+
+def test_a_turn_after_a_seed_can_complete() -> None:
+    parent = new_session()
+    complete_turn(parent)
+    child = new_session(seed=completed_turn_prefix(parent.events))
+    turn = start_turn(child)
+    open_step(child, turn, 1)
+    close_step(child, turn, 1)
+    end_turn(child, turn)
+    assert child.state.balanced

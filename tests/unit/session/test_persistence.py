@@ -1,0 +1,395 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from acp_agent.session import (
+    INTERRUPTED_MESSAGE,
+    AlreadyAttached,
+    InvalidSessionId,
+    OpaqueEvent,
+    Session,
+    SessionLogDamaged,
+    SessionNotFound,
+    SessionStore,
+    UnknownEventType,
+    UnsupportedVersion,
+    default_registry,
+    read_log,
+)
+from tests.paths import UPSTREAM
+from tests.unit.session.builders import (
+    TitleData,
+    TitleEvent,
+    close_step,
+    complete_turn,
+    end_turn,
+    jsonl,
+    new_session,
+    open_step,
+    read_json_lines,
+    start_turn,
+    write_lines,
+)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> SessionStore:
+    store = SessionStore(tmp_path / "sessions", registry=default_registry())
+    yield store
+    store.close()
+
+
+def dumps(session: Session) -> list[dict[str, object]]:
+    return [session.header.dump(), *(event.dump() for event in session.events)]
+
+
+# --- paths ------------------------------------------------------------------------------------
+
+
+def test_one_directory_per_session(store: SessionStore) -> None:
+    session_id = "0b7e9a52-5c1e-4a8e-9a57-8f0f2f6d3c11"
+    assert store.path_of(session_id) == store.root / session_id / "session.jsonl"
+
+
+@pytest.mark.parametrize("session_id", ["", ".", "..", "a/b", "../x", "a\\b", "a\0b"])
+def test_ids_that_could_leave_the_root_are_refused(store: SessionStore, session_id: str) -> None:
+    with pytest.raises(InvalidSessionId):
+        store.path_of(session_id)
+
+
+# --- writing ----------------------------------------------------------------------------------
+
+
+def test_attach_writes_the_header_and_the_events_so_far(store: SessionStore) -> None:
+    parent = new_session()
+    complete_turn(parent)
+    child = new_session(session_id="child", seed=parent.events)
+    store.attach(child)
+    path = store.path_of("child")
+    assert path.read_text(encoding="utf-8").splitlines() == jsonl(child)
+    assert not path.with_name("session.jsonl.tmp").exists()
+
+
+def test_the_file_lags_until_turn_end_then_holds_everything(store: SessionStore) -> None:
+    session = new_session()
+    store.attach(session)
+    path = store.path_of(session.id)
+    start_turn(session)
+    open_step(session, 1, 1, calls=["c"])
+    assert read_json_lines(path) == [session.header.dump()]  # buffered, not yet on disk
+    close_step(session, 1, 1, calls=["c"])
+    end_turn(session, 1)
+    assert read_json_lines(path) == dumps(session)
+    start_turn(session)
+    assert read_json_lines(path) == dumps(session)[:-2]
+
+
+def test_close_flushes_the_open_turn(store: SessionStore) -> None:
+    session = new_session()
+    store.attach(session)
+    start_turn(session)
+    store.close()
+    assert read_json_lines(store.path_of(session.id)) == dumps(session)
+    store.close()  # nothing left to close
+
+
+def test_detach_flushes_and_stops_writing(store: SessionStore) -> None:
+    session = new_session()
+    detach = store.attach(session)
+    start_turn(session)
+    detach()
+    detach()
+    open_step(session, 1, 1)
+    assert len(read_json_lines(store.path_of(session.id))) == 3
+
+
+def test_a_session_is_attached_once(store: SessionStore) -> None:
+    session = new_session()
+    detach = store.attach(session)
+    with pytest.raises(AlreadyAttached, match="'s-1'"):
+        store.attach(session)
+    detach()
+    store.attach(session)
+    detach()  # stale: the new attachment keeps writing
+    complete_turn(session)
+    assert read_json_lines(store.path_of(session.id)) == dumps(session)
+
+
+def test_reattaching_rewrites_the_file_as_the_session_holds_it(store: SessionStore) -> None:
+    session = new_session()
+    complete_turn(session)
+    path = store.path_of(session.id)
+    path.parent.mkdir(parents=True)
+    write_lines(path, jsonl(session) + ['{"type":"turn/st'], tail="")  # a torn tail
+    loaded = store.load(session.id)
+    assert loaded.repaired
+    resumed = Session(loaded.header, registry=store.registry, seed=loaded.events)
+    store.attach(resumed)
+    complete_turn(resumed)
+    assert read_json_lines(path) == dumps(resumed)
+
+
+# --- reading back -----------------------------------------------------------------------------
+
+
+def test_load_gives_back_what_was_written(store: SessionStore) -> None:
+    session = new_session()
+    store.attach(session)
+    complete_turn(session, calls=["a", "b"])
+    complete_turn(session)
+    loaded = store.load(session.id)
+    assert loaded.header == session.header
+    assert [event.dump() for event in loaded.events] == [event.dump() for event in session.events]
+    assert not loaded.repaired
+
+
+def test_load_of_an_unknown_session(store: SessionStore) -> None:
+    with pytest.raises(SessionNotFound, match="'missing'"):
+        store.load("missing")
+
+
+def test_list_sessions_reads_headers(store: SessionStore) -> None:
+    assert store.list_sessions() == []  # the root does not exist yet
+    for session_id in ("b", "a"):
+        session = new_session(session_id=session_id)
+        store.attach(session)
+        complete_turn(session)
+    (store.root / "empty-dir").mkdir()
+    (store.root / "stray-file").write_text("x")
+    assert [header.id for header in store.list_sessions()] == ["a", "b"]
+
+
+def test_list_sessions_reports_a_damaged_header(store: SessionStore) -> None:
+    path = store.path_of("bad")
+    path.parent.mkdir(parents=True)
+    path.write_text("not json\n")
+    with pytest.raises(SessionLogDamaged, match="at line 1"):
+        store.list_sessions()
+
+
+def test_every_upstream_log_loads_unmodified(tmp_path: Path) -> None:
+    if not UPSTREAM.is_dir():
+        pytest.skip("the shared upstream scenarios are absent")
+    paths = sorted(UPSTREAM.glob("*/session*.jsonl"))
+    assert paths
+    registry = default_registry()
+    for index, path in enumerate(paths):
+        loaded = read_log(path, registry)
+        assert not loaded.repaired, path
+        original = path.read_text(encoding="utf-8").splitlines()
+        assert [loaded.header.dump(), *(e.dump() for e in loaded.events)] == [json.loads(line) for line in original]
+        # Written back through a store, the log is the same JSON line for line.
+        store = SessionStore(tmp_path / str(index), registry=registry)
+        store.attach(Session(loaded.header, registry=registry, seed=loaded.events))
+        store.close()
+        assert read_json_lines(store.path_of(loaded.header.id)) == [json.loads(line) for line in original]
+
+
+# --- repair -----------------------------------------------------------------------------------
+
+
+def two_turns_and_an_open_one() -> Session:
+    session = new_session()
+    complete_turn(session)
+    complete_turn(session, calls=["c1"])
+    start_turn(session)
+    open_step(session, 3, 1, calls=["c2", "c3"])
+    return session
+
+
+def test_a_truncated_last_line_is_dropped(tmp_path: Path) -> None:
+    session = new_session()
+    complete_turn(session)
+    lines = jsonl(session)
+    path = write_lines(tmp_path / "s.jsonl", [*lines, lines[1][:-9]], tail="")
+    loaded = read_log(path, default_registry())
+    assert loaded.repaired
+    assert [e.dump() for e in loaded.events] == [e.dump() for e in session.events]
+
+
+def test_a_torn_multibyte_character_is_a_torn_line(tmp_path: Path) -> None:
+    session = new_session()
+    complete_turn(session)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(("\n".join(jsonl(session)) + "\n").encode() + '{"type":"é'.encode()[:-1])
+    assert read_log(path, default_registry()).repaired
+
+
+def test_an_open_turn_is_closed_as_interrupted(tmp_path: Path) -> None:
+    session = two_turns_and_an_open_one()
+    path = write_lines(tmp_path / "s.jsonl", jsonl(session))
+    loaded = read_log(path, default_registry())
+    assert loaded.repaired
+    kept = len(session.events)
+    assert [e.dump() for e in loaded.events[:kept]] == [e.dump() for e in session.events]
+    last_time = session.events[-1].time
+    error = {"code": "interrupted", "message": INTERRUPTED_MESSAGE}
+    text = [{"type": "text", "text": "Error: interrupted: the process stopped before this call finished"}]
+    assert [e.dump() for e in loaded.events[kept:]] == [
+        {
+            "type": "tool/result",
+            "seq": kept,
+            "time": last_time,
+            "data": {"turn": 3, "step": 1, "callId": "c2", "content": text, "isError": True, "error": error},
+        },
+        {
+            "type": "tool/result",
+            "seq": kept + 1,
+            "time": last_time,
+            "data": {"turn": 3, "step": 1, "callId": "c3", "content": text, "isError": True, "error": error},
+        },
+        {"type": "step/end", "seq": kept + 2, "time": last_time, "data": {"turn": 3, "step": 1}},
+        {"type": "turn/end", "seq": kept + 3, "time": last_time, "data": {"turn": 3, "reason": {"kind": "interrupted"}}},
+    ]
+    Session(loaded.header, registry=default_registry(), seed=loaded.events)  # balanced
+
+
+def test_an_open_turn_between_steps_gets_only_a_turn_end(tmp_path: Path) -> None:
+    session = new_session()
+    start_turn(session)
+    open_step(session, 1, 1)
+    close_step(session, 1, 1)
+    path = write_lines(tmp_path / "s.jsonl", jsonl(session))
+    loaded = read_log(path, default_registry())
+    assert [e.type for e in loaded.events[len(session.events):]] == ["turn/end"]
+
+
+def test_a_crash_mid_turn_loses_at_most_the_open_turn(store: SessionStore) -> None:
+    session = new_session()
+    store.attach(session)
+    complete_turn(session)
+    committed = [e.dump() for e in session.events]
+    start_turn(session)
+    open_step(session, 2, 1, calls=["c"])
+    # The process dies here (the store is never closed): the open turn never reached the disk.
+    loaded = read_log(store.path_of(session.id), store.registry)
+    assert not loaded.repaired
+    assert [e.dump() for e in loaded.events] == committed
+
+
+def test_a_tail_that_breaks_the_invariants_is_dropped(tmp_path: Path) -> None:
+    session = new_session()
+    complete_turn(session)
+    lines = jsonl(session)
+    turn_five = {"turn": 5, "trigger": {"kind": "message"}}
+    bad = json.dumps({"type": "turn/start", "seq": len(session.events), "time": 0, "data": turn_five})
+    path = write_lines(tmp_path / "s.jsonl", [*lines, bad])
+    loaded = read_log(path, default_registry())
+    assert loaded.repaired
+    assert len(loaded.events) == len(session.events)
+
+
+def test_an_unknown_type_in_the_tail_is_dropped_with_what_follows(tmp_path: Path) -> None:
+    session = new_session()
+    complete_turn(session)
+    start_turn(session)
+    lines = jsonl(session)
+    unknown = json.dumps({"type": "x/y", "seq": len(session.events) - 2, "time": 0, "data": {}})
+    path = write_lines(tmp_path / "s.jsonl", [*lines[:-2], unknown, lines[-1]])
+    loaded = read_log(path, default_registry())
+    assert loaded.repaired
+    assert [e.dump() for e in loaded.events] == [e.dump() for e in session.events[:-2]]
+
+
+def test_a_complete_log_is_not_repaired_by_a_free_tail(tmp_path: Path) -> None:
+    registry = default_registry()
+    registry.register(TitleEvent, "free")
+    session = new_session(registry=registry)
+    complete_turn(session)
+    session.append("session/title", TitleData(title="t"))
+    loaded = read_log(write_lines(tmp_path / "s.jsonl", jsonl(session)), registry)
+    assert not loaded.repaired
+    assert isinstance(loaded.events[-1], TitleEvent)
+
+
+# --- damage -----------------------------------------------------------------------------------
+
+
+def damaged(tmp_path: Path, lines: list[str]) -> SessionLogDamaged:
+    path = write_lines(tmp_path / "s.jsonl", lines)
+    with pytest.raises(SessionLogDamaged) as caught:
+        read_log(path, default_registry())
+    assert caught.value.path == path
+    assert f"session log {path} is damaged at line {caught.value.line}: " in str(caught.value)
+    return caught.value
+
+
+def test_an_unparsable_line_before_the_last_turn_end(tmp_path: Path) -> None:
+    session = new_session()
+    complete_turn(session)
+    complete_turn(session)
+    lines = jsonl(session)
+    lines[3] = lines[3][:20]
+    error = damaged(tmp_path, lines)
+    assert error.line == 4
+    assert error.reason.startswith("JSONDecodeError: ")
+
+
+def test_a_line_that_breaks_the_invariants_before_the_last_turn_end(tmp_path: Path) -> None:
+    session = new_session()
+    complete_turn(session)
+    lines = jsonl(session)
+    del lines[4]  # seq 3 is missing, so line 5 now holds seq 4
+    error = damaged(tmp_path, lines)
+    assert error.line == 5
+    assert error.reason == "InvariantViolation: invariant 'seq-contiguous' violated: expected seq 3, got 4"
+    assert isinstance(error.__cause__, Exception)
+
+
+def test_an_unregistered_type_before_the_last_turn_end(tmp_path: Path) -> None:
+    session = new_session()
+    complete_turn(session)
+    lines = jsonl(session)
+    lines[2] = json.dumps({"type": "plugin/gone", "seq": 1, "time": 0, "data": {}})
+    error = damaged(tmp_path, lines)
+    assert error.line == 3
+    assert isinstance(error.__cause__, UnknownEventType)
+    assert "unknown session event type 'plugin/gone'" in str(error)
+
+
+def test_an_ignorable_unregistered_type_loads_and_round_trips(store: SessionStore) -> None:
+    session = new_session()
+    start_turn(session)
+    session.append_event(OpaqueEvent(type="plugin/gone", seq=2, time=5, data={"k": [1]}, ignorable=True, extra=1))
+    open_step(session, 1, 1)
+    close_step(session, 1, 1)
+    end_turn(session, 1)
+    store.attach(session)
+    store.close()
+    loaded = store.load(session.id)
+    assert isinstance(loaded.events[2], OpaqueEvent)
+    assert [e.dump() for e in loaded.events] == [e.dump() for e in session.events]
+    assert loaded.events[2].dump() == {
+        "type": "plugin/gone",
+        "seq": 2,
+        "time": 5,
+        "data": {"k": [1]},
+        "ignorable": True,
+        "extra": 1,
+    }
+
+
+def test_a_json_line_that_is_not_an_object(tmp_path: Path) -> None:
+    session = new_session()
+    complete_turn(session)
+    lines = jsonl(session)
+    lines[1] = "[1, 2]"
+    error = damaged(tmp_path, lines)
+    assert (error.line, error.reason) == (2, "ValueError: expected a JSON object, got list")
+
+
+@pytest.mark.parametrize("header", [None, "", "{", "[]", '{"type":"session","version":0}'])
+def test_a_damaged_header(tmp_path: Path, header: str | None) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_text("" if header is None else header + "\n")
+    with pytest.raises(SessionLogDamaged, match="at line 1"):
+        read_log(path, default_registry())
+
+
+def test_an_unknown_version_is_refused(tmp_path: Path) -> None:
+    path = write_lines(tmp_path / "s.jsonl", ['{"type":"session","version":2,"id":"a","createdAt":0}'])
+    with pytest.raises(UnsupportedVersion):
+        read_log(path, default_registry())

@@ -1,0 +1,73 @@
+"""Property tests: any valid log survives persistence, and any truncation of it is repaired."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from acp_agent.session import Session, SessionStore, completed_turn_prefix, default_registry, read_log
+from tests.unit.session.builders import close_step, end_turn, new_session, open_step, start_turn
+
+# A turn is a list of steps; a step is (chunks, number of tool calls).
+steps = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 2)), min_size=0, max_size=3)
+logs = st.tuples(st.lists(steps, max_size=4), st.booleans())
+examples = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+_ids = itertools.count()
+
+
+def build(turns: list[list[tuple[int, int]]], open_at_end: bool) -> Session:
+    session = new_session(session_id=f"s{next(_ids)}")
+    calls = itertools.count()
+    for index, turn_steps in enumerate(turns):
+        turn = start_turn(session)
+        for number, (chunks, n_calls) in enumerate(turn_steps, start=1):
+            ids = [f"call_{next(calls)}" for _ in range(n_calls)]
+            open_step(session, turn, number, calls=ids, chunks=chunks)
+            if open_at_end and index == len(turns) - 1 and number == len(turn_steps):
+                return session  # the last step stays open, calls pending
+            close_step(session, turn, number, calls=ids)
+        if not (open_at_end and index == len(turns) - 1):
+            end_turn(session, turn)
+    return session
+
+
+@examples
+@given(logs)
+def test_a_valid_log_survives_persistence(tmp_path: Path, log: tuple[list[list[tuple[int, int]]], bool]) -> None:
+    session = build(*log)
+    store = SessionStore(tmp_path, registry=default_registry())
+    store.attach(session)
+    store.close()
+    loaded = store.load(session.id)
+    written = [e.dump() for e in session.events]
+    assert [e.dump() for e in loaded.events][: len(written)] == written
+    assert loaded.repaired == (not session.state.balanced)
+    Session(loaded.header, registry=store.registry, seed=loaded.events)  # balanced and valid
+
+
+@examples
+@given(logs, st.floats(0, 1))
+def test_any_truncation_is_repaired(
+    tmp_path: Path, log: tuple[list[list[tuple[int, int]]], bool], cut_at: float
+) -> None:
+    session = build(*log)
+    store = SessionStore(tmp_path, registry=default_registry())
+    store.attach(session)
+    store.close()
+    path = store.path_of(session.id)
+    data = path.read_bytes()
+    header_end = data.index(b"\n") + 1
+    cut = header_end + int((len(data) - header_end) * cut_at)
+    path.write_bytes(data[:cut])
+    intact = data[header_end:cut].count(b"\n")  # whole event lines that survived the cut
+    loaded = read_log(path, store.registry)
+    kept = [json.loads(line) for line in data[header_end:cut].splitlines()[:intact]]
+    assert [e.dump() for e in loaded.events][:intact] == kept
+    assert completed_turn_prefix(loaded.events)[: len(completed_turn_prefix(session.events[:intact]))] == list(
+        completed_turn_prefix(loaded.events[:intact])
+    )
+    Session(loaded.header, registry=store.registry, seed=loaded.events)
