@@ -201,7 +201,11 @@ class Config(PluginConfig):
 
 
 def apply(ctx: Context, config: Config) -> Disposer:
-    model = ReplayModel(load_scripts(Path(config.fixtures)), config.jitter)
+    return install(ctx, ReplayModel(load_scripts(Path(config.fixtures)), config.jitter))
+
+
+def install(ctx: Context, model: ReplayModel) -> Disposer:
+    """Make `model` own `llm/stream`, and report unconsumed calls at shutdown."""
 
     async def check() -> None:
         unconsumed = model.report()

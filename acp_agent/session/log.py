@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -24,7 +25,8 @@ def now_ms() -> int:
 
 class Session:
     """A session's header and its event log. Every event passes the invariants before it is
-    kept; subscribers see each kept event synchronously, in registration order."""
+    kept; subscribers see each kept event synchronously, in registration order. A subscriber that
+    raises does not stop the others; its error is raised from `append` once all have run."""
 
     def __init__(
         self,
@@ -41,6 +43,8 @@ class Session:
         self._events: list[SessionEvent] = []
         # Replaced, never mutated, so a subscriber may unsubscribe while being notified.
         self._subscribers: tuple[Subscriber, ...] = ()
+        self._delivering = False
+        self._backlog: deque[SessionEvent] = deque()
         for event in seed:
             self.state.check(event)
             self.state.apply(event)
@@ -78,8 +82,29 @@ class Session:
         self.state.check(event)
         self.state.apply(event)
         self._events.append(event)
-        for subscriber in self._subscribers:
-            subscriber(event)
+        if self._delivering:
+            # Appended by a subscriber: delivered once every subscriber has seen the current
+            # event, so all of them (the store among them) see the log in seq order.
+            self._backlog.append(event)
+            return event
+        self._delivering = True
+        failure: Exception | None = None
+        try:
+            current = event
+            while True:
+                for subscriber in self._subscribers:
+                    try:
+                        subscriber(current)
+                    except Exception as exc:  # the others (the store) must still see every event
+                        failure = failure or exc
+                if not self._backlog:
+                    break
+                current = self._backlog.popleft()
+        finally:
+            self._delivering = False
+            self._backlog.clear()  # only left over when a BaseException cut delivery short
+        if failure is not None:
+            raise failure
         return event
 
     def subscribe(self, subscriber: Subscriber) -> Disposer:

@@ -160,3 +160,40 @@ def test_a_turn_after_a_seed_can_complete() -> None:
     close_step(child, turn, 1)
     end_turn(child, turn)
     assert child.state.balanced
+
+
+def test_events_appended_by_a_subscriber_reach_every_subscriber_in_order() -> None:
+    session = new_session()
+    seen: dict[str, list[int]] = {"first": [], "second": []}
+
+    def first(event: SessionEvent) -> None:
+        seen["first"].append(event.seq)
+        if event.type == "turn/start":  # e.g. a plugin reacting to the turn
+            session.append("user/message", {"content": [], "source": {"kind": "plugin"}})
+            session.append("user/message", {"content": [], "source": {"kind": "plugin"}})
+
+    session.subscribe(first)
+    session.subscribe(lambda event: seen["second"].append(event.seq))
+    event = session.append("turn/start", {"turn": 1, "trigger": {"kind": "message"}})
+    assert event.seq == 0
+    assert seen == {"first": [0, 1, 2], "second": [0, 1, 2]}
+
+
+def test_a_failing_subscriber_does_not_keep_events_from_the_others() -> None:
+    session = new_session()
+    seen: list[int] = []
+
+    def failing(event: SessionEvent) -> None:
+        if event.type == "turn/start":
+            session.append("user/message", {"content": [], "source": {"kind": "plugin"}})
+        raise RuntimeError(f"listener bug at {event.seq}")
+
+    session.subscribe(failing)
+    session.subscribe(lambda event: seen.append(event.seq))
+    with pytest.raises(RuntimeError, match="listener bug at 0"):  # the first failure
+        session.append("turn/start", {"turn": 1, "trigger": {"kind": "message"}})
+    assert len(session.events) == 2
+    assert seen == [0, 1]
+    with pytest.raises(RuntimeError, match="listener bug at 2"):
+        session.append("step/start", {"turn": 1, "step": 1})
+    assert seen == [0, 1, 2]

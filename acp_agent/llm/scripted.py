@@ -1,0 +1,153 @@
+"""The scripted model: model calls written by hand, per route, played like recorded ones.
+
+It is how scenarios are authored without a real model: run the real server with a script, keep
+the session logs it writes as the scenario's fixtures. Loader plugin: `acp_agent.llm.scripted`.
+
+A script is a JSON object mapping a route to its list of calls, or a list (the route `s1`). A call:
+`{"reasoning"?, "text"?, "toolCalls"?: [{"id", "name", "arguments": {...}}], "finish"?, "message"?,
+"code"?, "usage"?}`, or `{"throw": {"message", "code", "status"?, "text"?}}`, or `{"hang": true}`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, TypeAdapter
+
+from acp_agent.kernel import Context, Disposer, PluginConfig
+from acp_agent.kernel.models import Model
+from acp_agent.llm.chunks import (
+    AssistantBlock,
+    BlockEnd,
+    BlockStart,
+    Finish,
+    FinishReason,
+    ReasoningBlock,
+    ReasoningDelta,
+    StreamChunk,
+    TextBlock,
+    TextDelta,
+    ToolCallBlock,
+    ToolCallDelta,
+    Usage,
+    UsageChunk,
+)
+from acp_agent.llm.replay import ChunksEntry, HangEntry, ReplayEntry, ReplayModel, ThrowEntry, install
+
+_PIECE = re.compile(r"\S+\s*|\s+")
+
+
+class ScriptedToolCall(Model):
+    id: str
+    name: str
+    arguments: dict[str, Any] = {}
+
+
+class ScriptedCall(Model):
+    """One model answer: optional reasoning, text and tool calls, then a finish."""
+
+    reasoning: str | None = None
+    text: str | None = None
+    tool_calls: list[ScriptedToolCall] = []
+    finish: Literal["stop", "tool-calls", "max-tokens", "error"] | None = None
+    message: str | None = None
+    code: str | None = None
+    usage: Usage = Usage(input_tokens=100, output_tokens=20)
+
+
+class ScriptedThrow(Model):
+    message: str
+    code: str
+    status: int | None = None
+    text: str | None = None
+    """Text streamed before the request fails."""
+
+
+class ThrowCall(Model):
+    throw: ScriptedThrow
+
+
+class HangCall(Model):
+    hang: Literal[True]
+
+
+Call = ThrowCall | HangCall | ScriptedCall
+_script = TypeAdapter(list[Call] | dict[str, list[Call]])
+
+
+def pieces(text: str) -> list[str]:
+    """Split text the way a model streams it: a word and its trailing space per delta."""
+    return _PIECE.findall(text) or [text]
+
+
+def _text_block(index: int, kind: Literal["text", "reasoning"], text: str) -> list[StreamChunk]:
+    delta = TextDelta if kind == "text" else ReasoningDelta
+    block: AssistantBlock = TextBlock(text=text) if kind == "text" else ReasoningBlock(text=text)
+    return [
+        BlockStart(index=index, block_type=kind),
+        *(delta(index=index, text=piece) for piece in pieces(text)),
+        BlockEnd(index=index, block=block),
+    ]
+
+
+def _tool_block(index: int, call: ScriptedToolCall) -> list[StreamChunk]:
+    arguments = json.dumps(call.arguments)
+    third = max(1, len(arguments) // 3)
+    parts = ["", arguments[:third], arguments[third : 2 * third], arguments[2 * third :]]
+    return [
+        BlockStart(index=index, block_type="tool-call"),
+        *(ToolCallDelta(index=index, id=call.id, name=call.name, arguments_delta=part) for part in parts),
+        BlockEnd(index=index, block=ToolCallBlock(id=call.id, name=call.name, arguments=arguments)),
+    ]
+
+
+def _content(reasoning: str | None, text: str | None, tool_calls: list[ScriptedToolCall]) -> list[StreamChunk]:
+    chunks: list[StreamChunk] = []
+    index = 0
+    for kind, value in (("reasoning", reasoning), ("text", text)):
+        if value is not None:
+            chunks += _text_block(index, kind, value)  # type: ignore[arg-type]
+            index += 1
+    for call in tool_calls:
+        chunks += _tool_block(index, call)
+        index += 1
+    return chunks
+
+
+def compile_call(call: Call) -> ReplayEntry:
+    """The stream a scripted call stands for."""
+    if isinstance(call, HangCall):
+        return HangEntry()
+    if isinstance(call, ThrowCall):
+        failure = call.throw
+        return ThrowEntry(
+            chunks=_content(None, failure.text, []), message=failure.message, code=failure.code, status=failure.status
+        )
+    kind = call.finish or ("tool-calls" if call.tool_calls else "stop")
+    reason = FinishReason(kind=kind, message=call.message, code=call.code)
+    chunks = _content(call.reasoning, call.text, call.tool_calls)
+    return ChunksEntry(chunks=[*chunks, UsageChunk(usage=call.usage), Finish(reason=reason)])
+
+
+def compile_script(data: Any) -> dict[str, list[ReplayEntry]]:
+    """Every route's stream entries from a script (a list is the script of route `s1`)."""
+    script = _script.validate_python(data)
+    routes = {"s1": script} if isinstance(script, list) else script
+    return {route: [compile_call(call) for call in calls] for route, calls in routes.items()}
+
+
+# Loader plugin.
+name = "scripted"
+inject = ("llm",)
+
+
+class Config(PluginConfig):
+    script: str = Field(description="Path of the JSON script file.")
+
+
+def apply(ctx: Context, config: Config) -> Disposer:
+    data = json.loads(Path(config.script).read_text(encoding="utf-8"))
+    return install(ctx, ReplayModel(compile_script(data)))
