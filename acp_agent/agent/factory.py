@@ -46,16 +46,15 @@ class AgentFactory:
         route: str | None = None,
         options: AgentOptions | None = None,
         seed: Sequence[SessionEvent] = (),
-        header: SessionHeader | None = None,
         setup: Setup | None = None,
     ) -> Agent:
-        """Create and publish an agent. `header` (a loaded session's) wins over `cwd`/`route`."""
+        """Create and publish an agent (a top-level one unless `route` says otherwise)."""
         ctx = self._ctx
-        if header is None:
-            header = SessionHeader(id=str(uuid.uuid4()), created_at=now_ms(), cwd=cwd, route=route or self.next_route())
+        route = route or self.next_route()
+        header = SessionHeader(id=str(uuid.uuid4()), created_at=now_ms(), cwd=cwd, route=route)
         session = Session(header, registry=ctx.sessions.registry, seed=seed)
         scope = ctx.scope.child()
-        agent = Agent(ctx, session, options or self.defaults, scope, header.route or self.next_route())
+        agent = Agent(ctx, session, options or self.defaults, scope, route)
         try:
             if setup is not None:
                 pending = setup(agent)

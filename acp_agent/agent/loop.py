@@ -73,8 +73,8 @@ async def run_turn(agent: Agent, ticket: Ticket) -> TurnEndReason:
         session.append("turn/end", TurnEndData(turn=progress.turn, reason=TurnDisposed()))
         raise
     except Exception as exc:
-        _close_step(agent, progress, "failed", "the turn failed before this call finished")
         reason = TurnFailed(step=progress.step, message=str(exc) or type(exc).__name__, code=getattr(exc, "code", None))
+        _close_step(agent, progress, "failed", "the turn failed before this call finished")
     finally:
         agent.turn_over()
     if reason is None:  # our scope caught the cancellation
@@ -163,9 +163,11 @@ def _log_result(agent: Agent, progress: _Progress, call_id: str, result: ToolRes
 
 
 def _close_step(agent: Agent, progress: _Progress, code: str, why: str) -> None:
-    """End an open step: keep what was streamed (marked interrupted), answer owed calls."""
-    if progress.step is None:
-        return
+    """End the open step: keep what was streamed (marked interrupted), answer owed calls.
+
+    A turn ends abnormally only while a step is open: between two steps nothing awaits.
+    """
+    assert progress.step is not None
     session, assembler = agent.session, progress.assembler
     if assembler is not None and assembler.streamed and not progress.message_logged:
         session.append(

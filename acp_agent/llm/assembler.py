@@ -71,13 +71,14 @@ class BlockAssembler:
         return block
 
     def blocks(self) -> list[AssistantBlock]:
-        """The message content in block-index order."""
+        """The message content in block-index order (a block opened but still empty is left out)."""
         return [
             block.block() if isinstance(block, _Partial) else block
             for _, block in sorted(self._blocks.items())
+            if not isinstance(block, _Partial) or block.parts or block.call_id
         ]
 
     @property
     def streamed(self) -> bool:
-        """Whether any block was started, so an interrupted stream has something to keep."""
-        return bool(self._blocks)
+        """Whether anything was said yet, so an interrupted stream has something to keep."""
+        return bool(self.blocks())

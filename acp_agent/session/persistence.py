@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,8 +51,10 @@ class LoadedSession:
     repaired: bool
 
 
-def _line(model: BaseModel) -> str:
-    return model.model_dump_json(by_alias=True, exclude_none=True) + "\n"
+def _line(model: BaseModel) -> bytes:
+    # The model's own serializer, as model_dump_json uses it, minus a str round trip and per-call
+    # argument handling: about 40% of the cost of writing a streamed chunk.
+    return type(model).__pydantic_serializer__.to_json(model, by_alias=True, exclude_none=True) + b"\n"
 
 
 class SessionStore:
@@ -80,11 +81,11 @@ class SessionStore:
         # Rewrite rather than append: a resumed session may differ from its file by a repaired
         # tail. Writing aside and renaming keeps the old file intact until the new one is whole.
         staging = path.with_name(SESSION_FILE + ".tmp")
-        with staging.open("w", encoding="utf-8") as out:
+        with staging.open("wb") as out:
             out.write(_line(session.header))
             out.writelines(_line(event) for event in session.events)
         os.replace(staging, path)
-        file = path.open("a", encoding="utf-8", buffering=_BUFFER_BYTES)
+        file = path.open("ab", buffering=_BUFFER_BYTES)
 
         def write(event: SessionEvent) -> None:
             file.write(_line(event))
@@ -197,7 +198,7 @@ def _close_open_turn(state: LogState, turn: int, events: list[SessionEvent]) -> 
     the open step, and an interrupted turn/end. They take the time of the last kept event."""
     time = events[-1].time  # an open turn has at least its turn/start
 
-    def add(make: Callable[..., SessionEvent], data: BaseModel) -> None:
+    def add(make: type[SessionEvent], data: BaseModel) -> None:
         event = make(seq=state.next_seq, time=time, data=data)
         state.apply(event)
         events.append(event)

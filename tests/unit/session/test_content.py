@@ -30,7 +30,10 @@ CHUNKS = [
         BlockEnd,
     ),
     ({"type": "usage", "usage": {"inputTokens": 5, "outputTokens": 2}}, UsageChunk),
-    ({"type": "usage", "usage": {"inputTokens": 5, "outputTokens": 2, "cacheReadTokens": 1, "reasoningTokens": 1}}, UsageChunk),
+    (
+        {"type": "usage", "usage": {"inputTokens": 5, "outputTokens": 2, "cacheReadTokens": 1, "reasoningTokens": 1}},
+        UsageChunk,
+    ),
     ({"type": "finish", "reason": {"kind": "stop"}}, Finish),
     ({"type": "finish", "reason": {"kind": "error", "message": "boom", "code": "AUTH"}}, Finish),
 ]

@@ -99,7 +99,8 @@ def test_step_in_turn_names_the_open_turn() -> None:
     session = new_session()
     start_turn(session)
     error = refused(session, "step/start", {"turn": 2, "step": 1})
-    assert (error.rule, error.detail) == ("step-in-turn", "step/start names turn 2 but turn 1 is open with no open step")
+    assert error.rule == "step-in-turn"
+    assert error.detail == "step/start names turn 2 but turn 1 is open with no open step"
 
 
 def test_step_closed() -> None:
@@ -176,7 +177,8 @@ def test_call_unique_while_pending_only() -> None:
 )
 def test_step_end_matches(data: dict[str, int], where: str) -> None:
     error = refused(in_step(), "step/end", data)
-    assert (error.rule, error.detail) == ("step-end-matches", f"step/end names turn {data['turn']} step {data['step']} but {where}")
+    assert error.rule == "step-end-matches"
+    assert error.detail == f"step/end names turn {data['turn']} step {data['step']} but {where}"
 
 
 def test_step_end_matches_needs_an_open_step() -> None:
@@ -251,7 +253,8 @@ def test_a_prebuilt_event_of_an_unregistered_type_is_refused() -> None:
 def test_state_tracks_the_log() -> None:
     session = new_session()
     state = session.state
-    assert (state.open_turn, state.open_step, state.last_turn, state.last_step, state.balanced) == (None, None, 0, 0, True)
+    assert (state.open_turn, state.open_step, state.last_turn, state.last_step) == (None, None, 0, 0)
+    assert state.balanced
     start_turn(session)
     open_step(session, 1, 1, calls=["c"])
     assert (state.open_turn, state.open_step, state.last_turn, state.last_step) == (1, 1, 1, 1)
@@ -260,5 +263,6 @@ def test_state_tracks_the_log() -> None:
     assert not state.balanced
     close_step(session, 1, 1, calls=["c"])
     end_turn(session, 1)
-    assert (state.open_turn, state.open_step, state.last_turn, state.last_step, state.balanced) == (None, None, 1, 1, True)
+    assert (state.open_turn, state.open_step, state.last_turn, state.last_step) == (None, None, 1, 1)
+    assert state.balanced
     assert "registry" not in repr(LogState(default_registry()))

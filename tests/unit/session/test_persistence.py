@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -36,7 +37,7 @@ from tests.unit.session.builders import (
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> SessionStore:
+def store(tmp_path: Path) -> Iterator[SessionStore]:
     store = SessionStore(tmp_path / "sessions", registry=default_registry())
     yield store
     store.close()
@@ -242,7 +243,12 @@ def test_an_open_turn_is_closed_as_interrupted(tmp_path: Path) -> None:
             "data": {"turn": 3, "step": 1, "callId": "c3", "content": text, "isError": True, "error": error},
         },
         {"type": "step/end", "seq": kept + 2, "time": last_time, "data": {"turn": 3, "step": 1}},
-        {"type": "turn/end", "seq": kept + 3, "time": last_time, "data": {"turn": 3, "reason": {"kind": "interrupted"}}},
+        {
+            "type": "turn/end",
+            "seq": kept + 3,
+            "time": last_time,
+            "data": {"turn": 3, "reason": {"kind": "interrupted"}},
+        },
     ]
     Session(loaded.header, registry=default_registry(), seed=loaded.events)  # balanced
 
