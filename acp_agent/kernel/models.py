@@ -11,7 +11,8 @@ from pydantic.alias_generators import to_camel
 class Model(BaseModel):
     """A pydantic model whose JSON form uses camelCase keys and omits unset optional fields."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    # defer_build: a model's validator is built on first use, not at import (start-up time).
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", defer_build=True)
 
     def dump(self) -> dict[str, Any]:
         """The JSON-ready dict: aliases, no `None` fields."""
