@@ -108,7 +108,10 @@ class Connection:
             self._send.send_nowait(encode(response))
 
     def _resolve(self, response: dict[str, Any]) -> None:
-        waiter = self._waiters.get(response.get("id"))  # type: ignore[arg-type]
+        request_id = response.get("id")
+        # Our ids are ints: any other id (a list would not even hash; `false` and `0.0` equal 0)
+        # answers no request of ours.
+        waiter = self._waiters.get(request_id) if type(request_id) is int else None
         if waiter is None:
             log.warning("dropping a response to no request of ours: id %r", response.get("id"))
             return

@@ -141,9 +141,10 @@ async def _run_tools(agent: Agent, progress: _Progress, calls: list[ToolCallBloc
     def context(call_id: str) -> ToolCallContext:
         return ToolCallContext(call_id=call_id, cwd=cwd, session_id=session.id, route=agent.route, scope=agent.scope, ctx=agent.ctx)
 
-    results = await run_prepared(prepared, context)
-    for call, result in zip(calls, results):
-        _log_result(agent, progress, call.id, result)
+    def log(index: int, result: ToolResult) -> None:
+        _log_result(agent, progress, calls[index].id, result)
+
+    await run_prepared(prepared, context, on_result=log, refuse=agent.ctx.tools.refusal(agent.scope))
 
 
 def _log_result(agent: Agent, progress: _Progress, call_id: str, result: ToolResult) -> None:

@@ -75,7 +75,7 @@ class BlockAssembler:
         return [
             block.block() if isinstance(block, _Partial) else block
             for _, block in sorted(self._blocks.items())
-            if not isinstance(block, _Partial) or block.parts or block.call_id
+            if not isinstance(block, _Partial) or block.parts
         ]
 
     @property

@@ -109,6 +109,8 @@ def load_scripts(directory: Path) -> dict[str, Script]:
         for path in sorted(directory.glob("*.jsonl"))
         if (lines := read_jsonl(path)) and lines[0].get("type") == "session"
     }
+    if PRIMARY not in logs:
+        raise FixtureNotFound(f"replay fixture {primary} is not a session log (no session header)")
     routes = assign_routes(logs, PRIMARY)
     override_path = directory / OVERRIDE
     overrides: dict[str, Script] = {}

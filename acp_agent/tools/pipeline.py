@@ -59,17 +59,32 @@ def prepare(call: ToolCallBlock, registry: ToolRegistry, owner: Scope | None) ->
 
 
 async def run_prepared(
-    prepared: Sequence[PreparedCall], make_context: Callable[[str], ToolCallContext]
+    prepared: Sequence[PreparedCall],
+    make_context: Callable[[str], ToolCallContext],
+    *,
+    on_result: Callable[[int, ToolResult], None] | None = None,
+    refuse: Callable[[str], ToolResult | None] | None = None,
 ) -> list[ToolResult]:
     """Run the calls of one step; results come back in model order.
 
     Consecutive concurrency-safe calls run together in a task group, any other call runs alone.
     A tool's exception becomes an error result so the turn goes on; cancellation propagates.
+    `on_result(index, result)` hears each result, in model order, as soon as it and every earlier
+    one are final (so a cancel later in the step loses none of them). `refuse(call)`, asked just
+    before a call would run (with the tool's name), may answer it instead (a guard that closes after an earlier result).
     """
     results: dict[int, ToolResult] = {}
+    reported = 0
 
     async def run_at(index: int) -> None:
-        results[index] = await _run_one(prepared[index], make_context)
+        nonlocal reported
+        call = prepared[index]
+        refusal = refuse(call.block.name) if refuse is not None and call.error is None else None
+        results[index] = refusal or await _run_one(call, make_context)
+        while reported in results:
+            if on_result is not None:
+                on_result(reported, results[reported])
+            reported += 1
 
     for batch in _batches(prepared):
         async with anyio.create_task_group() as tg:

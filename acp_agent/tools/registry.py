@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from acp_agent.kernel.scope import Disposer, Scope
-from acp_agent.tools.base import Tool
+from acp_agent.tools.base import Tool, ToolResult
 from acp_agent.tools.errors import DuplicateTool
 
 
@@ -28,6 +28,7 @@ class ToolRegistry:
     def __init__(self) -> None:
         self._entries: list[_Entry] = []
         self._filters: dict[Scope | None, list[Callable[[str], bool]]] = {}
+        self._guards: dict[Scope | None, list[Callable[[str], str | None]]] = {}
 
     def register(self, tool: Tool[Any], *, owner: Scope | None = None) -> Disposer:
         """Add `tool` for `owner` until the returned disposer runs (or `owner` is disposed)."""
@@ -48,6 +49,31 @@ class ToolRegistry:
                 del self._filters[owner]
 
         return self._owned(owner, lift)
+
+    def guard(self, owner: Scope | None, check: Callable[[str], str | None]) -> Disposer:
+        """Let `check(tool name)` refuse `owner`'s calls just before they run: it returns the
+        reason (the model reads `Error: <reason>`) or None to let the call run."""
+        guards = self._guards.setdefault(owner, [])
+        guards.append(check)
+
+        def lift() -> None:
+            guards.remove(check)
+            if not guards:
+                del self._guards[owner]
+
+        return self._owned(owner, lift)
+
+    def refusal(self, owner: Scope | None) -> Callable[[str], ToolResult | None]:
+        """What the pipeline asks before each of `owner`'s calls runs (see `guard`)."""
+
+        def refuse(name: str) -> ToolResult | None:
+            for check in self._guards.get(owner, ()):
+                reason = check(name)
+                if reason is not None:
+                    return ToolResult.failure(reason, "refused")
+            return None
+
+        return refuse
 
     def visible(self, owner: Scope | None) -> list[Tool[Any]]:
         """The tools an agent of scope `owner` may call, in registration order."""

@@ -362,3 +362,20 @@ async def test_a_synchronous_setup_and_a_child_route(scripted: Callable[..., Con
         assert (await agent.followup(text("x")).wait()).kind == "completed"
     assert calls == ["s1/call_1"]
     assert agent.session.header.route == "s1/call_1"
+
+
+async def test_a_cancel_keeps_the_results_already_in(scripted: Callable[..., Context], tmp_path: Path) -> None:
+    calls = [
+        {"id": "quick", "name": "bash", "arguments": {"command": "echo first", "description": "d"}},
+        {"id": "slow", "name": "bash", "arguments": {"command": "sleep 30", "description": "d"}},
+    ]
+    ctx = scripted([{"toolCalls": calls}])
+    async with ctx.running():
+        agent = await ctx.agents.create(cwd=str(tmp_path))
+        ticket = agent.followup(text("go"))
+        await first(agent, "tool/result")
+        agent.cancel()
+        assert (await ticket.wait()).kind == "aborted"
+    results = of_type(agent, "tool/result")
+    assert [(r.call_id, r.is_error) for r in results] == [("quick", False), ("slow", True)]
+    assert results[0].content[0].text == "first\n"

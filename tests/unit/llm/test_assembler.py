@@ -98,7 +98,7 @@ def test_a_delta_after_block_end_reopens_the_index_from_its_deltas() -> None:
     assert assembler.blocks() == [TextBlock(text="more")]
 
 
-def test_streamed_says_whether_any_block_was_started() -> None:
+def test_streamed_says_whether_anything_was_said() -> None:
     assembler = BlockAssembler()
     assert not assembler.streamed
     assert assembler.blocks() == []
@@ -107,9 +107,25 @@ def test_streamed_says_whether_any_block_was_started() -> None:
     assembler.feed(Finish(reason=FinishReason(kind="stop")))
     assert not assembler.streamed
 
+    # A block opened but still empty is nothing to keep.
     assembler.feed(BlockStart(index=0, block_type="text"))
+    assembler.feed(BlockStart(index=1, block_type="tool-call"))
+    assert not assembler.streamed
+    assert assembler.blocks() == []
+
+    assembler.feed(TextDelta(index=0, text="a"))
     assert assembler.streamed
-    assert assembler.blocks() == [TextBlock(text="")]
+    assert assembler.blocks() == [TextBlock(text="a")]
+
+
+def test_a_tool_call_is_kept_from_its_first_delta_even_without_argument_text() -> None:
+    assembler = assemble(
+        BlockStart(index=0, block_type="tool-call"),
+        ToolCallDelta(index=0, id="call_1", name="bash", arguments_delta=""),
+    )
+
+    assert assembler.streamed
+    assert assembler.blocks() == [ToolCallBlock(id="call_1", name="bash", arguments="")]
 
 
 def test_blocks_come_in_index_order_whatever_the_arrival_order() -> None:

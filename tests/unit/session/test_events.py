@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
@@ -14,7 +15,7 @@ from acp_agent.session import (
 from tests.paths import UPSTREAM
 
 
-def upstream_logs() -> list:
+def upstream_logs() -> list[Path]:
     if not UPSTREAM.is_dir():
         pytest.skip("the shared upstream scenarios are absent")
     logs = sorted(UPSTREAM.glob("*/session*.jsonl"))

@@ -269,3 +269,56 @@ async def test_cancellation_propagates(safe: bool) -> None:
     assert not reached_end  # not swallowed into an error result
     if not safe:
         assert finished == []  # the sequential rest of the step does not run
+
+
+@pytest.mark.anyio
+async def test_results_are_reported_in_model_order_as_soon_as_they_are_final() -> None:
+    release_first = anyio.Event()
+    reported: list[tuple[int, str]] = []
+
+    async def slow(call: ToolCallContext) -> ToolResult:
+        await release_first.wait()
+        return ToolResult.text("slow")
+
+    async def fast(call: ToolCallContext) -> ToolResult:
+        return ToolResult.text("fast")
+
+    registry = ToolRegistry()
+    registry.register(FuncTool("slow", slow, concurrency_safe=True))
+    registry.register(FuncTool("fast", fast, concurrency_safe=True))
+    prepared = [prepare(block(name), registry, None) for name in ("slow", "fast")]
+
+    async def release() -> None:
+        await anyio.sleep(0.05)
+        assert reported == []  # "fast" is done but waits behind "slow"
+        release_first.set()
+
+    with anyio.fail_after(2):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(release)
+            await run_prepared(prepared, call_context, on_result=lambda i, r: reported.append((i, text(r))))
+    assert reported == [(0, "slow"), (1, "fast")]
+
+
+@pytest.mark.anyio
+async def test_a_guard_refuses_calls_just_before_they_run() -> None:
+    closed: list[str] = []
+    registry = ToolRegistry()
+    registry.register(EchoTool())
+
+    def check(name: str) -> str | None:
+        return f"the run is complete, so `{name}` is not executed" if closed else None
+
+    registry.guard(None, check)
+    other_owner = Scope()
+    lift = registry.guard(other_owner, lambda name: "never")
+    prepared = [prepare(block("echo", {"text": t}, call_id=t), registry, None) for t in ("a", "b")]
+    results = await run_prepared(
+        prepared, call_context, on_result=lambda i, r: closed.append("x"), refuse=registry.refusal(None)
+    )
+    assert text(results[0]) == "a: a"
+    assert text(results[1]) == "Error: the run is complete, so `echo` is not executed"
+    assert results[1].error is not None and results[1].error.code == "refused"
+    lift()
+    lift()
+    assert registry.refusal(other_owner)("echo") is None

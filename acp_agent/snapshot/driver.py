@@ -1,0 +1,163 @@
+"""Drive a scenario's steps through a `Client`, one at a time, each waiting for its answer."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from acp_agent.snapshot.client import Client, encode
+from acp_agent.snapshot.errors import ServerGone
+from acp_agent.snapshot.frames import Frame, session_update
+from acp_agent.snapshot.scenario import (
+    Cancel,
+    Initialize,
+    NewSession,
+    NewSessionExpectError,
+    Prompt,
+    PromptAndCancel,
+    PromptExpectError,
+    Raw,
+    Step,
+)
+
+PROTOCOL_VERSION = 1
+INITIALIZE_PARAMS = {
+    "protocolVersion": PROTOCOL_VERSION,
+    "clientCapabilities": {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False},
+}
+NO_SESSION = "no session yet: a newSession step must come first"
+
+
+class Driver:
+    def __init__(self, client: Client, cwd: Path, timeout: float) -> None:
+        self.client = client
+        self.cwd = cwd
+        self.timeout = timeout
+        self.session_id: str | None = None
+
+    async def run(self, steps: Sequence[Step]) -> list[str]:
+        """Take the steps in order; a step that finds something wrong adds a failure and the run
+        goes on, but a timeout or a vanished server ends the driving (nothing later could work)."""
+        failures = []
+        for number, step in enumerate(steps, 1):
+            label = f"step {number} ({step.op})"
+            try:
+                with anyio.fail_after(self.timeout):
+                    problem = await self.step(step)
+            except TimeoutError:
+                failures.append(f"{label}: no answer within {self.timeout:g} s")
+                break
+            except ServerGone as exc:
+                failures.append(f"{label}: {exc}")
+                break
+            if problem is not None:
+                failures.append(f"{label}: {problem}")
+        return failures
+
+    async def step(self, step: Step) -> str | None:
+        """Take one step; what went wrong, or None."""
+        client = self.client
+        match step:
+            case Initialize():
+                return _expect_result(await client.call("initialize", INITIALIZE_PARAMS))
+            case NewSession():
+                response = await client.call("session/new", {"cwd": str(self.cwd), "mcpServers": []})
+                if "result" in response:
+                    self.session_id = response["result"]["sessionId"]
+                return _expect_result(response)
+            case NewSessionExpectError():
+                params: dict[str, Any] = {"cwd": str(self.cwd) if step.cwd is None else step.cwd, "mcpServers": []}
+                if step.additional_directories is not None:
+                    params["additionalDirectories"] = step.additional_directories
+                return _expect_error(await client.call("session/new", params))
+            case Raw():
+                return await self._raw(step)
+        if self.session_id is None:
+            return NO_SESSION
+        match step:
+            case Prompt():
+                return _expect_result(await client.call("session/prompt", self._prompt(step.text)))
+            case PromptExpectError():
+                return _expect_error(await client.call("session/prompt", self._prompt(step.text)))
+            case PromptAndCancel():
+                return await self._prompt_and_cancel(step.text, self.session_id)
+            case Cancel():
+                await client.notify("session/cancel", {"sessionId": self.session_id})
+        return None
+
+    def _prompt(self, text: str) -> dict[str, Any]:
+        return {"sessionId": self.session_id, "prompt": [{"type": "text", "text": text}]}
+
+    async def _prompt_and_cancel(self, text: str, session_id: str) -> str | None:
+        def streams_text(frame: Frame) -> bool:
+            update = session_update(frame)
+            return (
+                update is not None
+                and frame["params"].get("sessionId") == session_id
+                and update.get("sessionUpdate") == "agent_message_chunk"
+            )
+
+        chunk = self.client.watch(streams_text)
+        pending = await self.client.request("session/prompt", self._prompt(text))
+        await _first(chunk, pending.done)
+        if not chunk.is_set():
+            return f"answered before any agent_message_chunk: {encode(await pending.wait())[:200]}"
+        await self.client.notify("session/cancel", {"sessionId": session_id})
+        response = await pending.wait()
+        if response.get("result") != {"stopReason": "cancelled"}:
+            return f'expected the result {{"stopReason":"cancelled"}}, got {encode(response)[:200]}'
+        return None
+
+    async def _raw(self, step: Raw) -> str | None:
+        line = step.line * step.repeat
+        await self.client.write(line)
+        if _is_notification(line):
+            return None
+        response = await self.client.unclaimed()
+        for item in response if isinstance(response, list) else [response]:
+            problem = _expect_result(item) if step.expect_error is None else _expect_error(item, step.expect_error)
+            if problem is not None:
+                return problem
+        return None
+
+
+def _is_notification(line: str) -> bool:
+    """Whether the server must not answer the line: a request without an id (or a batch of them)."""
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return False
+    items = obj if isinstance(obj, list) and obj else [obj]
+    return all(isinstance(item, dict) and "method" in item and "id" not in item for item in items)
+
+
+def _expect_result(response: dict[str, Any]) -> str | None:
+    if "error" in response:
+        error = response["error"] or {}
+        return f"unexpected error {error.get('code')}: {error.get('message')}"
+    return None
+
+
+def _expect_error(response: dict[str, Any], code: int | None = None) -> str | None:
+    if "error" not in response:
+        return f"expected an error, got the result {encode(response.get('result'))[:200]}"
+    actual = (response["error"] or {}).get("code")
+    if code is not None and actual != code:
+        return f"expected error {code}, got error {actual}: {(response['error'] or {}).get('message')}"
+    return None
+
+
+async def _first(*events: anyio.Event) -> None:
+    """Return as soon as one of the events is set."""
+    async with anyio.create_task_group() as tasks:
+
+        async def wait(event: anyio.Event) -> None:
+            await event.wait()
+            tasks.cancel_scope.cancel()
+
+        for event in events:
+            tasks.start_soon(wait, event)

@@ -1,0 +1,165 @@
+"""Normalize a run so that its snapshot is the same on every machine and every run (DESIGN §10).
+
+Volatile values become stable placeholders: JSON-RPC ids are renumbered in order of appearance
+(one numbering for responses to the client's requests, one for the agent's own requests),
+session ids become `{{sessionId:N}}` and other UUIDs `{{uuid:N}}` by first appearance, the run's
+temp cwd becomes `{{cwd}}` inside any string, and log times and `createdAt` become 0. Everything
+else is kept, key order included, so a snapshot reads as what the editor saw.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from acp_agent.snapshot.frames import Frame, is_agent_request, is_response
+from acp_agent.snapshot.runner import RunResult
+
+CWD = "{{cwd}}"
+UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+def dumps(value: Any) -> str:
+    """One line of compact JSON, keys in the order they came (as the server writes frames)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def map_strings(value: Any, change: Callable[[str], str]) -> Any:
+    """A copy of a JSON value with `change` applied to every string in it (keys excepted)."""
+    if isinstance(value, str):
+        return change(value)
+    if isinstance(value, list):
+        return [map_strings(item, change) for item in value]
+    if isinstance(value, dict):
+        return {key: map_strings(item, change) for key, item in value.items()}
+    return value
+
+
+class Placeholders:
+    """The tables behind the placeholders, shared by a run's transcript and its logs so the same
+    session is the same `{{sessionId:N}}` in both."""
+
+    def __init__(self, cwd: str) -> None:
+        self.cwd = cwd
+        self.sessions: dict[str, str] = {}
+        self.uuids: dict[str, str] = {}
+
+    def learn_session(self, session_id: Any) -> None:
+        if isinstance(session_id, str) and session_id not in self.sessions:
+            self.sessions[session_id] = f"{{{{sessionId:{len(self.sessions) + 1}}}}}"
+
+    def text(self, text: str) -> str:
+        if self.cwd:
+            text = text.replace(self.cwd, CWD)
+        for session_id, placeholder in self.sessions.items():
+            text = text.replace(session_id, placeholder)
+        return UUID.sub(self._uuid, text)
+
+    def _uuid(self, match: re.Match[str]) -> str:
+        return self.uuids.setdefault(match[0], f"{{{{uuid:{len(self.uuids) + 1}}}}}")
+
+    def value(self, value: Any) -> Any:
+        """`value` with every string in it (not the keys) normalized."""
+        return map_strings(value, self.text)
+
+
+class _Ids:
+    """Renumbers JSON-RPC ids 1, 2, ... in order of first appearance (null stays null)."""
+
+    def __init__(self) -> None:
+        self._table: dict[str, int] = {}
+
+    def __call__(self, frame: dict[str, Any]) -> dict[str, Any]:
+        if frame.get("id") is None:
+            return frame
+        number = self._table.setdefault(dumps(frame["id"]), len(self._table) + 1)
+        return {**frame, "id": number}
+
+
+@dataclass(frozen=True)
+class Normalized:
+    transcript: list[str]
+    """The stdout frames, one per line."""
+    logs: dict[str, list[str]]
+    """Each session log, one line per event, header first, keyed by route in route order."""
+
+    def text(self) -> str:
+        """The snapshot document: the transcript, then each log under a heading naming its route."""
+        parts = ["--- stdout ---", *self.transcript]
+        for route, lines in self.logs.items():
+            parts += ["", f"--- log {route} ---", *lines]
+        return "\n".join(parts) + "\n"
+
+
+def normalize_run(result: RunResult) -> Normalized:
+    frames = [_parse(line) for line in result.stdout]
+    placeholders = Placeholders(str(result.cwd))
+    # Session ids are numbered as they first appear: on the wire first, then in the logs (a child
+    # session the client never saw).
+    for frame in frames:
+        for session_id in _session_ids(frame):
+            placeholders.learn_session(session_id)
+    for lines in result.logs.values():
+        if lines and isinstance(lines[0], dict):
+            placeholders.learn_session(lines[0].get("id"))
+            placeholders.learn_session(lines[0].get("parentSession"))
+    # Seam: concurrent children's frames (a `_meta` naming a child route, see frames.child_route)
+    # get their canonical order here once subagents exist: by route, each child's own order kept.
+    transcript = normalize_frames(frames, placeholders)
+    logs = {route: [dumps(line) for line in normalize_log(lines, placeholders)] for route, lines in result.logs.items()}
+    return Normalized(transcript, logs)
+
+
+def normalize_frames(frames: Sequence[Frame], placeholders: Placeholders) -> list[str]:
+    responses, requests = _Ids(), _Ids()
+    out = []
+    for frame in frames:
+        if isinstance(frame, _Unparsed):
+            out.append(placeholders.text(frame.line))
+            continue
+        if is_response(frame):
+            frame = [responses(item) for item in frame] if isinstance(frame, list) else responses(frame)
+        elif is_agent_request(frame):
+            frame = requests(frame)
+        out.append(dumps(placeholders.value(frame)))
+    return out
+
+
+def normalize_log(lines: Iterable[Any], placeholders: Placeholders) -> list[Any]:
+    """A log with times zeroed (`createdAt` of the header, `time` of each event) and strings normalized."""
+    out = []
+    for line in lines:
+        if isinstance(line, dict):
+            line = {key: 0 if key in ("createdAt", "time") else value for key, value in line.items()}
+        out.append(placeholders.value(line))
+    return out
+
+
+@dataclass(frozen=True)
+class _Unparsed:
+    """A stdout line that is not JSON (a server bug the run reports): kept as it is."""
+
+    line: str
+
+
+def _parse(line: str) -> Frame:
+    try:
+        return json.loads(line)
+    except ValueError:
+        return _Unparsed(line)
+
+
+def _session_ids(value: Any) -> Iterable[Any]:
+    """Every `sessionId` value in a frame, in document order."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "sessionId":
+                yield item
+            else:
+                yield from _session_ids(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _session_ids(item)

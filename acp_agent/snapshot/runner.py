@@ -1,0 +1,136 @@
+"""Run a scenario against the real server: spawn it, drive the steps, capture everything.
+
+The server runs as a subprocess (`python -m acp_agent --config <config>`) with the scenario
+directory as its replay fixtures, a copy of the scenario's `workspace/` as the session cwd and a
+fresh sessions directory, so a run sees exactly what an editor would and leaves no trace behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import anyio
+from anyio.abc import ByteReceiveStream, Process
+
+from acp_agent.snapshot.client import Client
+from acp_agent.snapshot.driver import Driver
+from acp_agent.snapshot.scenario import WORKSPACE, load_scenario
+
+SNAPSHOT_CONFIG = "cordis.snapshot.yml"
+RECORD_CONFIG = "cordis.record.yml"
+STEP_TIMEOUT = 20.0
+"""Seconds a step may wait for its answer, and the server for its exit once stdin is closed.
+Replayed steps take milliseconds: reaching this means something hangs."""
+REPLAY_PROBLEM = "replay: "
+
+
+def packaged_config(name: str) -> Path:
+    """A loader config shipped in the package (found where the package is installed)."""
+    return Path(str(resources.files("acp_agent") / name))
+
+
+@dataclass
+class RunResult:
+    stdout: list[str]
+    """Every stdout line, in order, as written."""
+    stderr: str
+    logs: dict[str, list[Any]]
+    """Each persisted session log (header first), keyed by route, in route order."""
+    cwd: Path
+    """The session cwd: the copy of `workspace/` that the run may have changed."""
+    sent: list[str]
+    """Every line written to the server's stdin, in order."""
+    exit_code: int | None
+    failures: list[str]
+
+
+async def run_scenario(
+    directory: Path,
+    workdir: Path,
+    *,
+    config: Path | None = None,
+    jitter: int | None = None,
+    env: Mapping[str, str] | None = None,
+    server: Sequence[str] | None = None,
+    timeout: float = STEP_TIMEOUT,
+) -> RunResult:
+    """Run the scenario in `directory`, working under `workdir` (an empty directory the caller
+    owns and removes). `server` replaces the whole server command (tests use a fake server)."""
+    scenario = load_scenario(directory)
+    directory, workdir = directory.resolve(), workdir.resolve()
+    cwd, sessions = workdir / "cwd", workdir / "sessions"
+    if (directory / WORKSPACE).is_dir():
+        shutil.copytree(directory / WORKSPACE, cwd, symlinks=True)
+    else:
+        cwd.mkdir()
+    sessions.mkdir()
+    command = server or [sys.executable, "-m", "acp_agent", "--config", str(config or packaged_config(SNAPSHOT_CONFIG))]
+    child_env = {**os.environ, "ACP_AGENT_FIXTURES": str(directory), "ACP_AGENT_SESSIONS": str(sessions), **(env or {})}
+    if jitter is not None:
+        child_env["ACP_AGENT_REPLAY_JITTER"] = str(jitter)
+    stderr = bytearray()
+    async with await anyio.open_process(list(command), env=child_env) as process:
+        assert process.stdin and process.stdout and process.stderr  # all three are pipes
+        client = Client(process.stdin, scenario.permissions)
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(client.read, process.stdout)
+            tasks.start_soon(_collect, process.stderr, stderr)
+            failures = await Driver(client, cwd, timeout).run(scenario.steps)
+            await process.stdin.aclose()  # EOF: the server cancels what runs, flushes logs, exits
+            failures += await _wait_exit(process, timeout)
+    stderr_text = stderr.decode("utf-8", errors="replace")
+    logs, log_problems = read_logs(sessions)
+    failures += client.failures + client.leftovers() + log_problems
+    failures += [f"server stderr: {line}" for line in stderr_text.splitlines() if REPLAY_PROBLEM in line]
+    return RunResult(client.stdout, stderr_text, logs, cwd, client.sent, process.returncode, failures)
+
+
+async def _collect(stream: ByteReceiveStream, into: bytearray) -> None:
+    async for chunk in stream:
+        into += chunk
+
+
+async def _wait_exit(process: Process, timeout: float) -> list[str]:
+    with anyio.move_on_after(timeout):
+        code = await process.wait()
+        return [f"the server exited with code {code}"] if code else []
+    process.kill()
+    await process.wait()
+    return [f"the server did not exit within {timeout:g} s of its stdin closing (killed)"]
+
+
+def read_logs(sessions: Path) -> tuple[dict[str, list[Any]], list[str]]:
+    """Every `<sessions>/*/session.jsonl`, parsed, keyed by its header's route, in route order;
+    and the lines that are not JSON (a log the server left torn)."""
+    logs: dict[str, list[Any]] = {}
+    problems = []
+    for path in sorted(sessions.glob("*/session.jsonl")):
+        lines = []
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            try:
+                lines.append(json.loads(line))
+            except ValueError:
+                problems.append(f"session log {path.parent.name} line {number} is not JSON: {line[:200]!r}")
+        header = lines[0] if lines and isinstance(lines[0], dict) else {}
+        logs[header.get("route") or path.parent.name] = lines
+    return {route: logs[route] for route in sorted(logs, key=route_key)}, problems
+
+
+def route_key(route: str) -> tuple[tuple[str | int, ...], ...]:
+    """Routes in natural order, segment by segment: s2 before s10, a parent before its children."""
+    return tuple(
+        tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", segment))
+        for segment in route.split("/")
+    )
+
+
+

@@ -1,0 +1,306 @@
+"""The ACP methods through the real server process, spoken as raw NDJSON on its stdio."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.wire import RECORD_CONFIG, SNAPSHOT_CONFIG, Frame, Wire, spawn_server
+from tests.paths import UPSTREAM
+
+pytestmark = pytest.mark.anyio
+
+AGENT_CAPABILITIES = {
+    "loadSession": False,
+    "promptCapabilities": {"image": False, "audio": False, "embeddedContext": False},
+}
+
+
+def text(value: str) -> dict[str, str]:
+    return {"type": "text", "text": value}
+
+
+def check_stdout(wire: Wire) -> None:
+    """Stdout held JSON-RPC 2.0 frames and nothing else."""
+    assert wire.garbage == []
+    for frame in wire.received:
+        assert frame["jsonrpc"] == "2.0"
+        assert ("method" in frame) != ("result" in frame or "error" in frame), frame
+
+
+def session_log(sessions: Path, session_id: str) -> list[dict[str, Any]]:
+    lines = (sessions / session_id / "session.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def message_text(wire: Wire, session_id: str, kind: str = "agent_message_chunk") -> str:
+    return "".join(
+        u["update"]["content"]["text"] for u in wire.updates(session_id) if u["update"]["sessionUpdate"] == kind
+    )
+
+
+class Scripted:
+    """A scripted-model server: the script, the session directory and a workspace in `tmp_path`."""
+
+    def __init__(self, tmp_path: Path, calls: Any) -> None:
+        self.sessions = tmp_path / "sessions"
+        self.cwd = tmp_path / "work"
+        self.cwd.mkdir()
+        self.script = tmp_path / "script.json"
+        self.script.write_text(json.dumps(calls), encoding="utf-8")
+        self.exit_code: int | None = None
+
+    @asynccontextmanager
+    async def serve(self) -> AsyncIterator[Wire]:
+        env = {"ACP_AGENT_SCRIPT": str(self.script), "ACP_AGENT_SESSIONS": str(self.sessions)}
+        async with spawn_server(config=RECORD_CONFIG, env=env) as wire:
+            yield wire
+            self.exit_code = await wire.finish()
+        check_stdout(wire)
+
+    async def new_session(self, wire: Wire) -> str:
+        await wire.request("initialize", {"protocolVersion": 1})
+        response = await wire.request("session/new", {"cwd": str(self.cwd), "mcpServers": []})
+        return str(response["result"]["sessionId"])
+
+
+def error_of(response: Frame) -> tuple[int, str]:
+    assert "error" in response, response
+    return response["error"]["code"], response["error"]["message"]
+
+
+async def test_initialize_answers_version_1_and_refuses_every_authentication_method(tmp_path: Path) -> None:
+    server = Scripted(tmp_path, [])
+    async with server.serve() as wire:
+        for sent in (1, 0, 2, 99):
+            response = await wire.request(
+                "initialize",
+                {
+                    "protocolVersion": sent,
+                    "clientCapabilities": {"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": True},
+                    "clientInfo": {"name": "test", "version": "1"},
+                },
+            )
+            result = response["result"]
+            assert result["protocolVersion"] == 1
+            assert result["authMethods"] == []
+            assert result["agentCapabilities"] == AGENT_CAPABILITIES
+            assert result["agentInfo"]["name"] == "acp-agent"
+        for method_id in ("api-key", "", "agent"):
+            code, message = error_of(await wire.request("authenticate", {"methodId": method_id}))
+            assert code == -32602
+            assert repr(method_id) in message
+    assert server.exit_code == 0
+
+
+async def test_session_new_validates_cwd_and_directories_and_accepts_mcp_servers(tmp_path: Path) -> None:
+    server = Scripted(tmp_path, [])
+    async with server.serve() as wire:
+        await wire.request("initialize", {"protocolVersion": 1})
+        code, message = error_of(await wire.request("session/new", {"cwd": "work", "mcpServers": []}))
+        assert code == -32602
+        assert "cwd" in message and "'work'" in message
+        code, message = error_of(
+            await wire.request(
+                "session/new", {"cwd": str(server.cwd), "mcpServers": [], "additionalDirectories": [str(tmp_path)]}
+            )
+        )
+        assert code == -32602
+        assert "additionalDirectories" in message
+        assert wire.stderr_text.count("MCP") == 0
+        mcp = {"name": "files", "command": "/usr/bin/mcp-files", "args": ["--root", "/"], "env": []}
+        created = await wire.request(
+            "session/new", {"cwd": str(server.cwd), "mcpServers": [mcp], "additionalDirectories": []}
+        )
+        session_id = created["result"]["sessionId"]
+    assert created["result"] == {"sessionId": session_id}
+    assert "MCP servers are not supported yet; ignoring 1 configured server(s)" in wire.stderr_text
+    assert session_log(server.sessions, session_id)[0]["cwd"] == str(server.cwd)
+
+
+async def test_prompt_errors_name_the_culprit_and_leave_the_session_usable(tmp_path: Path) -> None:
+    server = Scripted(tmp_path, [{"text": "Still here."}])
+    async with server.serve() as wire:
+        session_id = await server.new_session(wire)
+        code, message = error_of(
+            await wire.request("session/prompt", {"sessionId": "no-such-session", "prompt": [text("hi")]})
+        )
+        assert (code, message) == (-32002, "Resource not found: session 'no-such-session'")
+        unsupported = [
+            ({"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}, "'image'"),
+            ({"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"}, "'audio'"),
+            ({"type": "resource", "resource": {"uri": "file:///a", "text": "x"}}, "'resource'"),
+            ({"text": "no type"}, "None"),
+        ]
+        for block, named in unsupported:
+            code, message = error_of(
+                await wire.request("session/prompt", {"sessionId": session_id, "prompt": [text("look"), block]})
+            )
+            assert code == -32602
+            assert "prompt[1]" in message and named in message and "not supported" in message
+        code, message = error_of(
+            await wire.request("session/prompt", {"sessionId": session_id, "prompt": [{"type": "resource_link"}]})
+        )
+        assert code == -32602
+        assert "prompt[0]" in message and "uri" in message and "name" in message
+        link = {"type": "resource_link", "uri": "file:///etc/hosts", "name": "hosts"}
+        answered = await wire.request("session/prompt", {"sessionId": session_id, "prompt": [text("hi"), link]})
+    assert answered["result"] == {"stopReason": "end_turn"}
+    assert message_text(wire, session_id) == "Still here."
+    log = session_log(server.sessions, session_id)
+    assert [e["data"]["turn"] for e in log if e.get("type") == "turn/start"] == [1]  # refused prompts left no trace
+    assert next(e for e in log if e.get("type") == "user/message")["data"]["content"] == [text("hi"), link]
+
+
+async def test_a_second_prompt_on_a_busy_session_is_refused_while_the_first_completes(tmp_path: Path) -> None:
+    go = tmp_path / "go"
+    wait_for_go = f"while [ ! -e {go} ]; do sleep 0.01; done; echo went"
+    server = Scripted(
+        tmp_path,
+        [{"toolCalls": [{"id": "call_wait", "name": "bash", "arguments": {"command": wait_for_go}}]}, {"text": "First."}],
+    )
+    async with server.serve() as wire:
+        session_id = await server.new_session(wire)
+        first = await wire.start("session/prompt", {"sessionId": session_id, "prompt": [text("one")]})
+        await wire.wait_for(lambda f: f.get("params", {}).get("update", {}).get("sessionUpdate") == "tool_call")
+        code, message = error_of(await wire.request("session/prompt", {"sessionId": session_id, "prompt": [text("two")]}))
+        assert code == -32600
+        assert "already has a prompt running" in message and session_id in message
+        go.touch()
+        answered = await wire.response(first)
+    assert answered["result"] == {"stopReason": "end_turn"}
+    assert message_text(wire, session_id) == "First."
+    done = [u["update"] for u in wire.updates(session_id) if u["update"]["sessionUpdate"] == "tool_call_update"]
+    assert done == [
+        {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": "call_wait",
+            "status": "completed",
+            "content": [{"type": "content", "content": text("```console\nwent\n```")}],
+        }
+    ]
+    log = session_log(server.sessions, session_id)
+    assert [e["data"]["content"] for e in log if e.get("type") == "user/message"] == [[text("one")]]
+
+
+async def test_cancel_ends_a_running_prompt_and_is_a_no_op_for_unknown_or_idle_sessions(tmp_path: Path) -> None:
+    server = Scripted(tmp_path, [{"hang": True}, {"text": "Fine."}])
+    async with server.serve() as wire:
+        session_id = await server.new_session(wire)
+        await wire.notify("session/cancel", {"sessionId": session_id})  # idle
+        await wire.notify("session/cancel", {"sessionId": "no-such-session"})
+        await wire.notify("session/cancel", {"sessionId": 7})  # wrong type: a notification is never answered
+        await wire.notify("session/cancel", {})
+        prompt = await wire.start("session/prompt", {"sessionId": session_id, "prompt": [text("hang")]})
+        await wire.wait_for(lambda f: f.get("method") == "session/update")
+        await wire.notify("session/cancel", {"sessionId": session_id})
+        assert (await wire.response(prompt))["result"] == {"stopReason": "cancelled"}
+        await wire.notify("session/cancel", {"sessionId": session_id})  # idle again
+        again = await wire.request("session/prompt", {"sessionId": session_id, "prompt": [text("again")]})
+        assert again["result"] == {"stopReason": "end_turn"}
+    assert [f["id"] for f in wire.responses()] == [1, 2, prompt, prompt + 1]
+    assert message_text(wire, session_id) == "partialFine."
+    ends = [e["data"]["reason"] for e in session_log(server.sessions, session_id) if e.get("type") == "turn/end"]
+    assert ends == [{"kind": "aborted", "reason": "cancelled by the client"}, {"kind": "completed"}]
+
+
+async def test_turn_failures_and_limits_answer_the_prompt(tmp_path: Path) -> None:
+    many_steps = [{"toolCalls": [{"id": f"c{i}", "name": "no_such_tool", "arguments": {}}]} for i in range(50)]
+    server = Scripted(
+        tmp_path,
+        [
+            {"throw": {"message": "simulated provider error (HTTP 401)", "code": "AUTH", "status": 401}},
+            {"text": "Cut", "finish": "max-tokens"},
+            *many_steps,
+        ],
+    )
+    async with server.serve() as wire:
+        session_id = await server.new_session(wire)
+        failed = await wire.request("session/prompt", {"sessionId": session_id, "prompt": [text("fail")]})
+        cut = await wire.request("session/prompt", {"sessionId": session_id, "prompt": [text("cut")]})
+        capped = await wire.request("session/prompt", {"sessionId": session_id, "prompt": [text("loop")]})
+    assert error_of(failed) == (-32603, "Internal error: turn failed: simulated provider error (HTTP 401)")
+    assert cut["result"] == {"stopReason": "max_tokens"}
+    assert capped["result"] == {"stopReason": "max_turn_requests"}
+    failures = [u["update"] for u in wire.updates(session_id) if u["update"].get("status") == "failed"]
+    assert len(failures) == 50
+    assert failures[0]["content"] == [{"type": "content", "content": text("Error: unknown tool 'no_such_tool'")}]
+
+
+async def test_garbage_is_answered_or_ignored_and_the_server_keeps_serving(tmp_path: Path) -> None:
+    server = Scripted(tmp_path, [])
+    async with server.serve() as wire:
+        await wire.send_raw(b"{this is not json\n")
+        await wire.send_raw(b"\n   \n")
+        await wire.send_raw(b'{"jsonrpc":"2.0","id":"big","method":"initialize","params":{"pad":"' + b"x" * 1_000_000 + b'"}}\n')
+        await wire.send_raw(b"[" + b"1," * 500_000 + b"1]\n")  # a 1 MB line that is valid JSON but no request
+        await wire.send_raw(b"\xff\xfe\xfd\n")
+        await wire.send({"jsonrpc": "2.0", "id": "t", "method": "initialize", "params": {"protocolVersion": "1"}})
+        await wire.send({"jsonrpc": "2.0", "id": "p", "method": "initialize", "params": [1]})
+        await wire.send({"jsonrpc": "2.0", "id": "u", "method": "session/load", "params": {}})
+        await wire.send({"jsonrpc": "2.0", "method": "no/such/notification", "params": {}})
+        await wire.send({"jsonrpc": "2.0", "id": [1], "result": {}})  # a response to nothing, with an odd id
+        await wire.send({"jsonrpc": "2.0", "id": 12345, "error": {"code": 1, "message": "stray"}})
+        await wire.send({"jsonrpc": "2.0", "id": True, "method": "initialize", "params": {"protocolVersion": 1}})
+        answered = await wire.request("initialize", {"protocolVersion": 1})
+    assert answered["result"]["protocolVersion"] == 1
+    errors = [(f.get("id"), f["error"]["code"]) for f in wire.responses() if "error" in f]
+    print("ERRS", errors, wire.stderr_text[-3000:])
+    assert errors == [
+        (None, -32700),
+        ("big", -32602),
+        (None, -32600),
+        (None, -32700),
+        ("t", -32602),
+        ("p", -32602),
+        ("u", -32601),
+        (None, -32600),
+    ]
+    assert len(wire.responses()) == len(errors) + 1
+    assert "Traceback" not in wire.stderr_text
+
+
+async def test_stdin_eof_during_a_turn_cancels_it_and_exits_0_with_the_log_closed(tmp_path: Path) -> None:
+    server = Scripted(tmp_path, [{"text": "One."}, {"hang": True}])
+    async with server.serve() as wire:
+        session_id = await server.new_session(wire)
+        assert (await wire.request("session/prompt", {"sessionId": session_id, "prompt": [text("one")]}))["result"] == {
+            "stopReason": "end_turn"
+        }
+        hanging = await wire.start("session/prompt", {"sessionId": session_id, "prompt": [text("two")]})
+        await wire.wait_for(lambda f: f.get("params", {}).get("update", {}).get("content", {}).get("text") == "partial")
+    assert server.exit_code == 0
+    assert wire.received[-1] == {"jsonrpc": "2.0", "result": {"stopReason": "cancelled"}, "id": hanging}
+    log = session_log(server.sessions, session_id)
+    assert log[0]["type"] == "session"
+    assert log[-1]["type"] == "turn/end"
+    assert log[-1]["data"] == {"turn": 2, "reason": {"kind": "aborted", "reason": "the client closed the connection"}}
+    assert [e["seq"] for e in log[1:]] == list(range(len(log) - 1))
+
+
+@pytest.mark.skipif(not (UPSTREAM / "text-turn").is_dir(), reason="shared upstream scenarios absent")
+async def test_a_replayed_upstream_turn_through_the_snapshot_config(tmp_path: Path) -> None:
+    scenario = UPSTREAM / "text-turn"
+    golden = [json.loads(line) for line in (scenario / "stdout.golden.jsonl").read_text().splitlines()]
+    sessions = tmp_path / "sessions"
+    env = {"ACP_AGENT_FIXTURES": str(scenario), "ACP_AGENT_SESSIONS": str(sessions)}
+    async with spawn_server(config=SNAPSHOT_CONFIG, env=env) as wire:
+        await wire.request("initialize", {"protocolVersion": 1})
+        session_id = (await wire.request("session/new", {"cwd": str(tmp_path), "mcpServers": []}))["result"]["sessionId"]
+        prompt = json.loads((scenario / "input.json").read_text())["steps"][2]["text"]
+        answered = await wire.request("session/prompt", {"sessionId": session_id, "prompt": [text(prompt)]})
+        exit_code = await wire.finish()
+    check_stdout(wire)
+    assert exit_code == 0
+    assert answered["result"] == golden[-1]["result"]
+    golden_updates = [f["params"]["update"] for f in golden if f.get("method") == "session/update"]
+    assert [u["update"] for u in wire.updates(session_id)] == golden_updates
+    assert "replay:" not in wire.stderr_text
+    log = session_log(sessions, session_id)
+    assert log[0]["route"] == "s1"
+    assert log[-1] == {**log[-1], "type": "turn/end", "data": {"turn": 1, "reason": {"kind": "completed"}}}

@@ -1,0 +1,505 @@
+"""`Connection.serve` in-process: a memory stream of lines in, a collecting `write` out."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import pytest
+from anyio.streams.memory import MemoryObjectSendStream
+from jsonrpcserver import Success
+from jsonrpcserver.methods import Methods
+
+from acp_agent.acp.connection import Connection, check_request, encode
+from acp_agent.acp.errors import INTERNAL_ERROR, ClientError
+from acp_agent.acp.server import METHODS
+
+pytestmark = pytest.mark.anyio
+TIMEOUT = 5.0
+
+
+@dataclass(eq=False)
+class Peer:
+    """The client end: feeds lines to `serve` and records every `write` call."""
+
+    conn: Connection
+    lines: MemoryObjectSendStream[bytes]
+    writes: list[bytes] = field(default_factory=list)
+    eof_calls: int = 0
+    _changed: anyio.Event = field(default_factory=anyio.Event)
+
+    async def write(self, data: bytes) -> None:
+        self.writes.append(data)
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    async def send(self, frame: Any) -> None:
+        await self.send_raw(json.dumps(frame).encode() + b"\n")
+
+    async def send_raw(self, line: bytes) -> None:
+        await self.lines.send(line)
+
+    async def eof(self) -> None:
+        await self.lines.aclose()
+
+    @property
+    def frames(self) -> list[Any]:
+        return [json.loads(line) for line in b"".join(self.writes).splitlines()]
+
+    async def wait_frames(self, count: int) -> list[Any]:
+        with anyio.fail_after(TIMEOUT):
+            while len(self.frames) < count:
+                await self._changed.wait()
+        return self.frames
+
+    async def exchange(self, *frames: Any) -> Any:
+        """Send `frames`, then a `ping`; the frames written before its answer (which is dropped)."""
+        before = len(self.frames)
+        for frame in frames:
+            await (self.send_raw(frame) if isinstance(frame, bytes) else self.send(frame))
+        await self.send({"jsonrpc": "2.0", "id": "sync", "method": "ping"})
+        with anyio.fail_after(TIMEOUT):
+            while not any(f.get("id") == "sync" for f in self.frames[before:] if isinstance(f, dict)):
+                await self._changed.wait()
+        return [f for f in self.frames[before:] if not (isinstance(f, dict) and f.get("id") == "sync")]
+
+
+@dataclass
+class Gates:
+    """Events the test methods wait on and set, so ordering is explicit rather than timed."""
+
+    release: anyio.Event = field(default_factory=anyio.Event)
+    started: anyio.Event = field(default_factory=anyio.Event)
+    log: list[str] = field(default_factory=list)
+
+
+def methods_for(gates: Gates) -> Methods:
+    async def ping(conn: Connection) -> Any:
+        return Success("pong")
+
+    async def echo(conn: Connection, **params: Any) -> Any:
+        return Success(params)
+
+    async def block(conn: Connection) -> Any:
+        gates.started.set()
+        await gates.release.wait()
+        gates.log.append("block returns")
+        return Success("released")
+
+    async def release(conn: Connection) -> Any:
+        gates.log.append("release")
+        gates.release.set()
+        return Success(None)
+
+    async def ask(conn: Connection, method: str = "client/ask", wait: bool = False) -> Any:
+        if wait:
+            await gates.release.wait()
+        try:
+            return Success({"answer": await conn.request(method, {"q": 1})})
+        except ClientError as exc:
+            return Success({"code": exc.code, "message": exc.message, "data": exc.data})
+
+    async def chatty(conn: Connection, count: int) -> Any:
+        for i in range(count):
+            conn.notify("note", {"i": i})
+        await anyio.sleep(0)
+        conn.notify("note", {"i": count})
+        return Success("said")
+
+    async def big(conn: Connection, size: int) -> Any:
+        return Success("x" * size)
+
+    async def crash(conn: Connection) -> Any:
+        raise RuntimeError("boom")
+
+    return {
+        "ping": ping,
+        "echo": echo,
+        "block": block,
+        "release": release,
+        "ask": ask,
+        "chatty": chatty,
+        "big": big,
+        "crash": crash,
+    }
+
+
+@asynccontextmanager
+async def serving(methods: Methods, on_eof: Callable[[], Awaitable[None]] | None = None) -> AsyncIterator[Peer]:
+    """Serve `methods` until the block ends; then EOF and wait for `serve` to return."""
+    send, receive = anyio.create_memory_object_stream[bytes](100)
+    writes: list[bytes] = []
+    peer: Peer
+
+    async def write(data: bytes) -> None:
+        await peer.write(data)
+
+    conn = Connection(methods, write)
+    peer = Peer(conn, send, writes)
+
+    async def eof() -> None:
+        peer.eof_calls += 1
+        if on_eof is not None:
+            await on_eof()
+
+    async def lines() -> AsyncIterator[bytes]:
+        async with receive:
+            async for line in receive:
+                yield line
+
+    with anyio.fail_after(TIMEOUT):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(conn.serve, lines(), eof)
+            yield peer
+            await peer.eof()
+
+
+def request(method: str, params: Any = None, id: Any = 1) -> dict[str, Any]:
+    frame: dict[str, Any] = {"jsonrpc": "2.0", "id": id, "method": method}
+    if params is not None:
+        frame["params"] = params
+    return frame
+
+
+# -- concurrency ---------------------------------------------------------------------------------
+
+
+async def test_a_slow_request_does_not_block_a_second_one() -> None:
+    gates = Gates()
+    async with serving(methods_for(gates)) as peer:
+        await peer.send(request("block", id=1))
+        await gates.started.wait()
+        await peer.send(request("ping", id=2))
+        assert await peer.wait_frames(1) == [{"jsonrpc": "2.0", "result": "pong", "id": 2}]
+        gates.release.set()
+        frames = await peer.wait_frames(2)
+    assert frames[1] == {"jsonrpc": "2.0", "result": "released", "id": 1}
+
+
+async def test_a_notification_reaches_a_running_request() -> None:
+    gates = Gates()
+    async with serving(methods_for(gates)) as peer:
+        await peer.send(request("block", id=7))
+        await gates.started.wait()
+        await peer.send({"jsonrpc": "2.0", "method": "release"})  # a notification: never answered
+        frames = await peer.wait_frames(1)
+    assert gates.log == ["release", "block returns"]
+    assert frames == [{"jsonrpc": "2.0", "result": "released", "id": 7}]
+
+
+# -- our own requests ----------------------------------------------------------------------------
+
+
+async def test_a_response_to_our_request_reaches_the_caller() -> None:
+    async with serving(methods_for(Gates())) as peer:
+        await peer.send(request("ask", id="a"))
+        (asked,) = await peer.wait_frames(1)
+        assert asked == {"jsonrpc": "2.0", "id": 0, "method": "client/ask", "params": {"q": 1}}
+        await peer.send({"jsonrpc": "2.0", "id": 0, "result": {"ok": True}})
+        frames = await peer.wait_frames(2)
+    assert frames[1] == {"jsonrpc": "2.0", "result": {"answer": {"ok": True}}, "id": "a"}
+
+
+async def test_concurrent_requests_are_answered_out_of_order() -> None:
+    async with serving(methods_for(Gates())) as peer:
+        await peer.send(request("ask", {"method": "first"}, id="a"))
+        await peer.wait_frames(1)
+        await peer.send(request("ask", {"method": "second"}, id="b"))
+        frames = await peer.wait_frames(2)
+        assert [(f["id"], f["method"]) for f in frames] == [(0, "first"), (1, "second")]
+        await peer.send({"jsonrpc": "2.0", "id": 1, "result": "two"})
+        assert (await peer.wait_frames(3))[2] == {"jsonrpc": "2.0", "result": {"answer": "two"}, "id": "b"}
+        await peer.send({"jsonrpc": "2.0", "id": 0, "result": "one"})
+        assert (await peer.wait_frames(4))[3] == {"jsonrpc": "2.0", "result": {"answer": "one"}, "id": "a"}
+
+
+async def test_an_error_answer_raises_client_error() -> None:
+    async with serving(methods_for(Gates())) as peer:
+        await peer.send(request("ask", id=1))
+        await peer.wait_frames(1)
+        await peer.send({"jsonrpc": "2.0", "id": 0, "error": {"code": -32601, "message": "nope", "data": [1]}})
+        frames = await peer.wait_frames(2)
+    assert frames[1]["result"] == {"code": -32601, "message": "nope", "data": [1]}
+
+
+async def test_an_empty_error_answer_is_an_internal_client_error() -> None:
+    async with serving(methods_for(Gates())) as peer:
+        await peer.send(request("ask", id=1))
+        await peer.wait_frames(1)
+        await peer.send({"jsonrpc": "2.0", "id": 0, "error": None})
+        frames = await peer.wait_frames(2)
+    assert frames[1]["result"] == {"code": INTERNAL_ERROR, "message": "", "data": None}
+
+
+async def test_eof_while_waiting_for_the_client_raises_client_error() -> None:
+    async with serving(methods_for(Gates())) as peer:
+        await peer.send(request("ask", id=1))
+        await peer.wait_frames(1)
+    # The connection is closed now: the caller got ClientError and its answer was still written.
+    result = peer.frames[1]["result"]
+    assert result["code"] == INTERNAL_ERROR
+    assert "closed the connection" in result["message"]
+
+
+async def test_a_request_after_eof_raises_client_error_at_once() -> None:
+    gates = Gates()
+
+    async def on_eof() -> None:
+        gates.release.set()  # the handler asks the client only after the input ended
+
+    async with serving(methods_for(gates), on_eof) as peer:
+        await peer.send(request("ask", {"wait": True}, id=1))
+    assert peer.frames == [
+        {
+            "jsonrpc": "2.0",
+            "result": {"code": INTERNAL_ERROR, "message": "the client closed the connection", "data": None},
+            "id": 1,
+        }
+    ]
+
+
+async def test_a_response_to_no_pending_request_is_dropped_and_never_answered() -> None:
+    async with serving(methods_for(Gates())) as peer:
+        written = await peer.exchange(
+            {"jsonrpc": "2.0", "id": 99, "result": 1},
+            {"jsonrpc": "2.0", "id": "x", "error": {"code": 1, "message": "no"}},
+            {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}},
+            {"id": 3, "result": None},
+        )
+    assert written == []
+
+
+async def test_a_late_duplicate_response_is_dropped() -> None:
+    async with serving(methods_for(Gates())) as peer:
+        await peer.send(request("ask", id=1))
+        await peer.wait_frames(1)
+        await peer.send({"jsonrpc": "2.0", "id": 0, "result": "first"})
+        await peer.wait_frames(2)
+        written = await peer.exchange({"jsonrpc": "2.0", "id": 0, "result": "again"})
+    assert written == []
+    assert peer.frames[1]["result"] == {"answer": "first"}
+
+
+@pytest.mark.parametrize("bad_id", [[0], {"a": 0}, False, 0.0, "0"])
+async def test_a_response_whose_id_is_not_one_we_could_have_sent_is_dropped(bad_id: Any) -> None:
+    """Our ids are ints: an unhashable id must not crash the reader, and `false`/`0.0`/`"0"` are not `0`."""
+    async with serving(methods_for(Gates())) as peer:
+        await peer.send(request("ask", id=1))
+        await peer.wait_frames(1)
+        written = await peer.exchange({"jsonrpc": "2.0", "id": bad_id, "result": "wrong"})
+        assert written == []
+        await peer.send({"jsonrpc": "2.0", "id": 0, "result": "right"})
+        frames = await peer.wait_frames(3)
+    assert frames[2]["result"] == {"answer": "right"}
+
+
+# -- errors --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("line", [b"{not json\n", b'{"jsonrpc": "2.0", "id": 1,\n', b"\xff\xfe\n", b"nul\n"])
+async def test_invalid_json_is_a_parse_error(line: bytes) -> None:
+    async with serving(methods_for(Gates())) as peer:
+        (error,) = await peer.exchange(line)
+    assert error["id"] is None
+    assert error["error"]["code"] == -32700
+    assert error["error"]["message"] == "Parse error"
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        {},
+        [],
+        "ping",
+        3,
+        None,
+        {"jsonrpc": "2.0", "id": 1},
+        {"jsonrpc": "2.0"},
+        {"jsonrpc": "1.0", "id": 1, "method": "ping"},
+        {"id": 1, "method": "ping"},
+        {"jsonrpc": 2.0, "id": 1, "method": "ping"},
+        {"jsonrpc": "2.0", "id": 1, "method": 5},
+        {"jsonrpc": "2.0", "id": True, "method": "ping"},
+        {"jsonrpc": "2.0", "id": 1.5, "method": "ping"},
+        {"jsonrpc": "2.0", "id": 1.0, "method": "ping"},
+        {"jsonrpc": "2.0", "id": [1], "method": "ping"},
+        {"jsonrpc": "2.0", "id": {}, "method": "ping"},
+        {"jsonrpc": "2.0", "id": 1, "method": "ping", "params": None},
+        {"jsonrpc": "2.0", "id": 1, "method": "ping", "params": "x"},
+        {"jsonrpc": "2.0", "id": 1, "method": "ping", "params": 3},
+        [{"jsonrpc": "2.0", "id": 1, "method": "ping"}, {"jsonrpc": "2.0", "id": 2}],
+    ],
+)
+async def test_a_non_request_is_an_invalid_request(frame: Any) -> None:
+    """jsonrpcserver's own schema would accept a fractional id; ACP's RequestId is int64 | string | null."""
+    async with serving(methods_for(Gates())) as peer:
+        written = await peer.exchange(frame)
+    assert written == [
+        {
+            "jsonrpc": "2.0",
+            "error": {"code": -32600, "message": "Invalid request", "data": "The request failed schema validation"},
+            "id": None,
+        }
+    ]
+
+
+@pytest.mark.parametrize("request_id", [0, -1, 2**62, "", "abc", None])
+async def test_every_valid_id_is_echoed(request_id: Any) -> None:
+    async with serving(methods_for(Gates())) as peer:
+        written = await peer.exchange(request("ping", id=request_id))
+    assert written == [{"jsonrpc": "2.0", "result": "pong", "id": request_id}]
+
+
+async def test_a_batch_is_answered_as_a_batch_and_a_batch_of_notifications_not_at_all() -> None:
+    async with serving(methods_for(Gates())) as peer:
+        written = await peer.exchange(
+            [request("ping", id=1), {"jsonrpc": "2.0", "method": "ping"}, request("echo", {"a": 1}, id=2)],
+            [{"jsonrpc": "2.0", "method": "ping"}],
+        )
+    assert written == [
+        [{"jsonrpc": "2.0", "result": "pong", "id": 1}, {"jsonrpc": "2.0", "result": {"a": 1}, "id": 2}]
+    ]
+
+
+async def test_an_unknown_method_is_method_not_found_and_never_answered_as_a_notification() -> None:
+    async with serving(methods_for(Gates())) as peer:
+        written = await peer.exchange(
+            request("session/nope", {}, id=4),
+            {"jsonrpc": "2.0", "method": "session/nope", "params": {}},
+        )
+    assert written == [
+        {"jsonrpc": "2.0", "error": {"code": -32601, "message": "Method not found", "data": "session/nope"}, "id": 4}
+    ]
+
+
+async def test_a_failing_handler_is_an_internal_error() -> None:
+    async with serving(methods_for(Gates())) as peer:
+        written = await peer.exchange(request("crash", id=1))
+    assert written == [{"jsonrpc": "2.0", "error": {"code": -32603, "message": "Internal error", "data": "boom"}, "id": 1}]
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "named"),
+    [
+        ("initialize", {}, "protocolVersion: Field required"),
+        ("initialize", {"protocolVersion": "one"}, "protocolVersion: Input should be a valid integer"),
+        ("initialize", {"protocolVersion": 1, "clientCapabilities": {"fs": 3}}, "clientCapabilities.fs"),
+        ("initialize", {"protocolVersion": 1, "clientCapabilities": {"terminal": "maybe"}}, "clientCapabilities.terminal"),
+        ("authenticate", {}, "methodId: Field required"),
+        ("authenticate", {"methodId": 5}, "methodId: Input should be a valid string"),
+        ("session/new", {"mcpServers": []}, "cwd: Field required"),
+        ("session/new", {"cwd": "/tmp"}, "mcpServers: Field required"),
+        ("session/new", {"cwd": 1, "mcpServers": []}, "cwd: Input should be a valid string"),
+        ("session/new", {"cwd": "/tmp", "mcpServers": {}}, "mcpServers: Input should be a valid list"),
+        ("session/new", {"cwd": "/", "mcpServers": [], "additionalDirectories": "/x"}, "additionalDirectories"),
+        ("session/prompt", {"prompt": []}, "sessionId: Field required"),
+        ("session/prompt", {"sessionId": "s"}, "prompt: Field required"),
+        ("session/prompt", {"sessionId": "s", "prompt": "hi"}, "prompt: Input should be a valid list"),
+        ("session/prompt", {"sessionId": "s", "prompt": ["hi"]}, "prompt.0: Input should be a valid dictionary"),
+        ("session/prompt", {"sessionId": 3, "prompt": []}, "sessionId: Input should be a valid string"),
+    ],
+)
+async def test_wrong_params_are_invalid_params_naming_the_field(method: str, params: Any, named: str) -> None:
+    """The real method table: validation fails before any handler needs the server state."""
+    async with serving(METHODS) as peer:
+        (error,) = await peer.exchange(request(method, params, id=9))
+    assert error["id"] == 9
+    assert error["error"]["code"] == -32602
+    assert error["error"]["message"].startswith("Invalid params: ")
+    assert named in error["error"]["message"]
+
+
+async def test_a_wrong_params_notification_is_not_answered() -> None:
+    async with serving(METHODS) as peer:
+        written = await peer.exchange({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": 1}})
+    assert written == []
+
+
+async def test_positional_params_bind_positionally_and_unknown_named_params_are_refused() -> None:
+    """jsonrpcserver binds params to the handler's signature; ACP's handlers take named params only."""
+    async with serving(methods_for(Gates())) as peer:
+        written = await peer.exchange(
+            request("ping", [], id=1), request("ping", ["s1"], id=2), request("ping", {"x": 1}, id=3)
+        )
+    assert written[0] == {"jsonrpc": "2.0", "result": "pong", "id": 1}
+    assert [(f["id"], f["error"]["code"], f["error"]["message"]) for f in written[1:]] == [
+        (2, -32602, "Invalid params"),
+        (3, -32602, "Invalid params"),
+    ]
+
+
+async def test_unknown_fields_of_acp_params_are_ignored() -> None:
+    async with serving(METHODS) as peer:
+        written = await peer.exchange(
+            {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "s", "future": {"x": 1}}},
+        )
+    assert written == []
+
+
+# -- writing -------------------------------------------------------------------------------------
+
+
+async def test_frames_are_written_whole_and_in_order() -> None:
+    async with serving(methods_for(Gates())) as peer:
+        await peer.send(request("chatty", {"count": 50}, id=1))
+        await peer.send(request("big", {"size": 1_000_000}, id=2))
+        await peer.wait_frames(53)
+    for data in peer.writes:
+        assert data.endswith(b"\n")
+        for line in data.splitlines():
+            json.loads(line)  # every write holds whole frames
+    frames = peer.frames
+    notes = [f["params"]["i"] for f in frames if f.get("method") == "note"]
+    assert notes == list(range(51))
+    assert frames.index({"jsonrpc": "2.0", "result": "said", "id": 1}) > max(
+        i for i, f in enumerate(frames) if f.get("method") == "note"
+    )
+    assert {"jsonrpc": "2.0", "result": "x" * 1_000_000, "id": 2} in frames
+    assert len(peer.writes) < len(frames)  # frames already queued go out in one write
+
+
+async def test_blank_lines_are_ignored() -> None:
+    async with serving(methods_for(Gates())) as peer:
+        written = await peer.exchange(b"\n", b"   \r\n", b"\t\n")
+    assert written == []
+
+
+async def test_eof_calls_on_eof_and_awaits_running_requests() -> None:
+    gates = Gates()
+
+    async def on_eof() -> None:
+        gates.log.append("eof")
+        gates.release.set()
+
+    async with serving(methods_for(gates), on_eof) as peer:
+        await peer.send(request("block", id=1))
+        await gates.started.wait()
+    # `serve` returned: the request it was running finished and its answer was written.
+    assert gates.log == ["eof", "block returns"]
+    assert peer.eof_calls == 1
+    assert peer.frames == [{"jsonrpc": "2.0", "result": "released", "id": 1}]
+
+
+async def test_eof_with_nothing_running() -> None:
+    async with serving(methods_for(Gates())) as peer:
+        pass
+    assert peer.eof_calls == 1
+    assert peer.writes == []
+
+
+def test_encode_is_one_compact_utf8_line() -> None:
+    data = encode({"text": "a\nb\u2028é", "n": [1, 2]})
+    assert data == '{"text":"a\\nb\u2028é","n":[1,2]}\n'.encode()
+    assert data.count(b"\n") == 1
+
+
+def test_check_request_accepts_requests_notifications_and_batches() -> None:
+    frame = {"jsonrpc": "2.0", "id": "x", "method": "m", "params": [1]}
+    assert check_request(frame) is frame
+    assert check_request([frame, {"jsonrpc": "2.0", "method": "n"}]) is not None
+    with pytest.raises(ValueError):
+        check_request([])
