@@ -8,13 +8,25 @@ from typing import TYPE_CHECKING
 
 from acp_agent.agent.agent import Agent
 from acp_agent.agent.options import AgentOptions
+from acp_agent.kernel.models import Model
 from acp_agent.session.events import SessionEvent, SessionHeader
 from acp_agent.session.log import Session, now_ms
 
 if TYPE_CHECKING:
     from acp_agent.kernel.context import Context
 
+PUBLISHED = "agent/published"
+"""Emitted with the agent when it is published, before its loop starts (observers subscribe here)."""
+
 Setup = Callable[[Agent], Awaitable[None] | None]
+
+
+class Lineage(Model):
+    """Where a child agent comes from; written into its session header."""
+
+    parent_session: str
+    delegation_depth: int
+    spawn_call_id: str | None = None
 
 
 class AgentFactory:
@@ -46,12 +58,20 @@ class AgentFactory:
         route: str | None = None,
         options: AgentOptions | None = None,
         seed: Sequence[SessionEvent] = (),
+        lineage: Lineage | None = None,
         setup: Setup | None = None,
     ) -> Agent:
-        """Create and publish an agent (a top-level one unless `route` says otherwise)."""
+        """Create and publish an agent: a top-level one, or a child when `lineage` is given."""
         ctx = self._ctx
         route = route or self.next_route()
-        header = SessionHeader(id=str(uuid.uuid4()), created_at=now_ms(), cwd=cwd, route=route)
+        header = SessionHeader(
+            id=str(uuid.uuid4()),
+            created_at=now_ms(),
+            cwd=cwd,
+            route=route,
+            **(lineage.model_dump() if lineage is not None else {}),
+            seed_length=len(seed) if lineage is not None and seed else None,
+        )
         session = Session(header, registry=ctx.sessions.registry, seed=seed)
         scope = ctx.scope.child()
         agent = Agent(ctx, session, options or self.defaults, scope, route)
@@ -66,6 +86,7 @@ class AgentFactory:
             raise
         self._agents[agent.id] = agent
         scope.add(lambda: self._agents.pop(agent.id, None))
+        ctx.events.emit(PUBLISHED, agent)
         agent.start()
         return agent
 

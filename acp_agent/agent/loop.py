@@ -122,14 +122,15 @@ async def _run_step(agent: Agent, progress: _Progress, step: int) -> TurnEndReas
         ending = TurnAborted(reason=finish.message)
     elif not calls:
         ending = TurnCompleted()
-    if ending is None:
-        await _run_tools(agent, progress, calls)
+    if ending is None and await _run_tools(agent, progress, calls):
+        ending = TurnCompleted()
     session.append("step/end", StepData(turn=turn, step=step))
     progress.step = None
     return ending
 
 
-async def _run_tools(agent: Agent, progress: _Progress, calls: list[ToolCallBlock]) -> None:
+async def _run_tools(agent: Agent, progress: _Progress, calls: list[ToolCallBlock]) -> bool:
+    """Run the step's calls, logging each result; whether a result ended the turn."""
     session, turn, step = agent.session, progress.turn, progress.step
     assert step is not None
     prepared = [prepare(call, agent.ctx.tools, agent.scope) for call in calls]
@@ -144,7 +145,8 @@ async def _run_tools(agent: Agent, progress: _Progress, calls: list[ToolCallBloc
     def log(index: int, result: ToolResult) -> None:
         _log_result(agent, progress, calls[index].id, result)
 
-    await run_prepared(prepared, context, on_result=log, refuse=agent.ctx.tools.refusal(agent.scope))
+    results = await run_prepared(prepared, context, on_result=log, refuse=agent.ctx.tools.refusal(agent.scope))
+    return any(result.ends_turn and not result.is_error for result in results)
 
 
 def _log_result(agent: Agent, progress: _Progress, call_id: str, result: ToolResult) -> None:

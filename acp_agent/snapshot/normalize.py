@@ -1,7 +1,7 @@
 """Normalize a run so that its snapshot is the same on every machine and every run (DESIGN §10).
 
-Volatile values become stable placeholders: JSON-RPC ids are renumbered in order of appearance
-(one numbering for responses to the client's requests, one for the agent's own requests),
+Volatile values become stable placeholders: integer JSON-RPC ids are renumbered in order of
+appearance (one numbering for responses to the client's requests, one for the agent's own requests),
 session ids become `{{sessionId:N}}` and other UUIDs `{{uuid:N}}` by first appearance, the run's
 temp cwd becomes `{{cwd}}` inside any string, and log times and `createdAt` become 0. Everything
 else is kept, key order included, so a snapshot reads as what the editor saw.
@@ -67,16 +67,17 @@ class Placeholders:
 
 
 class _Ids:
-    """Renumbers JSON-RPC ids 1, 2, ... in order of first appearance (null stays null)."""
+    """Renumbers integer JSON-RPC ids 1, 2, ... in order of first appearance. Other ids (null, or
+    a string a scenario's raw line chose) are not volatile and stay, so a reader sees them echoed."""
 
     def __init__(self) -> None:
-        self._table: dict[str, int] = {}
+        self._table: dict[int, int] = {}
 
     def __call__(self, frame: dict[str, Any]) -> dict[str, Any]:
-        if frame.get("id") is None:
+        request_id = frame.get("id")
+        if type(request_id) is not int:
             return frame
-        number = self._table.setdefault(dumps(frame["id"]), len(self._table) + 1)
-        return {**frame, "id": number}
+        return {**frame, "id": self._table.setdefault(request_id, len(self._table) + 1)}
 
 
 @dataclass(frozen=True)

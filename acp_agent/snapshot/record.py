@@ -17,7 +17,7 @@ from typing import Any
 from acp_agent.llm.replay import OVERRIDE, PRIMARY, ReplayEntry
 from acp_agent.llm.scripted import compile_script
 from acp_agent.snapshot.normalize import CWD, dumps, map_strings
-from acp_agent.snapshot.runner import RECORD_CONFIG, RunResult, packaged_config, run_scenario
+from acp_agent.snapshot.runner import RECORD_CONFIG, RunResult, packaged, run_scenario
 
 SCRIPT = "script.json"
 SCRIPT_ENV = "ACP_AGENT_SCRIPT"
@@ -29,7 +29,7 @@ async def record_scenario(directory: Path, workdir: Path, script: Path, *, confi
     A script from elsewhere is copied beside them as `script.json`, so they can be re-recorded."""
     scripts = compile_script(json.loads(script.read_text(encoding="utf-8")))  # a bad script fails here, not mid-run
     result = await run_scenario(
-        directory, workdir, config=config or packaged_config(RECORD_CONFIG), env={SCRIPT_ENV: str(script.resolve())}
+        directory, workdir, config=config or packaged(RECORD_CONFIG), env={SCRIPT_ENV: str(script.resolve())}
     )
     if not result.logs:
         result.failures.append(NO_SESSION)

@@ -33,8 +33,8 @@ Replayed steps take milliseconds: reaching this means something hangs."""
 REPLAY_PROBLEM = "replay: "
 
 
-def packaged_config(name: str) -> Path:
-    """A loader config shipped in the package (found where the package is installed)."""
+def packaged(name: str) -> Path:
+    """A file or directory shipped in the package (a loader config, the demo scenario)."""
     return Path(str(resources.files("acp_agent") / name))
 
 
@@ -73,7 +73,7 @@ async def run_scenario(
     else:
         cwd.mkdir()
     sessions.mkdir()
-    command = server or [sys.executable, "-m", "acp_agent", "--config", str(config or packaged_config(SNAPSHOT_CONFIG))]
+    command = server or [sys.executable, "-m", "acp_agent", "--config", str(config or packaged(SNAPSHOT_CONFIG))]
     child_env = {**os.environ, "ACP_AGENT_FIXTURES": str(directory), "ACP_AGENT_SESSIONS": str(sessions), **(env or {})}
     if jitter is not None:
         child_env["ACP_AGENT_REPLAY_JITTER"] = str(jitter)

@@ -45,6 +45,9 @@ class ToolResult(Model):
     content: list[ContentBlock]
     is_error: bool = False
     error: ToolError | None = None
+    ends_turn: bool = Field(default=False, exclude=True)
+    """A successful result that is the turn's last word: no further model call follows it.
+    (Not logged: the log shows the result; the turn's end shows the effect.)"""
 
     @classmethod
     def text(cls, text: str) -> ToolResult:

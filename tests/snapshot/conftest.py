@@ -1,12 +1,47 @@
 from __future__ import annotations
 
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
+from acp_agent.snapshot.runner import RunResult, run_scenario
 from acp_agent.snapshot.syrupy_ext import TranscriptSnapshotExtension
+
+FAKE_SERVER = Path(__file__).with_name("fake_server.py")
 
 
 @pytest.fixture
 def snapshot_file(snapshot: SnapshotAssertion) -> SnapshotAssertion:
     """A snapshot stored as a readable text file under snapshots/, mirroring tests/."""
     return snapshot.use_extension(TranscriptSnapshotExtension)
+
+
+@pytest.fixture(scope="session")
+def scenario_run(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Path], RunResult]:
+    """Runs a scenario directory through the real server once per test session (several tests
+    read the same run), in process so the harness is measured by coverage."""
+    runs: dict[Path, RunResult] = {}
+
+    def run(directory: Path) -> RunResult:
+        if directory not in runs:
+            workdir = tmp_path_factory.mktemp(directory.name)
+            runs[directory] = anyio.run(run_scenario, directory, workdir)
+        return runs[directory]
+
+    return run
+
+
+def write_scenario(directory: Path, steps: list[dict[str, Any]], **extra: Any) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "input.json").write_text(json.dumps({"steps": steps, **extra}), encoding="utf-8")
+    return directory
+
+
+def fake_server(at_eof: str = "exit") -> list[str]:
+    return [sys.executable, str(FAKE_SERVER), at_eof]

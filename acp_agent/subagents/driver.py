@@ -1,0 +1,163 @@
+"""The in-process run driver shared by `spawn` and `fork`: a child agent on the parent's context.
+
+Start contract: validate the depth; create the child through `ctx.agents.create` (its setup
+window installs persona, tool filter and structured output, before publication); check for
+cancellation once more right after publication; queue the prompt. The caller then owns the run:
+`result()` waits for the child's turn and reads the child's own output, `dispose()` stops it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import anyio
+
+from acp_agent.agent.factory import Lineage
+from acp_agent.agent.prompt import Section
+from acp_agent.session.content import TextBlock, TextContent
+from acp_agent.session.events import SessionEvent, TurnEndReason
+from acp_agent.subagents import texts
+from acp_agent.subagents.errors import DepthError
+from acp_agent.subagents.registry import SubagentRequest, SubagentResult
+from acp_agent.subagents.structured import StructuredCapture, attach_structured_runtime, check_schema
+
+if TYPE_CHECKING:
+    from acp_agent.agent.agent import Agent, Ticket
+
+MAX_SAFE_INTEGER = 2**53 - 1
+"""The depth domain: JavaScript's safe integers, so logs stay valid for the TypeScript tools."""
+
+PARENT_CANCELLED = "the parent's turn was cancelled"
+
+
+def parent_depth(parent: Agent) -> int:
+    """The parent's delegation depth as its session header records it (absent: top level, 0)."""
+    depth = parent.session.header.delegation_depth
+    if depth is None:
+        return 0
+    if isinstance(depth, bool) or not isinstance(depth, int) or not 0 <= depth <= MAX_SAFE_INTEGER:
+        raise DepthError(texts.DEPTH_INVALID)
+    return depth
+
+
+def child_depth(parent: Agent, max_depth: int | None) -> int:
+    depth = parent_depth(parent) + 1
+    if depth > MAX_SAFE_INTEGER:
+        raise DepthError(texts.DEPTH_UNSAFE)
+    if max_depth is not None and depth > max_depth:
+        raise DepthError(texts.depth_exceeded(depth, max_depth))
+    return depth
+
+
+def child_route(parent: Agent, spawn_call_id: str | None) -> str:
+    """`<parent route>/<call id>`, `#<n>` on the n-th reuse of a call id in the parent's log;
+    `<parent route>/#<n>` for the n-th child no tool call spawned."""
+    if spawn_call_id is None:
+        taken = {agent.route for agent in parent.ctx.agents}
+        n = 1
+        while f"{parent.route}/#{n}" in taken:
+            n += 1
+        return f"{parent.route}/#{n}"
+    occurrences = sum(
+        1 for event in parent.session.events if event.type == "tool/call" and event.data.call_id == spawn_call_id
+    )
+    return f"{parent.route}/{spawn_call_id}" + (f"#{occurrences}" if occurrences > 1 else "")
+
+
+class InProcessRun:
+    """A published child agent running the delegated prompt."""
+
+    def __init__(self, child: Agent, ticket: Ticket, seed_length: int, capture: StructuredCapture | None) -> None:
+        self.child = child
+        self._ticket = ticket
+        self._seed_length = seed_length
+        self._capture = capture
+
+    async def result(self) -> SubagentResult:
+        """Wait for the child's turn; cancelling the wait cancels the child (it ends `aborted`)."""
+        try:
+            reason = await self._ticket.wait()
+        except anyio.get_cancelled_exc_class():
+            self.child.cancel(PARENT_CANCELLED)
+            with anyio.CancelScope(shield=True):
+                await self._ticket.wait()
+            raise
+        return read_result(self.child.session.events[self._seed_length :], reason, self._capture)
+
+    async def dispose(self) -> None:
+        with anyio.CancelScope(shield=True):
+            await self.child.dispose()
+
+
+def read_result(own: Sequence[SessionEvent], reason: TurnEndReason, capture: StructuredCapture | None) -> SubagentResult:
+    """The child's last assistant text (its own events only) and how its turn ended."""
+    output = None
+    for event in reversed(own):
+        if event.type == "assistant/message":
+            text = "".join(block.text for block in event.data.content if isinstance(block, TextBlock))
+            if text:
+                output = text
+                break
+    if capture is None:
+        return SubagentResult(reason=reason, output=output)
+    return SubagentResult(reason=reason, output=output, structured=capture.value, captured=capture.committed)
+
+
+async def start_in_process_run(request: SubagentRequest, seed: Sequence[SessionEvent] | None = None) -> InProcessRun:
+    parent = request.parent
+    depth = child_depth(parent, request.max_depth)
+    if request.output_schema is not None:
+        check_schema(request.output_schema)
+    capture: StructuredCapture | None = None
+
+    def setup(child: Agent) -> None:
+        nonlocal capture
+        scope, ctx = child.scope, child.ctx
+        if request.persona is not None:
+            ctx.prompt.add(Section(order=0, name="persona", text=request.persona), owner=scope)
+        if request.tool_filter is not None:
+            allowed = {*request.tool_filter, texts.STRUCTURED_TOOL}
+            ctx.tools.restrict(scope, allowed.__contains__)
+        if request.output_schema is not None:
+            capture = attach_structured_runtime(child, request.output_schema)
+
+    child = await parent.ctx.agents.create(
+        cwd=parent.session.cwd,
+        route=child_route(parent, request.spawn_call_id),
+        options=parent.options,
+        seed=seed or (),
+        lineage=Lineage(
+            parent_session=parent.id, delegation_depth=depth, spawn_call_id=request.spawn_call_id
+        ),
+        setup=setup,
+    )
+    try:
+        # The hand-off race: a cancel that landed while the child was being published.
+        await anyio.lowlevel.checkpoint()
+    except anyio.get_cancelled_exc_class():
+        with anyio.CancelScope(shield=True):
+            await child.dispose()
+        raise
+    ticket = child.followup([TextContent(text=request.prompt)])
+    return InProcessRun(child, ticket, len(seed or ()), capture)
+
+
+def describe(result: SubagentResult, structured: bool) -> tuple[bool, str]:
+    """What the parent model reads: (is an error, text)."""
+    kind = result.reason.kind
+    if kind == "completed" and (not structured or result.captured):
+        if structured:
+            return False, json.dumps(result.structured, ensure_ascii=False)
+        return False, result.output or ""
+    if kind in ("aborted", "disposed", "interrupted"):
+        headline = texts.RUN_CANCELLED
+    elif kind in ("error", "completed"):  # completed without the required structured value
+        headline = texts.RUN_FAILED
+    elif kind == "max-tokens":
+        headline = texts.RUN_TOKEN_LIMIT
+    else:
+        headline = texts.run_abnormal(kind)
+    return True, headline + (texts.partial_output(result.output) if result.output else "")
+

@@ -1,0 +1,73 @@
+"""The project's own scenarios (fixtures/<name>/), replayed through the real server and held
+against their snapshots (snapshots/snapshot/test_scenarios/)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import anyio
+import pytest
+from syrupy.assertion import SnapshotAssertion
+
+from acp_agent.snapshot.normalize import normalize_run
+from acp_agent.snapshot.runner import RunResult, run_scenario
+from tests.paths import FIXTURES
+
+SCENARIOS = sorted(path.name for path in FIXTURES.iterdir() if (path / "input.json").is_file())
+Run = Callable[[Path], RunResult]
+
+
+def events(result: RunResult, route: str = "s1") -> list[dict]:
+    return result.logs[route][1:]
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_scenario(name: str, scenario_run: Run, snapshot_file: SnapshotAssertion) -> None:
+    result = scenario_run(FIXTURES / name)
+    assert result.failures == []
+    assert normalize_run(result).text() == snapshot_file
+
+
+def test_the_expected_scenarios_exist() -> None:
+    assert set(SCENARIOS) >= {
+        "handshake", "text-turn", "multi-turn", "tool-call-turn", "workspace-edit",
+        "provider-error", "cancel", "invalid-params", "garbage-input",
+    }  # fmt: skip
+
+
+def test_workspace_edit_changes_the_file_in_the_run_cwd(scenario_run: Run) -> None:
+    result = scenario_run(FIXTURES / "workspace-edit")
+    assert (result.cwd / "notes.txt").read_text() == "title: release notes\nstatus: final\n"
+    # The fixture's own workspace is a template the run copied, never touched.
+    assert (FIXTURES / "workspace-edit" / "workspace" / "notes.txt").read_text().endswith("status: draft\n")
+
+
+def test_multi_turn_keeps_both_turns_in_one_session(scenario_run: Run) -> None:
+    result = scenario_run(FIXTURES / "multi-turn")
+    assert list(result.logs) == ["s1"]
+    messages = [e["data"]["content"][0]["text"] for e in events(result) if e["type"] == "user/message"]
+    assert messages[0].startswith("Remember this for later") and messages[1].startswith("What is the project codeword")
+    assert [e["data"]["turn"] for e in events(result) if e["type"] == "turn/end"] == [1, 2]
+
+
+def test_cancel_interrupts_the_message_and_aborts_the_turn(scenario_run: Run) -> None:
+    log = events(scenario_run(FIXTURES / "cancel"))
+    first_turn = [e for e in log if e["data"].get("turn") == 1]
+    message = next(e for e in first_turn if e["type"] == "assistant/message")
+    assert message["data"]["interrupted"] is True
+    assert first_turn[-1]["type"] == "turn/end" and first_turn[-1]["data"]["reason"]["kind"] == "aborted"
+    assert log[-1]["data"]["reason"] == {"kind": "completed"}  # the session still answers afterwards
+
+
+def test_provider_error_ends_the_turn_with_the_error(scenario_run: Run) -> None:
+    end = events(scenario_run(FIXTURES / "provider-error"))[-1]
+    assert end["data"]["reason"] == {
+        "kind": "error", "step": 1, "message": "simulated provider error (HTTP 401)", "code": "AUTH"
+    }  # fmt: skip
+
+
+def test_replay_does_not_depend_on_scheduling(tmp_path: Path, scenario_run: Run) -> None:
+    jittered = anyio.run(lambda: run_scenario(FIXTURES / "tool-call-turn", tmp_path, jitter=7))
+    assert jittered.failures == []
+    assert normalize_run(jittered) == normalize_run(scenario_run(FIXTURES / "tool-call-turn"))
