@@ -32,8 +32,9 @@ from acp_agent.acp.schema import (
     SessionNotification,
     StopReason,
 )
-from acp_agent.acp.updates import UpdateMapper
+from acp_agent.acp.updates import ChildOrigin, UpdateMapper
 from acp_agent.agent.agent import Agent
+from acp_agent.agent.factory import PUBLISHED
 from acp_agent.kernel.context import Context
 from acp_agent.session.content import CONTENT_BLOCK_ADAPTER, ContentBlock
 from acp_agent.session.events import SessionEvent, TurnEndReason
@@ -67,6 +68,9 @@ class AcpServer:
         self.conn = conn
         self.client = ClientCapabilities()
         self.sessions: dict[str, AcpSession] = {}
+        # Every agent whose activity reaches the wire: its session there, and its mapper.
+        self._wire: dict[str, tuple[str, UpdateMapper]] = {}
+        ctx.scope.add(ctx.events.on(PUBLISHED, self._on_published))
 
     async def initialize(self, params: InitializeParams) -> InitializeResult:
         self.client = params.client_capabilities
@@ -88,20 +92,31 @@ class AcpServer:
         if params.mcp_servers:
             log.warning("MCP servers are not supported yet; ignoring %d configured server(s)", len(params.mcp_servers))
         agent = await self.ctx.agents.create(cwd=params.cwd)
-        self._watch(agent)
+        self._watch(agent, agent.id)
         self.sessions[agent.id] = AcpSession(agent)
         return NewSessionResult(session_id=agent.id)
 
-    def _watch(self, agent: Agent) -> None:
-        mapper = UpdateMapper(lambda name: self.ctx.tools.get(name, agent.scope))
+    def _watch(self, agent: Agent, session_id: str, origin: ChildOrigin | None = None) -> None:
+        """Forward `agent`'s activity to `session_id` on the wire, now and for its children."""
+        mapper = UpdateMapper(lambda name: self.ctx.tools.get(name, agent.scope), origin)
+        self._wire[agent.id] = (session_id, mapper)
 
         def forward(event: SessionEvent) -> None:
             update = mapper.map(event)
             if update is not None:
-                notification = SessionNotification(session_id=agent.id, update=update)
+                notification = SessionNotification(session_id=session_id, update=update)
                 self.conn.notify("session/update", notification.dump())
 
         agent.scope.add(agent.session.subscribe(forward))
+        agent.scope.add(lambda: self._wire.pop(agent.id, None))
+
+    def _on_published(self, agent: Agent) -> None:
+        header = agent.session.header
+        parent = self._wire.get(header.parent_session or "")
+        if parent is not None:
+            session_id, parent_mapper = parent
+            spawn_call = parent_mapper.wire_id(header.spawn_call_id or "")
+            self._watch(agent, session_id, ChildOrigin(route=agent.route, parent_tool_call_id=spawn_call))
 
     async def prompt(self, params: PromptParams) -> PromptResult:
         entry = self._session(params.session_id)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from collections.abc import Callable
 from typing import Any
 
@@ -27,16 +28,42 @@ def _content(paragraphs: list[str]) -> list[ToolCallContent]:
     return [ToolCallContent(content=Text(text=text)) for text in paragraphs]
 
 
-class UpdateMapper:
-    """Maps one agent's events; remembers each call's tool so its result renders the same way."""
+@dataclass(frozen=True)
+class ChildOrigin:
+    """Where a child agent's activity shows on its top-level session: its tool calls, with ids
+    prefixed by its route (unique in the session) and `_meta` naming the parent's tool call."""
 
-    def __init__(self, lookup: ToolLookup) -> None:
+    route: str
+    parent_tool_call_id: str
+
+    def wire_id(self, call_id: str) -> str:
+        return f"{self.route}/{call_id}"
+
+    def meta(self) -> dict[str, Any]:
+        return {META_KEY: {"route": self.route, "parentToolCallId": self.parent_tool_call_id}}
+
+
+META_KEY = "acpAgent"
+
+
+class UpdateMapper:
+    """Maps one agent's events; remembers each call's tool so its result renders the same way.
+
+    A child's (`origin` given) text stays in its own log: only its tool calls reach the wire.
+    """
+
+    def __init__(self, lookup: ToolLookup, origin: ChildOrigin | None = None) -> None:
         self._lookup = lookup
+        self._origin = origin
         self._tools: dict[str, Tool[Any] | None] = {}
+
+    def wire_id(self, call_id: str) -> str:
+        return self._origin.wire_id(call_id) if self._origin is not None else call_id
 
     def map(self, event: SessionEvent) -> SessionUpdate | None:
         data: Any = event.data
-        if event.type == "assistant/chunk":
+        meta = self._origin.meta() if self._origin is not None else None
+        if event.type == "assistant/chunk" and self._origin is None:
             chunk = data.chunk
             if chunk.type == "text-delta":
                 return ContentChunk(session_update="agent_message_chunk", content=Text(text=chunk.text))
@@ -48,13 +75,14 @@ class UpdateMapper:
             raw_input = _raw_input(data.arguments)
             shown = _present(tool, raw_input) or ToolPresentation(title=data.name)
             return ToolCallStart(
-                tool_call_id=data.call_id,
+                tool_call_id=self.wire_id(data.call_id),
                 title=shown.title,
                 kind=shown.kind,
                 status="in_progress",
                 raw_input=raw_input,
                 content=_content(shown.content) or None,
                 locations=[ToolCallLocation(path=loc.path, line=loc.line) for loc in shown.locations] or None,
+                meta=meta,
             )
         if event.type == "tool/result":
             tool = self._tools.pop(data.call_id, None)
@@ -63,9 +91,10 @@ class UpdateMapper:
                 result.plain_text()
             ]
             return ToolCallProgress(
-                tool_call_id=data.call_id,
+                tool_call_id=self.wire_id(data.call_id),
                 status="failed" if data.is_error else "completed",
                 content=_content(paragraphs),
+                meta=meta,
             )
         return None
 

@@ -45,6 +45,11 @@ def assign_routes(logs: dict[str, Lines], primary: str) -> dict[str, str]:
             used.add(key)
             routes[name] = f"{routes[parent]}/{key}"
             children.remove(name)
+    by_route: dict[str, str] = {}
+    for name, route in routes.items():
+        if route in by_route:
+            raise ReplayError(f"fixtures {by_route[route]} and {name} both replay route {route!r}")
+        by_route[route] = name
     return routes
 
 

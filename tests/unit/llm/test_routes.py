@@ -8,6 +8,7 @@ import pytest
 
 from acp_agent.llm.errors import ReplayError
 from acp_agent.llm.replay import ChunksEntry, Script, load_scripts
+from acp_agent.llm.routes import assign_routes
 
 from .builders import Log, Step, spawn, text_chunks
 
@@ -154,3 +155,12 @@ def test_an_orphan_child_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ReplayError, match="session.1.jsonl: its parent session nobody is not routed") as caught:
         load_scripts(tmp_path)
     assert caught.value.code == "REPLAY"
+
+
+def test_two_logs_claiming_one_route_is_an_error() -> None:
+    logs = {
+        "session.jsonl": [{"type": "session", "version": 0, "id": "a", "createdAt": 0}],
+        "session.1.jsonl": [{"type": "session", "version": 0, "id": "b", "createdAt": 1, "route": "s1"}],
+    }
+    with pytest.raises(ReplayError, match="both replay route 's1'"):
+        assign_routes(logs, "session.jsonl")
