@@ -40,28 +40,12 @@ class ToolRegistry:
 
     def restrict(self, owner: Scope | None, allowed: Callable[[str], bool]) -> Disposer:
         """Hide from `owner` every tool whose name `allowed` rejects; filters of one owner combine."""
-        filters = self._filters.setdefault(owner, [])
-        filters.append(allowed)
-
-        def lift() -> None:
-            filters.remove(allowed)
-            if not filters:
-                del self._filters[owner]
-
-        return self._owned(owner, lift)
+        return self._per_owner(self._filters, owner, allowed)
 
     def guard(self, owner: Scope | None, check: Callable[[str], str | None]) -> Disposer:
         """Let `check(tool name)` refuse `owner`'s calls just before they run: it returns the
         reason (the model reads `Error: <reason>`) or None to let the call run."""
-        guards = self._guards.setdefault(owner, [])
-        guards.append(check)
-
-        def lift() -> None:
-            guards.remove(check)
-            if not guards:
-                del self._guards[owner]
-
-        return self._owned(owner, lift)
+        return self._per_owner(self._guards, owner, check)
 
     def refusal(self, owner: Scope | None) -> Callable[[str], ToolResult | None]:
         """What the pipeline asks before each of `owner`'s calls runs (see `guard`)."""
@@ -89,6 +73,18 @@ class ToolRegistry:
     def get(self, name: str, owner: Scope | None) -> Tool[Any] | None:
         """The tool `name` as the agent of scope `owner` sees it, or None."""
         return next((tool for tool in self.visible(owner) if tool.name == name), None)
+
+    @classmethod
+    def _per_owner(cls, table: dict[Scope | None, list[Any]], owner: Scope | None, item: Any) -> Disposer:
+        items = table.setdefault(owner, [])
+        items.append(item)
+
+        def remove() -> None:
+            items.remove(item)
+            if not items:
+                del table[owner]
+
+        return cls._owned(owner, remove)
 
     @staticmethod
     def _owned(owner: Scope | None, undo: Callable[[], None]) -> Disposer:
