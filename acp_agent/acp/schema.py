@@ -17,9 +17,10 @@ PROTOCOL_VERSION = 1
 
 
 class Incoming(Model):
-    """Params sent by the client: lenient about fields this server does not know."""
+    """Params sent by the client: lenient about fields this server does not know, strict about the
+    types of those it does (`"1"` is not a protocol version, `1` is not a boolean)."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", strict=True)
 
     meta: dict[str, Any] | None = Field(default=None, alias="_meta")
 

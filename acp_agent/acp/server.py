@@ -165,6 +165,10 @@ def _content_block(index: int, block: dict[str, Any]) -> ContentBlock:
 
 def _stop_reason(reason: TurnEndReason) -> StopReason:
     if reason.kind == "error":
+        from acp_agent.llm.codes import MISSING_CREDENTIAL
+
+        if reason.code == MISSING_CREDENTIAL:  # the message names the environment variable to set
+            raise JsonRpcError(errors.AUTH_REQUIRED, reason.message)
         raise JsonRpcError(errors.INTERNAL_ERROR, f"Internal error: turn failed: {reason.message}")
     return STOP_REASONS[reason.kind]
 

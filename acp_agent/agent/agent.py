@@ -66,6 +66,7 @@ class Agent:
         self._idle.set()
         self._turn: anyio.CancelScope | None = None
         self._cancel_reason: str | None = None
+        self._cancel_next = False
         self._loop = anyio.CancelScope()
         self._stopped = anyio.Event()
         self._disposed = False
@@ -106,10 +107,13 @@ class Agent:
             self.steering.append(content)
 
     def cancel(self, reason: str | None = None) -> None:
-        """End the running turn `aborted` (with `reason`); queued turns still run."""
+        """End the running turn `aborted` (with `reason`), or the next one if a message is queued
+        but its turn has not started yet (the client's prompt is in flight either way)."""
+        self._cancel_reason = reason
         if self._turn is not None:
-            self._cancel_reason = reason
             self._turn.cancel()
+        elif self._inbox:
+            self._cancel_next = True
 
     async def when_idle(self) -> None:
         """Return once no turn runs and none is queued."""
@@ -129,9 +133,14 @@ class Agent:
             await self._stopped.wait()
 
     def turn_scope(self) -> anyio.CancelScope:
-        """A fresh cancel scope for the turn about to run (what `cancel()` cancels)."""
-        self._cancel_reason = None
+        """A fresh cancel scope for the turn about to run (what `cancel()` cancels); already
+        cancelled when a cancel came while the turn's message waited in the queue."""
         self._turn = anyio.CancelScope()
+        if self._cancel_next:
+            self._cancel_next = False
+            self._turn.cancel()
+        else:
+            self._cancel_reason = None
         return self._turn
 
     def turn_over(self) -> None:

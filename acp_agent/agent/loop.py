@@ -66,7 +66,8 @@ async def run_turn(agent: Agent, ticket: Ticket) -> TurnEndReason:
     reason: TurnEndReason | None = None
     try:
         with scope:
-            reason = await _run_steps(agent, progress)
+            if not scope.cancel_called:  # a cancel that came while the message was queued
+                reason = await _run_steps(agent, progress)
     except anyio.get_cancelled_exc_class():
         # Not our turn scope: the agent is being disposed (or the process is stopping).
         _close_step(agent, progress, "disposed", "the agent was disposed before this call finished")
@@ -78,7 +79,8 @@ async def run_turn(agent: Agent, ticket: Ticket) -> TurnEndReason:
     finally:
         agent.turn_over()
     if reason is None:  # our scope caught the cancellation
-        _close_step(agent, progress, "cancelled", "the turn was cancelled before this call finished")
+        if progress.step is not None:
+            _close_step(agent, progress, "cancelled", "the turn was cancelled before this call finished")
         reason = TurnAborted(reason=agent.cancel_reason)
     session.append("turn/end", TurnEndData(turn=progress.turn, reason=reason))
     return reason

@@ -17,7 +17,7 @@ import anyio
 
 from acp_agent.snapshot.errors import SnapshotError
 from acp_agent.snapshot.normalize import normalize_run
-from acp_agent.snapshot.record import SCRIPT, record_scenario
+from acp_agent.snapshot.record import SCRIPT, fixture_names, record_scenario
 from acp_agent.snapshot.runner import RunResult, run_scenario
 
 
@@ -60,7 +60,8 @@ def _record(args: argparse.Namespace, workdir: Path) -> int:
     script = args.script or args.scenario / SCRIPT
     result = anyio.run(lambda: record_scenario(args.scenario, workdir, script, config=args.config))
     if not result.failures:
-        print(f"recorded {args.scenario}: {', '.join(result.logs)}", file=sys.stderr)
+        written = ", ".join(f"{name} ({route})" for route, name in fixture_names(result.logs).items())
+        print(f"recorded {args.scenario}: {written}", file=sys.stderr)
     return _report(result)
 
 

@@ -19,14 +19,10 @@ import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
 from acp_agent.snapshot.errors import ServerGone
-from acp_agent.snapshot.frames import Frame, is_agent_request, is_response
+from acp_agent.snapshot.frames import Frame, encode, is_agent_request, is_response
 
 METHOD_NOT_FOUND = -32601
 CANCELLED_OUTCOME = {"outcome": {"outcome": "cancelled"}}
-
-
-def encode(frame: Any) -> str:
-    return json.dumps(frame, ensure_ascii=False, separators=(",", ":"))
 
 
 @dataclass(eq=False)

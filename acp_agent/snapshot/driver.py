@@ -9,11 +9,10 @@ from typing import Any
 
 import anyio
 
-from acp_agent.snapshot.client import Client, encode
+from acp_agent.snapshot.client import Client
 from acp_agent.snapshot.errors import ServerGone
-from acp_agent.snapshot.frames import Frame, session_update
+from acp_agent.snapshot.frames import Frame, encode, session_update
 from acp_agent.snapshot.scenario import (
-    Cancel,
     Initialize,
     NewSession,
     NewSessionExpectError,
@@ -85,9 +84,9 @@ class Driver:
                 return _expect_error(await client.call("session/prompt", self._prompt(step.text)))
             case PromptAndCancel():
                 return await self._prompt_and_cancel(step.text, self.session_id)
-            case Cancel():
+            case _:  # Cancel, a notification: there is no answer to wait for
                 await client.notify("session/cancel", {"sessionId": self.session_id})
-        return None
+                return None
 
     def _prompt(self, text: str) -> dict[str, Any]:
         return {"sessionId": self.session_id, "prompt": [{"type": "text", "text": text}]}

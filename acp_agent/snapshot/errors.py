@@ -11,7 +11,7 @@ class SnapshotError(Exception):
 
 
 class InvalidScenario(SnapshotError):
-    """Raised when a scenario directory has no readable, valid `input.json`."""
+    """Raised when a scenario's `input.json` (or the model script to record it with) is missing or invalid."""
 
     def __init__(self, path: Path, reason: str) -> None:
         super().__init__(f"invalid scenario {path}: {reason}")

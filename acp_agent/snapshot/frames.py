@@ -5,10 +5,19 @@ Shared by the runner (which answers agent requests), the normalizer and the comp
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from typing import Any
+
+from acp_agent.acp.updates import META_KEY
 
 Frame = Any
 """A parsed stdout line: usually a dict; a batch response is a list."""
+
+
+def encode(value: Any) -> str:
+    """One line of compact JSON, keys in the order they came (as the server writes frames)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def is_response(frame: Frame) -> bool:
@@ -32,28 +41,35 @@ def session_update(frame: Frame) -> dict[str, Any] | None:
 
 
 def child_route(frame: Frame) -> str | None:
-    """The route of the child agent a `session/update` comes from, when its `_meta` says so.
+    """The route of the child agent a `session/update` comes from (its `_meta` names it)."""
+    update = session_update(frame)
+    meta = update.get("_meta") if update is not None else None
+    attribution = meta.get(META_KEY) if isinstance(meta, dict) else None
+    route = attribution.get("route") if isinstance(attribution, dict) else None
+    return route if isinstance(route, str) else None
 
-    The server attributes child activity with a `route` (any key ending in "route", at any depth of
-    a `_meta` object on the params or the update); a route with a `/` names a child.
+
+def canonical_order(frames: Sequence[Frame]) -> list[Frame]:
+    """Frames with every window of concurrent children put in one order: the children's frames
+    by route (each child's own order kept), then the parent's tool-call updates of the window.
+
+    A window is a run of frames that are children's updates or the parent's `tool_call_update`s
+    (whose order among the children's depends on which child finished first).
     """
-    if session_update(frame) is None:
-        return None
-    params = frame["params"]
-    for meta in (params.get("_meta"), params["update"].get("_meta")):
-        route = _find_route(meta)
-        if route is not None and "/" in route:
-            return route
-    return None
+    out: list[Frame] = []
+    window: list[Frame] = []
 
+    def flush() -> None:
+        children = sorted((f for f in window if child_route(f) is not None), key=lambda f: child_route(f) or "")
+        out.extend(children + [f for f in window if child_route(f) is None])
+        window.clear()
 
-def _find_route(meta: Any) -> str | None:
-    if not isinstance(meta, dict):
-        return None
-    for key, value in meta.items():
-        if isinstance(value, str) and key.lower().endswith("route"):
-            return value
-        found = _find_route(value)
-        if found is not None:
-            return found
-    return None
+    for frame in frames:
+        update = session_update(frame)
+        if update is not None and (child_route(frame) is not None or update.get("sessionUpdate") == "tool_call_update"):
+            window.append(frame)
+        else:
+            flush()
+            out.append(frame)
+    flush()
+    return out

@@ -15,16 +15,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from acp_agent.snapshot.frames import Frame, is_agent_request, is_response
+from acp_agent.snapshot.frames import Frame, canonical_order, encode, is_agent_request, is_response
 from acp_agent.snapshot.runner import RunResult
 
 CWD = "{{cwd}}"
 UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
-
-
-def dumps(value: Any) -> str:
-    """One line of compact JSON, keys in the order they came (as the server writes frames)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def map_strings(value: Any, change: Callable[[str], str]) -> Any:
@@ -52,8 +47,7 @@ class Placeholders:
             self.sessions[session_id] = f"{{{{sessionId:{len(self.sessions) + 1}}}}}"
 
     def text(self, text: str) -> str:
-        if self.cwd:
-            text = text.replace(self.cwd, CWD)
+        text = text.replace(self.cwd, CWD)
         for session_id, placeholder in self.sessions.items():
             text = text.replace(session_id, placeholder)
         return UUID.sub(self._uuid, text)
@@ -107,10 +101,9 @@ def normalize_run(result: RunResult) -> Normalized:
         if lines and isinstance(lines[0], dict):
             placeholders.learn_session(lines[0].get("id"))
             placeholders.learn_session(lines[0].get("parentSession"))
-    # Seam: concurrent children's frames (a `_meta` naming a child route, see frames.child_route)
-    # get their canonical order here once subagents exist: by route, each child's own order kept.
-    transcript = normalize_frames(frames, placeholders)
-    logs = {route: [dumps(line) for line in normalize_log(lines, placeholders)] for route, lines in result.logs.items()}
+    # Concurrent children's frames in one order, so a snapshot never depends on scheduling.
+    transcript = normalize_frames(canonical_order(frames), placeholders)
+    logs = {route: [encode(line) for line in normalize_log(lines, placeholders)] for route, lines in result.logs.items()}
     return Normalized(transcript, logs)
 
 
@@ -125,7 +118,7 @@ def normalize_frames(frames: Sequence[Frame], placeholders: Placeholders) -> lis
             frame = [responses(item) for item in frame] if isinstance(frame, list) else responses(frame)
         elif is_agent_request(frame):
             frame = requests(frame)
-        out.append(dumps(placeholders.value(frame)))
+        out.append(encode(placeholders.value(frame)))
     return out
 
 

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from acp_agent.llm.replay import OVERRIDE, PRIMARY, ReplayEntry
 from acp_agent.llm.scripted import compile_script
-from acp_agent.snapshot.normalize import CWD, dumps, map_strings
+from acp_agent.snapshot.errors import InvalidScenario
+from acp_agent.snapshot.frames import encode
+from acp_agent.snapshot.normalize import CWD, map_strings
 from acp_agent.snapshot.runner import RECORD_CONFIG, RunResult, packaged, run_scenario
 
 SCRIPT = "script.json"
@@ -27,7 +29,10 @@ NO_SESSION = "the run created no session, so there is no session.jsonl to replay
 async def record_scenario(directory: Path, workdir: Path, script: Path, *, config: Path | None = None) -> RunResult:
     """Record `directory` from `script`; the fixtures are written only when the run has no failure.
     A script from elsewhere is copied beside them as `script.json`, so they can be re-recorded."""
-    scripts = compile_script(json.loads(script.read_text(encoding="utf-8")))  # a bad script fails here, not mid-run
+    try:  # a bad script fails here, not mid-run
+        scripts = compile_script(json.loads(script.read_text(encoding="utf-8")))
+    except (OSError, ValueError) as exc:  # pydantic's ValidationError is a ValueError
+        raise InvalidScenario(script, str(exc)) from exc
     result = await run_scenario(
         directory, workdir, config=config or packaged(RECORD_CONFIG), env={SCRIPT_ENV: str(script.resolve())}
     )
@@ -37,9 +42,10 @@ async def record_scenario(directory: Path, workdir: Path, script: Path, *, confi
         return result
     for old in [*directory.glob("session*.jsonl"), directory / OVERRIDE]:
         old.unlink(missing_ok=True)
-    for name, lines in fixture_names(result.logs).items():
-        text = "".join(dumps(map_strings(line, lambda s: s.replace(str(result.cwd), CWD))) + "\n" for line in lines)
-        (directory / name).write_text(text, encoding="utf-8")
+    cwd = str(result.cwd)
+    for route, name in fixture_names(result.logs).items():
+        lines = (encode(map_strings(line, lambda text: text.replace(cwd, CWD))) for line in result.logs[route])
+        (directory / name).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     overrides = {route: [entry.dump() for entry in entries] for route, entries in scripts.items() if _unloggable(entries)}
     if overrides:
         (directory / OVERRIDE).write_text(json.dumps(overrides, indent=2) + "\n", encoding="utf-8")
@@ -48,10 +54,9 @@ async def record_scenario(directory: Path, workdir: Path, script: Path, *, confi
     return result
 
 
-def fixture_names(logs: dict[str, list[Any]]) -> dict[str, list[Any]]:
-    """The file name of each log (given in route order): the first is the primary."""
-    names = [PRIMARY, *(f"session.{n}.jsonl" for n in range(1, len(logs)))]
-    return dict(zip(names, logs.values()))
+def fixture_names(routes: Iterable[str]) -> dict[str, str]:
+    """The fixture file name of each route (given in route order): the first is the primary."""
+    return {route: PRIMARY if n == 0 else f"session.{n}.jsonl" for n, route in enumerate(routes)}
 
 
 def _unloggable(entries: list[ReplayEntry]) -> bool:

@@ -131,6 +131,3 @@ def route_key(route: str) -> tuple[tuple[str | int, ...], ...]:
         tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", segment))
         for segment in route.split("/")
     )
-
-
-

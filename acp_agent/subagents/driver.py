@@ -11,13 +11,14 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
+from weakref import WeakKeyDictionary
 
 import anyio
 
 from acp_agent.agent.factory import Lineage
 from acp_agent.agent.prompt import Section
 from acp_agent.session.content import TextBlock, TextContent
-from acp_agent.session.events import SessionEvent, TurnEndReason
+from acp_agent.session.events import SessionEvent, TurnEndReason, TurnFailed
 from acp_agent.subagents import texts
 from acp_agent.subagents.errors import DepthError
 from acp_agent.subagents.registry import SubagentRequest, SubagentResult
@@ -30,6 +31,7 @@ MAX_SAFE_INTEGER = 2**53 - 1
 """The depth domain: JavaScript's safe integers, so logs stay valid for the TypeScript tools."""
 
 PARENT_CANCELLED = "the parent's turn was cancelled"
+STRUCTURED_MISSING = "the child ended its turn without calling `structured_output`"
 
 
 def parent_depth(parent: Agent) -> int:
@@ -51,14 +53,17 @@ def child_depth(parent: Agent, max_depth: int | None) -> int:
     return depth
 
 
+_UNSPAWNED: WeakKeyDictionary[Agent, int] = WeakKeyDictionary()
+"""Per parent, how many children no tool call spawned it has created (disposed ones included)."""
+
+
 def child_route(parent: Agent, spawn_call_id: str | None) -> str:
     """`<parent route>/<call id>`, `#<n>` on the n-th reuse of a call id in the parent's log;
-    `<parent route>/#<n>` for the n-th child no tool call spawned."""
+    `<parent route>/#<n>` for the n-th child no tool call spawned (never reused: the replay model
+    routes the n-th such log of a parent to `#<n>`, and refuses two logs on one route)."""
     if spawn_call_id is None:
-        taken = {agent.route for agent in parent.ctx.agents}
-        n = 1
-        while f"{parent.route}/#{n}" in taken:
-            n += 1
+        n = _UNSPAWNED.get(parent, 0) + 1
+        _UNSPAWNED[parent] = n
         return f"{parent.route}/#{n}"
     occurrences = sum(
         1 for event in parent.session.events if event.type == "tool/call" and event.data.call_id == spawn_call_id
@@ -102,6 +107,9 @@ def read_result(own: Sequence[SessionEvent], reason: TurnEndReason, capture: Str
                 break
     if capture is None:
         return SubagentResult(reason=reason, output=output)
+    if reason.kind == "completed" and not capture.committed:
+        # A clean turn that never recorded the required value settles `error`; no re-prompt.
+        reason = TurnFailed(message=STRUCTURED_MISSING, code="structured_output_missing")
     return SubagentResult(reason=reason, output=output, structured=capture.value, captured=capture.committed)
 
 
@@ -126,7 +134,7 @@ async def start_in_process_run(request: SubagentRequest, seed: Sequence[SessionE
     child = await parent.ctx.agents.create(
         cwd=parent.session.cwd,
         route=child_route(parent, request.spawn_call_id),
-        options=parent.options,
+        options=request.agent_options or parent.options,
         seed=seed or (),
         lineage=Lineage(
             parent_session=parent.id, delegation_depth=depth, spawn_call_id=request.spawn_call_id

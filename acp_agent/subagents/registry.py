@@ -11,6 +11,7 @@ from acp_agent.subagents.errors import DuplicateProvider, MissingCapability, Unk
 
 if TYPE_CHECKING:
     from acp_agent.agent.agent import Agent
+    from acp_agent.agent.options import AgentOptions
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,8 @@ class SubagentRequest:
     tool_filter: tuple[str, ...] | None = None
     """The only tool names the child may call (its `structured_output` tool is always allowed)."""
     persona: str | None = None
+    agent_options: AgentOptions | None = None
+    """The child's provider, model, token cap and step cap (default: the parent's)."""
 
 
 @dataclass(frozen=True)

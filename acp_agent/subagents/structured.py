@@ -30,26 +30,32 @@ SCHEMA_KEYWORDS = {"type", "properties", "required", "items", "enum", "descripti
 
 def check_schema(schema: Any) -> None:
     """Refuse, before any child exists, a schema outside the supported subset (see README)."""
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
     if not isinstance(schema, dict) or schema.get("type") != "object":
         raise UnsupportedSchema("a structured output schema must be an object schema (`\"type\": \"object\"`)")
     for path, node in _nodes(schema, "#"):
-        if not isinstance(node, dict):
-            raise UnsupportedSchema(f"structured output schema at {path} is not an object")
         for keyword in node:
             if keyword not in SCHEMA_KEYWORDS:
                 raise UnsupportedSchema(f"structured output schema uses unsupported keyword {keyword!r} at {path}")
         kinds = node.get("type")
         for kind in kinds if isinstance(kinds, list) else [kinds]:
-            if kind is not None and kind not in SCHEMA_TYPES:
+            if kind is not None and not (isinstance(kind, str) and kind in SCHEMA_TYPES):
                 raise UnsupportedSchema(f"structured output schema uses unsupported type {kind!r} at {path}")
         if node.get("additionalProperties", False) is not False:
             raise UnsupportedSchema(f"structured output schema at {path}: additionalProperties may only be false")
+    # Supported keywords with malformed values (`"required": 5`) would break validation in the child.
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        raise UnsupportedSchema(f"structured output schema is not valid JSON Schema: {exc.message}") from None
 
 
-def _nodes(node: Any, path: str) -> Iterator[tuple[str, Any]]:
-    yield path, node
+def _nodes(node: Any, path: str) -> Iterator[tuple[str, dict[str, Any]]]:
     if not isinstance(node, dict):
-        return
+        raise UnsupportedSchema(f"structured output schema at {path} is not an object")
+    yield path, node
     properties = node.get("properties", {})
     if not isinstance(properties, dict):
         raise UnsupportedSchema(f"structured output schema at {path}/properties is not an object")

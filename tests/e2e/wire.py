@@ -4,7 +4,7 @@
 top of this process's, so coverage reaches the child) and yields a `Wire`. Every stdout line must
 parse as JSON (a line that does not is kept in `Wire.garbage` for the test to assert on); stderr is
 collected. Requests the server sends us are answered by `Wire.answer` (method not found unless a
-test installs a handler), so the transcript holds both directions.
+test installs a handler), so a request of the agent's never hangs.
 """
 
 from __future__ import annotations
@@ -33,14 +33,6 @@ Frame = dict[str, Any]
 RequestHandler = Callable[[Frame], Awaitable[Frame]]
 
 
-@dataclass(frozen=True)
-class Sent:
-    """A frame we wrote (None when the bytes were not one JSON object) and the bytes themselves."""
-
-    frame: Any
-    raw: bytes
-
-
 async def method_not_found(request: Frame) -> Frame:
     return {"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32601, "message": "Method not found"}}
 
@@ -51,7 +43,6 @@ class Wire:
     answer: RequestHandler = method_not_found
     received: list[Frame] = field(default_factory=list)
     """Every stdout frame, in order."""
-    sent: list[Sent] = field(default_factory=list)
     garbage: list[bytes] = field(default_factory=list)
     """Stdout lines that were not JSON (must stay empty)."""
     stderr: bytearray = field(default_factory=bytearray)
@@ -65,11 +56,6 @@ class Wire:
 
     async def send_raw(self, data: bytes) -> None:
         assert self.process.stdin is not None
-        try:
-            frame: Any = json.loads(data)
-        except ValueError:
-            frame = None
-        self.sent.append(Sent(frame, data))
         await self.process.stdin.send(data)
 
     async def send(self, frame: Any) -> None:

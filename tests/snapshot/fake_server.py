@@ -1,17 +1,21 @@
 """A tiny stand-in ACP server for the runner's own tests: it misbehaves on request.
 
 Usage: python fake_server.py [AT_EOF]; AT_EOF is `exit` (default), `fail` (exit 5) or `linger`
-(ignore EOF and sleep). A prompt's text picks what the prompt does (see `prompt`).
+(ignore EOF and sleep). A prompt's text picks what the prompt does (see `prompt`); the method
+`exit` makes it exit at once.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from typing import Any
 
 SESSION_ID = "11111111-2222-3333-4444-555555555555"
+REFUSE = "refuse-sessions"
+"""A file of this name in the cwd makes `session/new` fail."""
 
 
 def send(frame: Any) -> None:
@@ -23,8 +27,8 @@ def read() -> Any:
     return json.loads(sys.stdin.readline())
 
 
-def chunk(text: str) -> None:
-    update = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}
+def chunk(text: str, kind: str = "agent_message_chunk") -> None:
+    update = {"sessionUpdate": kind, "content": {"type": "text", "text": text}}
     send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": SESSION_ID, "update": update}})
 
 
@@ -40,7 +44,8 @@ def prompt(request_id: Any, text: str) -> None:
         send({"jsonrpc": "2.0", "id": 1, "method": "fs/read_text_file", "params": {"path": "/x"}})
         chunk(json.dumps([permission, read()]))
         answer()
-    elif text in ("stream", "stream-ignoring-cancel"):  # stream, then wait for the cancel
+    elif text in ("stream", "stream-ignoring-cancel"):  # think, stream, then wait for the cancel
+        chunk("thinking", "agent_thought_chunk")
         chunk("partial")
         read()
         answer("cancelled" if text == "stream" else "end_turn")
@@ -76,8 +81,12 @@ def main() -> None:
             continue  # a notification
         if method == "initialize":
             send({"jsonrpc": "2.0", "id": request_id, "result": {"protocolVersion": 1}})
+        elif method == "session/new" and os.path.exists(os.path.join(request["params"]["cwd"], REFUSE)):
+            send({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32602, "message": "Invalid params: no"}})
         elif method == "session/new":
             send({"jsonrpc": "2.0", "id": request_id, "result": {"sessionId": SESSION_ID}})
+        elif method == "exit":
+            sys.exit(3)
         elif method == "session/prompt":
             prompt(request_id, request["params"]["prompt"][0]["text"])
         else:

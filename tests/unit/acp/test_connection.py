@@ -379,7 +379,8 @@ async def test_an_unknown_method_is_method_not_found_and_never_answered_as_a_not
 async def test_a_failing_handler_is_an_internal_error() -> None:
     async with serving(methods_for(Gates())) as peer:
         written = await peer.exchange(request("crash", id=1))
-    assert written == [{"jsonrpc": "2.0", "error": {"code": -32603, "message": "Internal error", "data": "boom"}, "id": 1}]
+    error = {"code": -32603, "message": "Internal error", "data": "boom"}
+    assert written == [{"jsonrpc": "2.0", "error": error, "id": 1}]
 
 
 @pytest.mark.parametrize(
@@ -387,8 +388,16 @@ async def test_a_failing_handler_is_an_internal_error() -> None:
     [
         ("initialize", {}, "protocolVersion: Field required"),
         ("initialize", {"protocolVersion": "one"}, "protocolVersion: Input should be a valid integer"),
+        ("initialize", {"protocolVersion": "1"}, "protocolVersion: Input should be a valid integer"),
+        ("initialize", {"protocolVersion": 1.0}, "protocolVersion: Input should be a valid integer"),
+        ("initialize", {"protocolVersion": True}, "protocolVersion: Input should be a valid integer"),
         ("initialize", {"protocolVersion": 1, "clientCapabilities": {"fs": 3}}, "clientCapabilities.fs"),
-        ("initialize", {"protocolVersion": 1, "clientCapabilities": {"terminal": "maybe"}}, "clientCapabilities.terminal"),
+        ("initialize", {"protocolVersion": 1, "clientCapabilities": {"terminal": 1}}, "clientCapabilities.terminal"),
+        (
+            "initialize",
+            {"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": "yes"}}},
+            "clientCapabilities.fs.readTextFile: Input should be a valid boolean",
+        ),
         ("authenticate", {}, "methodId: Field required"),
         ("authenticate", {"methodId": 5}, "methodId: Input should be a valid string"),
         ("session/new", {"mcpServers": []}, "cwd: Field required"),
@@ -503,3 +512,10 @@ def test_check_request_accepts_requests_notifications_and_batches() -> None:
     assert check_request([frame, {"jsonrpc": "2.0", "method": "n"}]) is not None
     with pytest.raises(ValueError):
         check_request([])
+
+
+async def test_unknown_members_of_a_request_are_tolerated() -> None:
+    """jsonrpcserver's own schema refuses them (additionalProperties: false); extensions add them."""
+    async with serving(methods_for(Gates())) as peer:
+        written = await peer.exchange({**request("ping", id=1), "extension": {"x": 1}})
+    assert written == [{"jsonrpc": "2.0", "result": "pong", "id": 1}]

@@ -379,3 +379,18 @@ async def test_a_cancel_keeps_the_results_already_in(scripted: Callable[..., Con
     results = of_type(agent, "tool/result")
     assert [(r.call_id, r.is_error) for r in results] == [("quick", False), ("slow", True)]
     assert results[0].content[0].text == "first\n"
+
+
+async def test_a_cancel_before_the_turn_starts_ends_that_turn_aborted(
+    scripted: Callable[..., Context], tmp_path: Path
+) -> None:
+    ctx = scripted([{"text": "never asked"}, {"text": "later"}])
+    async with ctx.running():
+        agent = await ctx.agents.create(cwd=str(tmp_path))
+        ticket = agent.followup(text("queued"))
+        agent.cancel("cancelled early")  # the loop has not claimed the message yet
+        assert (await ticket.wait()).dump() == {"kind": "aborted", "reason": "cancelled early"}
+        assert kinds(agent) == ["turn/start", "user/message", "turn/end"]
+        assert (await agent.followup(text("next")).wait()).kind == "completed"
+        [message] = of_type(agent, "assistant/message")
+        assert message.content[0].text == "never asked"  # the cancelled turn asked the model nothing

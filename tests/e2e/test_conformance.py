@@ -1,0 +1,411 @@
+"""Every frame of every transcript we produce, in both directions, held against the protocol.
+
+The transcripts come from the snapshot runner: the upstream scenarios (when present), the
+project's `fixtures/*` scenarios and a few scripted ones that reach corners the others do not
+(failed and unknown tools, max tokens, a turn error, a resource link). Each frame is checked
+(a) against the official `acp` package's model for its method and direction, round-tripped so
+that the package's lenient parsing cannot hide a dropped, coerced or salvaged field, and (b) when
+the shared JSON Schema is present, against its definition with Draft 2020-12.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio
+import pytest
+from acp import schema as official
+from pydantic import BaseModel
+
+from acp_agent.snapshot.runner import RunResult, run_scenario
+from tests.e2e.wire import RECORD_CONFIG
+from tests.paths import ACP_SCHEMA, FIXTURES, UPSTREAM
+
+Direction = Literal["agent", "client"]
+"""Who wrote the frame: the agent (our stdout) or the client (what the runner sent us)."""
+
+Models = tuple[type[BaseModel], type[BaseModel] | None]
+
+# Methods the client calls on the agent: params model, result model (None: a notification).
+AGENT_METHODS: dict[str, Models] = {
+    "initialize": (official.InitializeRequest, official.InitializeResponse),
+    "authenticate": (official.AuthenticateRequest, official.AuthenticateResponse),
+    "session/new": (official.NewSessionRequest, official.NewSessionResponse),
+    "session/load": (official.LoadSessionRequest, official.LoadSessionResponse),
+    "session/set_mode": (official.SetSessionModeRequest, official.SetSessionModeResponse),
+    "session/prompt": (official.PromptRequest, official.PromptResponse),
+    "session/cancel": (official.CancelNotification, None),
+}
+# Methods the agent calls on the client.
+CLIENT_METHODS: dict[str, Models] = {
+    "session/update": (official.SessionNotification, None),
+    "session/request_permission": (official.RequestPermissionRequest, official.RequestPermissionResponse),
+    "fs/read_text_file": (official.ReadTextFileRequest, official.ReadTextFileResponse),
+    "fs/write_text_file": (official.WriteTextFileRequest, official.WriteTextFileResponse),
+    "terminal/create": (official.CreateTerminalRequest, official.CreateTerminalResponse),
+    "terminal/output": (official.TerminalOutputRequest, official.TerminalOutputResponse),
+    "terminal/release": (official.ReleaseTerminalRequest, official.ReleaseTerminalResponse),
+    "terminal/wait_for_exit": (official.WaitForTerminalExitRequest, official.WaitForTerminalExitResponse),
+    "terminal/kill": (official.KillTerminalRequest, official.KillTerminalResponse),
+}
+HANDLED_BY = {"agent": AGENT_METHODS, "client": CLIENT_METHODS}
+OTHER: dict[Direction, Direction] = {"agent": "client", "client": "agent"}
+PROVOKED = {-32700, -32600, -32601, -32602}
+"""Error codes a client frame provoked on purpose (garbage, unknown methods, wrong params): such a
+frame is not meant to conform, so only the answer to it is checked."""
+
+
+# -- the scripted scenarios ---------------------------------------------------------------------
+
+BASH_FAILS = {"command": "echo to stdout; echo to stderr >&2; exit 3", "description": "fails on purpose"}
+SCRIPTED: dict[str, tuple[list[dict[str, Any]], Any]] = {
+    # name: (input.json steps, script)
+    "tools-and-limits": (
+        [
+            {"op": "initialize"},
+            {"op": "newSession"},
+            {"op": "prompt", "text": "Run a failing command and an unknown tool."},
+            {"op": "prompt", "text": "Write until you are cut off."},
+            {"op": "promptExpectError", "text": "Now fail."},
+            {"op": "cancel"},
+            {"op": "raw", "line": '{"jsonrpc":"2.0","id":"auth","method":"authenticate","params":{"methodId":"x"}}',
+             "expectError": -32602},
+            {"op": "raw", "line": '{"jsonrpc":"2.0","id":"link","method":"session/prompt","params":'
+             '{"sessionId":"nope","prompt":[{"type":"resource_link","uri":"file:///a.txt","name":"a.txt"}]}}',
+             "expectError": -32002},
+        ],
+        [
+            {
+                "reasoning": "Two calls at once.",
+                "toolCalls": [
+                    {"id": "call_fail", "name": "bash", "arguments": BASH_FAILS},
+                    {"id": "call_unknown", "name": "no_such_tool", "arguments": {"x": 1}},
+                    {"id": "call_bad_args", "name": "bash", "arguments": {"cmd": "ls"}},
+                ],
+            },
+            {"text": "Both failed; here is why."},
+            {"text": "A very long answer that", "finish": "max-tokens"},
+            {"throw": {"message": "simulated overload", "code": "OVERLOADED", "status": 529, "text": "Half"}},
+        ],
+    ),
+    "child-tool-call": (
+        [{"op": "initialize"}, {"op": "newSession"}, {"op": "prompt", "text": "Delegate an echo."}],
+        {
+            "s1": [
+                {
+                    "toolCalls": [
+                        {
+                            "id": "call_spawn",
+                            "name": "subagent",
+                            "arguments": {"description": "Echo", "prompt": "Run echo CHILD_OK."},
+                        }
+                    ]
+                },
+                {"text": "PARENT_DONE"},
+            ],
+            "s1/call_spawn": [
+                {"toolCalls": [{"id": "call_echo", "name": "bash", "arguments": {"command": "echo CHILD_OK"}}]},
+                {"text": "CHILD_OK"},
+            ],
+        },
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Source:
+    name: str
+    directory: Path | None
+    """A scenario directory (replayed), or None for a scripted scenario (written at run time)."""
+
+
+def sources() -> list[Source]:
+    found = []
+    for root, prefix in ((UPSTREAM, "upstream"), (FIXTURES, "fixtures")):
+        if root.is_dir():
+            found += [Source(f"{prefix}/{d.name}", d) for d in sorted(root.iterdir()) if (d / "input.json").is_file()]
+    return found + [Source(f"scripted/{name}", None) for name in SCRIPTED]
+
+
+SOURCES = sources()
+
+
+async def run_source(source: Source, workdir: Path) -> RunResult:
+    if source.directory is not None:
+        return await run_scenario(source.directory, workdir)
+    steps, script = SCRIPTED[source.name.removeprefix("scripted/")]
+    scenario = workdir / "scenario"
+    scenario.mkdir()
+    (scenario / "input.json").write_text(json.dumps({"steps": steps}), encoding="utf-8")
+    (scenario / "script.json").write_text(json.dumps(script), encoding="utf-8")
+    run = workdir / "run"
+    run.mkdir()
+    return await run_scenario(
+        scenario, run, config=RECORD_CONFIG, env={"ACP_AGENT_SCRIPT": str(scenario / "script.json")}
+    )
+
+
+@pytest.fixture(scope="module")
+def transcripts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, RunResult]:
+    """Every source run once, side by side (each is its own server process)."""
+    results: dict[str, RunResult] = {}
+
+    async def run_all() -> None:
+        limiter = anyio.CapacityLimiter(8)
+
+        async def one(source: Source) -> None:
+            async with limiter:
+                workdir = tmp_path_factory.mktemp(source.name.replace("/", "-"))
+                results[source.name] = await run_source(source, workdir)
+
+        async with anyio.create_task_group() as tasks:
+            for source in SOURCES:
+                tasks.start_soon(one, source)
+
+    anyio.run(run_all)
+    return results
+
+
+# -- frames -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Checked:
+    """One frame and what it must be: `kind` names the object checked, `body` that object."""
+
+    where: str
+    kind: Literal["params", "result", "error"]
+    method: str | None
+    """The method of the request, notification, or of the request a response answers."""
+    direction: Direction
+    body: Any
+
+    @property
+    def notification(self) -> bool:
+        return self.kind == "params" and HANDLED_BY[OTHER[self.direction]][self.method or ""][1] is None
+
+
+def parse(lines: list[str]) -> list[Any]:
+    frames = []
+    for line in lines:
+        try:
+            frames.append(json.loads(line))
+        except ValueError:
+            frames.append(None)  # not JSON (garbage we sent); the stdout side asserts on its own
+    return frames
+
+
+def frames_of(result: RunResult) -> Iterator[Checked]:
+    """Every frame of a run, both directions, each paired with the method it belongs to."""
+    sides: dict[Direction, list[Any]] = {"agent": parse(result.stdout), "client": parse(result.sent)}
+    # Requests by id, per direction: a response from one side answers a request from the other.
+    requests: dict[Direction, dict[Any, str]] = {"agent": {}, "client": {}}
+    answers: dict[Direction, dict[Any, Any]] = {"agent": {}, "client": {}}
+    for direction, frames in sides.items():
+        for frame in frames:
+            if isinstance(frame, dict) and isinstance(frame.get("method"), str) and "id" in frame:
+                requests[direction][_key(frame["id"])] = frame["method"]
+            elif isinstance(frame, dict) and "method" not in frame:
+                answers[direction][_key(frame.get("id"))] = frame
+    for direction, frames in sides.items():
+        for number, frame in enumerate(frames, 1):
+            where = f"{direction} frame {number}: {json.dumps(frame)[:300]}"
+            if direction == "client" and _provoked(frame, answers["agent"]):
+                continue
+            assert isinstance(frame, dict), where
+            _check_envelope(frame, where)
+            if "method" in frame:
+                yield Checked(where, "params", frame["method"], direction, frame.get("params"))
+            elif "error" in frame:
+                method = requests[OTHER[direction]].get(_key(frame["id"]))
+                yield Checked(where, "error", method, direction, frame["error"])
+            else:
+                method = requests[OTHER[direction]].get(_key(frame["id"]))
+                assert method is not None, f"{where}: a result answering no request"
+                yield Checked(where, "result", method, direction, frame["result"])
+
+
+def _key(request_id: Any) -> Any:
+    return json.dumps(request_id)  # `1` and `true` and `1.0` stay apart, lists hash
+
+
+def _provoked(frame: Any, agent_answers: dict[Any, Any]) -> bool:
+    """Whether a frame we sent is garbage on purpose: not a request, or refused as malformed."""
+    if not (isinstance(frame, dict) and isinstance(frame.get("method"), str)):
+        return True
+    if frame["method"] not in AGENT_METHODS:
+        return True
+    answer = agent_answers.get(_key(frame["id"])) if "id" in frame else None
+    return answer is not None and (answer.get("error") or {}).get("code") in PROVOKED
+
+
+def _check_envelope(frame: dict[str, Any], where: str) -> None:
+    """JSON-RPC 2.0: exactly the members of a request, notification or response."""
+    assert frame.get("jsonrpc") == "2.0", where
+    if "method" in frame:
+        assert set(frame) <= {"jsonrpc", "method", "params", "id"}, where
+        assert isinstance(frame.get("params"), dict), f"{where}: ACP params are an object"
+    else:
+        assert set(frame) in ({"jsonrpc", "id", "result"}, {"jsonrpc", "id", "error"}), where
+    if "id" in frame:
+        request_id = frame["id"]
+        assert request_id is None or isinstance(request_id, str) or type(request_id) is int, where
+        if type(request_id) is int:
+            assert -(2**63) <= request_id < 2**63, where
+
+
+# -- (a) the official package's models ------------------------------------------------------------
+
+
+def official_model(item: Checked) -> type[BaseModel]:
+    if item.kind == "error":
+        return official.Error
+    handled_by = HANDLED_BY[OTHER[item.direction]] if item.kind == "params" else HANDLED_BY[item.direction]
+    assert item.method in handled_by, f"{item.where}: no model known for {item.method!r} from the {item.direction}"
+    params, result = handled_by[item.method]
+    model = params if item.kind == "params" else result
+    assert model is not None, f"{item.where}: a response to a notification"
+    return model
+
+
+def round_trip(model: type[BaseModel], body: Any) -> Any:
+    return model.model_validate(body).model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
+@pytest.mark.parametrize("name", [s.name for s in SOURCES])
+def test_every_frame_parses_with_the_official_model_and_round_trips(
+    name: str, transcripts: dict[str, RunResult]
+) -> None:
+    result = transcripts[name]
+    checked = list(frames_of(result))
+    assert any(item.direction == "agent" for item in checked), f"{name}: the server wrote nothing"
+    for item in checked:
+        assert round_trip(official_model(item), item.body) == item.body, item.where
+
+
+# -- (b) the JSON Schema --------------------------------------------------------------------------
+
+
+class Schema:
+    def __init__(self, path: Path) -> None:
+        from jsonschema import Draft202012Validator
+
+        document = json.loads(path.read_text(encoding="utf-8"))
+        self._defs: dict[str, Any] = document["$defs"]
+        self._validator = Draft202012Validator
+        self._cache: dict[str, Any] = {}
+        self.by_method: dict[tuple[str, str], str] = {}
+        for def_name, definition in self._defs.items():
+            method = definition.get("x-method")
+            if method is None:
+                continue
+            for suffix in ("Request", "Notification", "Response"):
+                if def_name.endswith(suffix):
+                    key = (method, suffix)
+                    assert key not in self.by_method, f"two definitions for {key}: {def_name}, {self.by_method[key]}"
+                    self.by_method[key] = def_name
+
+    def definition_for(self, item: Checked) -> str:
+        if item.kind == "error":
+            return "Error"
+        suffix = "Response" if item.kind == "result" else "Notification" if item.notification else "Request"
+        key = (item.method or "", suffix)
+        assert key in self.by_method, f"{item.where}: the schema has no {suffix} for {item.method!r}"
+        return self.by_method[key]
+
+    def errors(self, def_name: str, body: Any) -> list[str]:
+        if def_name not in self._cache:
+            self._cache[def_name] = self._validator({"$defs": self._defs, "$ref": f"#/$defs/{def_name}"})
+        return [
+            f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message[:300]}"
+            for e in self._cache[def_name].iter_errors(body)
+        ]
+
+
+@pytest.fixture(scope="module")
+def acp_schema() -> Schema:
+    if not ACP_SCHEMA.is_file():
+        pytest.skip("the shared ACP JSON Schema is absent")
+    return Schema(ACP_SCHEMA)
+
+
+@pytest.mark.parametrize("name", [s.name for s in SOURCES])
+def test_every_frame_validates_against_the_json_schema(
+    name: str, transcripts: dict[str, RunResult], acp_schema: Schema
+) -> None:
+    for item in frames_of(transcripts[name]):
+        definition = acp_schema.definition_for(item)
+        assert acp_schema.errors(definition, item.body) == [], f"{definition}: {item.where}"
+
+
+def test_the_transcripts_cover_every_kind_of_frame_we_produce(transcripts: dict[str, RunResult]) -> None:
+    """A guard on the corpus itself: if a scenario stops producing some frame, conformance of that
+    frame would silently go unchecked."""
+    kinds: set[str] = set()
+    for result in transcripts.values():
+        for item in frames_of(result):
+            if item.method == "session/update":
+                update = item.body["update"]
+                kinds.add(f"update:{update['sessionUpdate']}:{update.get('status', '')}")
+                if "_meta" in update:
+                    kinds.add("update:child")
+            elif item.kind == "error":
+                kinds.add(f"error:{item.body['code']}")
+            else:
+                kinds.add(f"{item.direction}:{item.kind}:{item.method}")
+    expected = {
+        "agent:result:initialize",
+        "agent:result:session/new",
+        "agent:result:session/prompt",
+        "client:params:initialize",
+        "client:params:session/new",
+        "client:params:session/prompt",
+        "client:params:session/cancel",
+        "update:agent_message_chunk:",
+        "update:agent_thought_chunk:",
+        "update:tool_call:in_progress",
+        "update:tool_call_update:completed",
+        "update:tool_call_update:failed",
+        "update:child",
+        *(f"error:{code}" for code in (-32700, -32600, -32601, -32602, -32603, -32002)),
+    }
+    assert expected <= kinds, sorted(expected - kinds)
+
+
+# -- the checks themselves ------------------------------------------------------------------------
+
+GOOD_UPDATE = {
+    "sessionId": "s",
+    "update": {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "x"}},
+}
+BROKEN: list[tuple[str, type[BaseModel], str, Any, bool]] = [
+    # (what is wrong, official model, schema definition, body, whether the open schema sees it)
+    ("an unknown member", official.SessionNotification, "SessionNotification",
+     {**GOOD_UPDATE, "update": {**GOOD_UPDATE["update"], "extra": 1}}, False),
+    ("a status outside the enum", official.SessionNotification, "SessionNotification",
+     {"sessionId": "s", "update": {"sessionUpdate": "tool_call", "toolCallId": "c", "title": "t", "status": "done"}},
+     True),
+    ("an agentInfo the package would salvage to null", official.InitializeResponse, "InitializeResponse",
+     {"protocolVersion": 1, "agentInfo": {"name": "a", "version": 1}}, True),
+    ("a missing required member", official.PromptResponse, "PromptResponse", {}, True),
+    ("a stop reason outside the enum", official.PromptResponse, "PromptResponse", {"stopReason": "done"}, True),
+]
+
+
+@pytest.mark.parametrize(("what", "model", "definition", "body", "schema_sees_it"), BROKEN, ids=[b[0] for b in BROKEN])
+def test_the_checks_catch_a_broken_frame(
+    what: str, model: type[BaseModel], definition: str, body: Any, schema_sees_it: bool
+) -> None:
+    """The round trip catches what the package's lenient parse lets through; the schema, being
+    open to unknown members, catches only wrong values."""
+    assert round_trip(official.SessionNotification, GOOD_UPDATE) == GOOD_UPDATE
+    try:
+        assert round_trip(model, body) != body
+    except ValueError:  # pydantic's ValidationError
+        pass
+    if ACP_SCHEMA.is_file():
+        assert (Schema(ACP_SCHEMA).errors(definition, body) != []) == schema_sees_it

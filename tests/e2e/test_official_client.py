@@ -1,0 +1,108 @@
+"""The official ACP Python client (`agent-client-protocol`) against the installed server."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process, text_block
+from acp.schema import (
+    AgentMessageChunk,
+    AgentThoughtChunk,
+    ClientCapabilities,
+    FileSystemCapabilities,
+    Implementation,
+    PermissionOption,
+    RequestPermissionResponse,
+    TextContentBlock,
+    ToolCallProgress,
+    ToolCallStart,
+    ToolCallUpdate,
+)
+
+from tests.e2e.wire import RECORD_CONFIG
+from tests.paths import ROOT
+
+pytestmark = pytest.mark.anyio
+
+COMMAND = "echo OFFICIAL_OK > marker.txt && cat marker.txt && pwd"
+SCRIPT = [
+    {
+        "reasoning": "I will write the marker.",
+        "toolCalls": [{"id": "call_echo", "name": "bash", "arguments": {"command": COMMAND, "description": "Mark"}}],
+    },
+    {"text": "Done: the marker is written."},
+]
+
+
+class RecordingClient:
+    """An editor that shows nothing and records every session update it receives."""
+
+    def __init__(self) -> None:
+        self.updates: list[tuple[str, Any]] = []
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        self.updates.append((session_id, update))
+
+    async def request_permission(
+        self, options: list[PermissionOption], session_id: str, tool_call: ToolCallUpdate, **kwargs: Any
+    ) -> RequestPermissionResponse:
+        raise RequestError.method_not_found("session/request_permission")  # this test grants nothing
+
+
+def agent_command() -> list[str]:
+    """`python -m acp_agent`, run from the repository root like every other server the tests start.
+
+    (The `acp-agent` script would do as well after `pip install -e .`; it finds the package through
+    the editable install's finder rather than the working directory.)"""
+    return [sys.executable, "-m", "acp_agent", "--config", str(RECORD_CONFIG)]
+
+
+async def test_the_official_client_runs_a_tool_call_turn(tmp_path: Path) -> None:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(SCRIPT), encoding="utf-8")
+    env = {**os.environ, "ACP_AGENT_SCRIPT": str(script), "ACP_AGENT_SESSIONS": str(tmp_path / "sessions")}
+    client = RecordingClient()
+    command, *args = agent_command()
+    async with spawn_agent_process(client, command, *args, env=env, cwd=ROOT) as (conn, process):
+        initialized = await conn.initialize(
+            protocol_version=PROTOCOL_VERSION,
+            client_capabilities=ClientCapabilities(
+                fs=FileSystemCapabilities(read_text_file=False, write_text_file=False)
+            ),
+            client_info=Implementation(name="official-client-test", version="0"),
+        )
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        response = await conn.prompt(session_id=session.session_id, prompt=[text_block("Write the marker.")])
+    assert process.returncode == 0
+
+    assert initialized.protocol_version == PROTOCOL_VERSION
+    assert initialized.auth_methods == []
+    assert initialized.agent_capabilities is not None and initialized.agent_capabilities.load_session is False
+    assert response.stop_reason == "end_turn"
+    assert {session_id for session_id, _ in client.updates} == {session.session_id}
+    updates = [update for _, update in client.updates]
+
+    thoughts = "".join(u.content.text for u in updates if isinstance(u, AgentThoughtChunk))
+    assert thoughts == "I will write the marker."
+    (started,) = [u for u in updates if isinstance(u, ToolCallStart)]
+    assert started.tool_call_id == "call_echo"
+    assert (started.title, started.kind, started.status) == (COMMAND, "execute", "in_progress")
+    assert started.raw_input == {"command": COMMAND, "description": "Mark"}
+    (progress,) = [u for u in updates if isinstance(u, ToolCallProgress)]
+    assert (progress.tool_call_id, progress.status) == ("call_echo", "completed")
+    assert progress.content is not None
+    (shown,) = [c.content for c in progress.content if c.type == "content"]
+    assert isinstance(shown, TextContentBlock)
+    assert shown.text == f"```console\nOFFICIAL_OK\n{workspace}\n```"
+    assert updates.index(started) < updates.index(progress)
+    message = [u for u in updates if isinstance(u, AgentMessageChunk)]
+    assert "".join(u.content.text for u in message) == "Done: the marker is written."
+    assert updates.index(progress) < updates.index(message[0])
+    assert (workspace / "marker.txt").read_text() == "OFFICIAL_OK\n"  # bash really ran, in the session cwd

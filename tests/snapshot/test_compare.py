@@ -1,0 +1,101 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from acp_agent.snapshot.compare import compare, digest, read_frames
+from acp_agent.snapshot.frames import canonical_order, child_route
+
+
+def update(kind: str, meta: Any = None, **fields: Any) -> dict[str, Any]:
+    params: dict[str, Any] = {"sessionId": "s", "update": {"sessionUpdate": kind, **fields}}
+    if meta is not None:
+        params["_meta"] = meta
+    return {"jsonrpc": "2.0", "method": "session/update", "params": params}
+
+
+def text(kind: str, value: str, meta: Any = None) -> dict[str, Any]:
+    return update(kind, meta, content={"type": "text", "text": value})
+
+
+TRANSCRIPT = [
+    {"id": 1, "result": {"protocolVersion": 1}},
+    text("agent_thought_chunk", "thin"),
+    text("agent_thought_chunk", "king"),
+    update("tool_call", toolCallId="c1", status="in_progress"),
+    {"id": 0, "method": "session/request_permission", "params": {}},
+    update("tool_call_update", toolCallId="c1", status="completed"),
+    update("agent_message_chunk", content={"type": "text", "text": "child"}, _meta={"acpAgent": {"route": "s1/c1"}}),
+    update("plan", entries=[]),
+    text("agent_message_chunk", "DO"),
+    text("agent_message_chunk", "NE"),
+    {"id": 2, "result": {"stopReason": "end_turn"}},
+    [{"id": 3, "error": {"code": -32602}}, {"id": 4, "error": None}],
+]
+
+
+def test_digest_keeps_responses_tool_calls_and_text_per_response() -> None:
+    got = digest(TRANSCRIPT)
+    assert got.responses == ["result", "result end_turn", "error -32602", "error None"]
+    assert got.tool_calls == ["tool_call c1 in_progress", "tool_call_update c1 completed"]
+    assert got.texts == [("", ""), ("thinking", "DONE"), ("", ""), ("", "")]
+
+
+def test_equivalent_transcripts_compare_equal_whatever_their_formatting() -> None:
+    other = [
+        {"id": 1, "result": {"agentInfo": "elsewhere"}},
+        text("agent_thought_chunk", "thinking"),
+        update("tool_call", toolCallId="c1", status="in_progress", title="another title"),
+        update("tool_call_update", toolCallId="c1", status="completed"),
+        text("agent_message_chunk", "DONE"),
+        {"id": 2, "result": {"stopReason": "end_turn"}},
+        {"id": 3, "error": {"code": -32602, "message": "worded differently"}},
+        {"id": 4, "error": {}},
+    ]
+    assert compare(TRANSCRIPT, other) == []
+
+
+def test_differences_are_named() -> None:
+    problems = compare(TRANSCRIPT, TRANSCRIPT[:3])
+    assert [p.split(" differ")[0] for p in problems] == ["responses", "tool_calls", "texts"]
+    assert problems[0].startswith("responses differ:\n  expected ['result', 'result end_turn'")
+
+
+def child_update(kind: str, call_id: str, route: str | None) -> dict[str, Any]:
+    body: dict[str, Any] = {"sessionUpdate": kind, "toolCallId": call_id}
+    if route is not None:
+        body["_meta"] = {"acpAgent": {"route": route, "parentToolCallId": route.split("/")[-1]}}
+    return {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", "update": body}}
+
+
+def test_child_route_reads_the_attribution_in_meta() -> None:
+    assert child_route(child_update("tool_call", "s1/a/c", "s1/a")) == "s1/a"
+    assert child_route(child_update("tool_call", "c", None)) is None
+    odd = child_update("tool_call", "c", None)
+    odd["params"]["update"]["_meta"] = {"acpAgent": "odd"}
+    assert child_route(odd) is None
+    assert child_route({"id": 1, "result": {}}) is None
+
+
+def test_concurrent_children_get_one_order_whatever_the_scheduling() -> None:
+    first = [
+        child_update("tool_call", "a", None),
+        child_update("tool_call", "b", None),
+        child_update("tool_call", "s1/b/x", "s1/b"),
+        child_update("tool_call", "s1/a/y", "s1/a"),
+        child_update("tool_call_update", "s1/a/y", "s1/a"),
+        child_update("tool_call_update", "a", None),
+        child_update("tool_call_update", "s1/b/x", "s1/b"),
+        child_update("tool_call_update", "b", None),
+        {"jsonrpc": "2.0", "id": 3, "result": {"stopReason": "end_turn"}},
+    ]
+    second = [first[0], first[1], first[3], first[2], first[6], first[4], first[5], first[7], first[8]]
+    assert canonical_order(first) == canonical_order(second)
+    assert [f.get("params", {}).get("update", {}).get("toolCallId") for f in canonical_order(first)] == [
+        "a", "b", "s1/a/y", "s1/a/y", "s1/b/x", "s1/b/x", "a", "b", None
+    ]
+
+
+def test_read_frames_skips_blank_lines(tmp_path: Path) -> None:
+    (tmp_path / "golden.jsonl").write_text('{"id":1}\n\n[]\n')
+    assert read_frames(tmp_path / "golden.jsonl") == [{"id": 1}, []]

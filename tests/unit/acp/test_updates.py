@@ -1,0 +1,179 @@
+"""`UpdateMapper`: session-log events to `session/update` payloads, including the shapes no
+scripted turn produces (arguments that are not JSON, a tool that shows locations), each held
+against the official package's model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from acp import schema as official
+from pydantic import BaseModel
+
+from acp_agent.acp.schema import SessionNotification
+from acp_agent.acp.updates import ChildOrigin, UpdateMapper
+from acp_agent.session.content import (
+    BlockStart,
+    Finish,
+    FinishReason,
+    ReasoningDelta,
+    ResourceLink,
+    TextContent,
+    TextDelta,
+    StreamChunk,
+)
+from acp_agent.session.events import (
+    AssistantChunkData,
+    AssistantChunkEvent,
+    SessionEvent,
+    StepData,
+    StepStartEvent,
+    ToolCallData,
+    ToolCallEvent,
+    ToolError,
+    ToolResultData,
+    ToolResultEvent,
+)
+from acp_agent.tools.base import Location, Tool, ToolCallContext, ToolPresentation, ToolResult
+from acp_agent.tools.bash import BashTool
+
+
+class ReadParams(BaseModel):
+    path: str
+    line: int = 1
+
+
+class ReadTool(Tool[ReadParams]):
+    """A tool that points the editor at a file."""
+
+    name = "read"
+    description = "Read a file."
+    Params = ReadParams
+
+    async def run(self, params: ReadParams, call: ToolCallContext) -> ToolResult:
+        raise NotImplementedError  # never run: only presented
+
+    def present(self, params: ReadParams) -> ToolPresentation:
+        return ToolPresentation(
+            title=f"Read {params.path}", kind="read", locations=[Location(path=params.path, line=params.line)]
+        )
+
+
+TOOLS: dict[str, Tool[Any]] = {"read": ReadTool(), "bash": BashTool()}
+
+
+def mapper(origin: ChildOrigin | None = None) -> UpdateMapper:
+    return UpdateMapper(TOOLS.get, origin)
+
+
+def chunk(value: StreamChunk) -> SessionEvent:
+    return AssistantChunkEvent(seq=0, time=0, data=AssistantChunkData(turn=1, step=1, chunk=value))
+
+
+def call(call_id: str, name: str, arguments: str) -> SessionEvent:
+    return ToolCallEvent(
+        seq=0, time=0, data=ToolCallData(turn=1, step=1, call_id=call_id, name=name, arguments=arguments)
+    )
+
+
+def result(call_id: str, text: str, *, error: bool = False, link: bool = False) -> SessionEvent:
+    content: list[Any] = [TextContent(text=text)]
+    if link:
+        content.append(ResourceLink(uri="file:///a", name="a"))
+    return ToolResultEvent(
+        seq=0,
+        time=0,
+        data=ToolResultData(
+            turn=1,
+            step=1,
+            call_id=call_id,
+            content=content,
+            is_error=error,
+            error=ToolError(code="failed", message=text) if error else None,
+        ),
+    )
+
+
+def wire(update: Any) -> dict[str, Any]:
+    """The update as it goes out, checked against the official model on the way."""
+    assert update is not None
+    params = SessionNotification(session_id="s", update=update).dump()
+    parsed = official.SessionNotification.model_validate(params)
+    assert parsed.model_dump(mode="json", by_alias=True, exclude_unset=True) == params
+    return dict(params["update"])
+
+
+def test_text_and_reasoning_deltas_stream_other_chunks_do_not() -> None:
+    m = mapper()
+    assert wire(m.map(chunk(TextDelta(index=0, text="Hi")))) == {
+        "sessionUpdate": "agent_message_chunk",
+        "content": {"type": "text", "text": "Hi"},
+    }
+    assert wire(m.map(chunk(ReasoningDelta(index=0, text="Hm")))) == {
+        "sessionUpdate": "agent_thought_chunk",
+        "content": {"type": "text", "text": "Hm"},
+    }
+    assert m.map(chunk(BlockStart(index=0, block_type="text"))) is None
+    assert m.map(chunk(Finish(reason=FinishReason(kind="stop")))) is None
+    assert m.map(StepStartEvent(seq=0, time=0, data=StepData(turn=1, step=1))) is None
+
+
+def test_a_tool_that_shows_locations() -> None:
+    m = mapper()
+    assert wire(m.map(call("c1", "read", '{"path": "/w/a.py", "line": 3}'))) == {
+        "sessionUpdate": "tool_call",
+        "toolCallId": "c1",
+        "title": "Read /w/a.py",
+        "kind": "read",
+        "status": "in_progress",
+        "rawInput": {"path": "/w/a.py", "line": 3},
+        "locations": [{"path": "/w/a.py", "line": 3}],
+    }
+    # No render_result of its own: the result's text blocks, one paragraph each.
+    assert wire(m.map(result("c1", "print(1)", link=True)))["content"] == [
+        {"type": "content", "content": {"type": "text", "text": "print(1)"}}
+    ]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "raw_input"),
+    [("{not json", "{not json"), ("", {}), ("  ", {}), ('["a"]', ["a"]), ('{"path": 3}', {"path": 3})],
+)
+def test_arguments_that_are_not_what_the_tool_takes_show_as_they_are(arguments: str, raw_input: Any) -> None:
+    update = wire(mapper().map(call("c1", "read", arguments)))
+    assert update["rawInput"] == raw_input
+    assert (update["title"], update["kind"]) == ("read", "other")  # the tool could not present them
+
+
+def test_an_unknown_tool_and_a_failed_result_show_the_plain_text() -> None:
+    m = mapper()
+    assert wire(m.map(call("c1", "nope", "{}")))["title"] == "nope"
+    assert wire(m.map(result("c1", "Error: unknown tool 'nope'", error=True))) == {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": "c1",
+        "status": "failed",
+        "content": [{"type": "content", "content": {"type": "text", "text": "Error: unknown tool 'nope'"}}],
+    }
+    # A failed call of a known tool is not rendered as its output.
+    m.map(call("c2", "bash", '{"command": "false"}'))
+    assert wire(m.map(result("c2", "[exit code 1]", error=True)))["content"][0]["content"]["text"] == "[exit code 1]"
+
+
+def test_a_result_of_a_call_never_seen_still_maps() -> None:
+    assert wire(mapper().map(result("ghost", "late")))["status"] == "completed"
+
+
+def test_a_child_shows_only_its_tool_calls_with_prefixed_ids_and_meta() -> None:
+    origin = ChildOrigin(route="s1/call_spawn", parent_tool_call_id="call_spawn")
+    m = mapper(origin)
+    assert m.map(chunk(TextDelta(index=0, text="child text"))) is None
+    meta = {"acpAgent": {"route": "s1/call_spawn", "parentToolCallId": "call_spawn"}}
+    started = wire(m.map(call("c1", "bash", '{"command": "echo hi", "description": "Say hi"}')))
+    assert started["toolCallId"] == "s1/call_spawn/c1"
+    assert started["_meta"] == meta
+    assert started["content"] == [{"type": "content", "content": {"type": "text", "text": "Say hi"}}]
+    done = wire(m.map(result("c1", "hi\n")))
+    assert (done["toolCallId"], done["_meta"]) == ("s1/call_spawn/c1", meta)
+    assert done["content"] == [{"type": "content", "content": {"type": "text", "text": "```console\nhi\n```"}}]
+    assert m.wire_id("x") == "s1/call_spawn/x"
+    assert mapper().wire_id("x") == "x"
