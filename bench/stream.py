@@ -3,7 +3,8 @@ chunks, against the floor of reading the same bytes and splitting them into line
 
 A fake server on 127.0.0.1 (in this process) serves one recorded-shape DeepSeek answer: reasoning,
 text and a tool call, one token an event, `--events` events in all. Each measurement makes the
-same request and reads the whole answer; the median of `--runs` is printed. Two framings:
+same request and reads the whole answer; the two alternate, and the median of `--runs` of each
+is printed. Two framings:
 
 - `per-event`: one HTTP chunk per event, as a provider streams tokens (the realistic case, and
   the one gated: the adapter must keep at least half the floor's rate, ratio >= 0.5);
@@ -11,7 +12,7 @@ same request and reads the whole answer; the median of `--runs` is printed. Two 
   there the floor is C-level line splitting, while the adapter parses each event's JSON and
   validates a pydantic chunk for it).
 
-    python bench/stream.py [--events 20000] [--runs 7]
+    python bench/stream.py [--events 20000] [--runs 9]
 """
 
 from __future__ import annotations
@@ -136,10 +137,20 @@ async def time_httpx(adapter: OpenAICompat, framing: str) -> tuple[float, int]:
     return time.perf_counter() - start, count
 
 
-async def median(measure: Callable[[], Awaitable[tuple[float, int]]], runs: int) -> tuple[float, int]:
-    await measure()  # warm up: connection, imports, pydantic validators
-    results = [await measure() for _ in range(runs)]
-    return statistics.median(seconds for seconds, _ in results), results[0][1]
+async def medians(
+    floor: Callable[[], Awaitable[tuple[float, int]]], adapter: Callable[[], Awaitable[tuple[float, int]]], runs: int
+) -> tuple[tuple[float, int], tuple[float, int]]:
+    """Median seconds (and the count) of each; the two alternate, so a change of load hits both."""
+    await floor()  # warm up: connection, imports, pydantic validators
+    await adapter()
+    floors, adapters = [], []
+    for _ in range(runs):
+        floors.append(await floor())
+        adapters.append(await adapter())
+    return (
+        (statistics.median(s for s, _ in floors), floors[0][1]),
+        (statistics.median(s for s, _ in adapters), adapters[0][1]),
+    )
 
 
 async def main_async(events: int, runs: int) -> float:
@@ -155,8 +166,9 @@ async def main_async(events: int, runs: int) -> float:
         for framing in bodies:
             config = Config(base_url=f"http://127.0.0.1:{port}", api_key_env=KEY_ENV, extra_body={"metadata": {"framing": framing}})
             adapter = OpenAICompat(Context(), config)
-            floor_s, lines = await median(lambda: time_httpx(adapter, framing), runs)
-            adapter_s, chunks = await median(lambda: time_adapter(adapter, framing), runs)
+            (floor_s, lines), (adapter_s, chunks) = await medians(
+                lambda: time_httpx(adapter, framing), lambda: time_adapter(adapter, framing), runs
+            )
             await adapter.aclose()
             floor_rate, adapter_rate = lines / floor_s, chunks / adapter_s
             ratio = adapter_rate / floor_rate
@@ -174,7 +186,7 @@ async def main_async(events: int, runs: int) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--events", type=int, default=20000)
-    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--runs", type=int, default=9)
     args = parser.parse_args()
     ratio = anyio.run(main_async, args.events, args.runs)
     return 0 if ratio >= FLOOR_RATIO else 1

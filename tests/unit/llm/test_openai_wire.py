@@ -29,7 +29,7 @@ from acp_agent.llm.request import AssistantMessage, LlmRequest, ToolMessage, Too
 from acp_agent.session.content import ReasoningBlock, ResourceLink, TextBlock, TextContent, ToolCallBlock
 from tests.paths import UPSTREAM
 
-from .openai_server import DONE, USAGE, chunk, content, finish, reasoning, tool, tools
+from .openai_server import DONE, chunk, content, finish, reasoning, tool, tools
 
 # --- request bodies -----------------------------------------------------------------------------
 
