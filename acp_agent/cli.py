@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import sys
 from importlib import resources
 from pathlib import Path
 
@@ -31,7 +32,12 @@ def main(argv: list[str] | None = None) -> int:
 
         return run_demo()
     from acp_agent.acp.stdio import serve_stdio
-    from acp_agent.kernel.loader import compose
+    from acp_agent.kernel import LoaderError, compose
 
-    serve_stdio(compose(args.config or packaged(PACKAGED_CONFIG)))
+    try:
+        ctx = compose(args.config or packaged(PACKAGED_CONFIG))
+    except LoaderError as exc:  # a configuration problem: say it plainly, no traceback
+        print(f"acp-agent: {exc}", file=sys.stderr)
+        return 2
+    serve_stdio(ctx)
     return 0

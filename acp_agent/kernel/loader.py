@@ -87,7 +87,10 @@ def apply_row(ctx: Context, row: Row) -> None:
         if not ctx.has(service):
             raise LoaderError(row.id, f"needs service {service!r}, which no earlier row provides")
     scope = ctx.scope.child()
-    disposer = module.apply(ctx, config)
+    try:
+        disposer = module.apply(ctx, config)
+    except Exception as exc:
+        raise LoaderError(row.id, f"{type(exc).__name__}: {exc}") from exc
     if disposer is not None:
         scope.add(disposer)
 

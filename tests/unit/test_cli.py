@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from acp_agent.cli import main
+from tests.paths import ROOT
 
 
 def test_demo_subcommand_replays_the_bundled_scenario(capsys: pytest.CaptureFixture[str]) -> None:
@@ -18,3 +21,13 @@ def test_help_lists_the_subcommands(capsys: pytest.CaptureFixture[str]) -> None:
         main(["--help"])
     assert exited.value.code == 0
     assert "demo" in capsys.readouterr().out
+
+
+def test_a_configuration_problem_is_one_clear_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("ACP_AGENT_FIXTURES", str(tmp_path / "nowhere"))
+    monkeypatch.setenv("ACP_AGENT_SESSIONS", str(tmp_path / "sessions"))
+    assert main(["--config", str(ROOT / "cordis.snapshot.yml")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("acp-agent: loader row 'replay': FixtureNotFound: replay fixture not found")
