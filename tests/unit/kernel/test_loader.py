@@ -276,3 +276,9 @@ def test_an_injected_service_that_is_present_lets_the_row_apply() -> None:
     ctx, log = logged_context()
     compose([Row(id="rec", name=f"{PLUGINS}.recorder", config={"label": "x"})], ctx)
     assert [config.label for config in applied(log)] == ["x"]
+
+
+def test_a_plugin_whose_apply_fails_names_the_row_and_keeps_the_cause() -> None:
+    with pytest.raises(LoaderError, match="loader row 'f': FileNotFoundError: no such fixture") as raised:
+        compose([Row(id="f", name="tests.unit.kernel.plugins.failing")])
+    assert isinstance(raised.value.__cause__, FileNotFoundError)
