@@ -1,7 +1,7 @@
 """`python -m acp_agent.snapshot`: run a scenario (print its transcript) or record its fixtures.
 
     run SCENARIO_DIR [--out FILE] [--normalize] [--config PATH] [--jitter N]
-    record SCENARIO_DIR [--script FILE] [--config PATH]
+    record SCENARIO_DIR [--script FILE | --live] [--config PATH]
 
 Both report failures on stderr and exit 1 when there is any.
 """
@@ -32,8 +32,14 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--jitter", type=int, help="seed of the replay model's random pauses")
     record = commands.add_parser("record", help="run a scenario with the scripted model; write its fixtures")
     record.add_argument("scenario", type=Path)
-    record.add_argument("--script", type=Path, help=f"the model script (default: SCENARIO/{SCRIPT})")
-    record.add_argument("--config", type=Path, help="loader config (default: the packaged cordis.record.yml)")
+    source = record.add_mutually_exclusive_group()
+    source.add_argument("--script", type=Path, help=f"the model script (default: SCENARIO/{SCRIPT})")
+    source.add_argument(
+        "--live", action="store_true", help="record from the real model of the packaged cordis.yml (needs its API key)"
+    )
+    record.add_argument(
+        "--config", type=Path, help="loader config (default: cordis.record.yml, or cordis.yml with --live)"
+    )
     args = parser.parse_args(argv)
     try:
         with tempfile.TemporaryDirectory(prefix="acp-snapshot-") as workdir:
@@ -57,7 +63,7 @@ def _run(args: argparse.Namespace, workdir: Path) -> int:
 
 
 def _record(args: argparse.Namespace, workdir: Path) -> int:
-    script = args.script or args.scenario / SCRIPT
+    script = None if args.live else args.script or args.scenario / SCRIPT
     result = anyio.run(lambda: record_scenario(args.scenario, workdir, script, config=args.config))
     if not result.failures:
         written = ", ".join(f"{name} ({route})" for route, name in fixture_names(result.logs).items())

@@ -1,4 +1,4 @@
-"""Record a scenario's fixtures: run it with the scripted model and keep the logs it writes.
+"""Record a scenario's fixtures: run it with the scripted (or a live) model and keep its logs.
 
 The recorded logs are the replay source (DESIGN §8): `session.jsonl` for the first top-level
 session (route `s1`), `session.<n>.jsonl` for the others in route order. What a log cannot hold
@@ -22,20 +22,29 @@ from acp_agent.snapshot.normalize import CWD, map_strings
 from acp_agent.snapshot.runner import RECORD_CONFIG, RunResult, packaged, run_scenario
 
 SCRIPT = "script.json"
+LIVE_CONFIG = "cordis.yml"
+"""The packaged composition: the real model adapter, configured from the environment."""
 SCRIPT_ENV = "ACP_AGENT_SCRIPT"
 NO_SESSION = "the run created no session, so there is no session.jsonl to replay: add a newSession step"
 
 
-async def record_scenario(directory: Path, workdir: Path, script: Path, *, config: Path | None = None) -> RunResult:
-    """Record `directory` from `script`; the fixtures are written only when the run has no failure.
-    A script from elsewhere is copied beside them as `script.json`, so they can be re-recorded."""
-    try:  # a bad script fails here, not mid-run
-        scripts = compile_script(json.loads(script.read_text(encoding="utf-8")))
-    except (OSError, ValueError) as exc:  # pydantic's ValidationError is a ValueError
-        raise InvalidScenario(script, str(exc)) from exc
-    result = await run_scenario(
-        directory, workdir, config=config or packaged(RECORD_CONFIG), env={SCRIPT_ENV: str(script.resolve())}
-    )
+async def record_scenario(
+    directory: Path, workdir: Path, script: Path | None, *, config: Path | None = None
+) -> RunResult:
+    """Record `directory` from `script` (the scripted model) or, with no script, live from the
+    configured real model (the packaged `cordis.yml`); the fixtures are written only when the run
+    has no failure. A script from elsewhere is copied beside them as `script.json`, so they can be
+    re-recorded."""
+    scripts: dict[str, list[ReplayEntry]] = {}
+    env: dict[str, str] = {}
+    if script is not None:
+        try:  # a bad script fails here, not mid-run
+            scripts = compile_script(json.loads(script.read_text(encoding="utf-8")))
+        except (OSError, ValueError) as exc:  # pydantic's ValidationError is a ValueError
+            raise InvalidScenario(script, str(exc)) from exc
+        env = {SCRIPT_ENV: str(script.resolve())}
+    default = RECORD_CONFIG if script is not None else LIVE_CONFIG
+    result = await run_scenario(directory, workdir, config=config or packaged(default), env=env)
     if not result.logs:
         result.failures.append(NO_SESSION)
     if result.failures:
@@ -49,7 +58,7 @@ async def record_scenario(directory: Path, workdir: Path, script: Path, *, confi
     overrides = {route: [entry.dump() for entry in entries] for route, entries in scripts.items() if _unloggable(entries)}
     if overrides:
         (directory / OVERRIDE).write_text(json.dumps(overrides, indent=2) + "\n", encoding="utf-8")
-    if script.resolve() != (directory / SCRIPT).resolve():
+    if script is not None and script.resolve() != (directory / SCRIPT).resolve():
         shutil.copyfile(script, directory / SCRIPT)
     return result
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import runpy
 import shutil
 import sys
@@ -79,6 +80,25 @@ def test_record_writes_nothing_when_the_run_fails(tmp_path: Path, capsys: pytest
     assert main(["record", str(scenario)]) == 1
     assert "ScriptExhausted" in capsys.readouterr().err
     assert sorted(p.name for p in scenario.iterdir()) == ["input.json", "script.json"]
+
+
+def test_record_live_without_a_key_fails_and_names_the_variable(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("DEEPSEEK_API_KEY", raising=False)
+    scenario = write_scenario(tmp_path / "live", [*OPEN, {"op": "prompt", "text": "hi"}])
+    assert main(["record", str(scenario), "--live"]) == 1
+    assert "DEEPSEEK_API_KEY" in capsys.readouterr().err
+    assert sorted(p.name for p in scenario.iterdir()) == ["input.json"]
+
+
+@pytest.mark.live
+@pytest.mark.skipif(not os.environ.get("DEEPSEEK_API_KEY"), reason="needs DEEPSEEK_API_KEY")
+def test_record_live_writes_the_real_models_logs(tmp_path: Path) -> None:
+    scenario = write_scenario(tmp_path / "live", [*OPEN, {"op": "prompt", "text": "Reply with the single word PONG."}])
+    assert main(["record", str(scenario), "--live"]) == 0
+    assert (scenario / "session.jsonl").is_file()
+    assert main(["run", str(scenario)]) == 0  # and it replays
 
 
 def test_the_module_runs_as_a_program(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
