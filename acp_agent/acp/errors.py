@@ -19,6 +19,10 @@ def invalid_params(message: str) -> JsonRpcError:
     return JsonRpcError(INVALID_PARAMS, f"Invalid params: {message}")
 
 
+def internal_error(message: str) -> JsonRpcError:
+    return JsonRpcError(INTERNAL_ERROR, f"Internal error: {message}")
+
+
 def session_not_found(session_id: str) -> JsonRpcError:
     return JsonRpcError(RESOURCE_NOT_FOUND, f"Resource not found: session {session_id!r}")
 

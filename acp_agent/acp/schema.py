@@ -49,9 +49,22 @@ class PromptCapabilities(Model):
     embedded_context: bool = False
 
 
+class Supported(Model):
+    """An empty object: the capability is offered (`{}`), with no options."""
+
+
+class SessionCapabilities(Model):
+    """The session lifecycle methods offered beyond the baseline (`session/load` has its own flag)."""
+
+    list: Supported | None = None
+    resume: Supported | None = None
+    close: Supported | None = None
+
+
 class AgentCapabilities(Model):
     load_session: bool = False
     prompt_capabilities: PromptCapabilities = PromptCapabilities()
+    session_capabilities: SessionCapabilities = SessionCapabilities()
 
 
 class Implementation(Model):
@@ -100,6 +113,53 @@ class CancelParams(Incoming):
     session_id: str
 
 
+# -- session lifecycle: load, list, resume, close --------------------------------------------
+
+
+class LoadSessionParams(Incoming):
+    session_id: str
+    cwd: str
+    mcp_servers: list[dict[str, Any]]
+    additional_directories: list[str] | None = None
+
+
+class ResumeSessionParams(Incoming):
+    session_id: str
+    cwd: str
+    mcp_servers: list[dict[str, Any]] = []
+    additional_directories: list[str] | None = None
+
+
+class OpenSessionResult(Model):
+    """The answer to `session/load` and `session/resume`: no modes or config options to report."""
+
+
+class ListSessionsParams(Incoming):
+    cwd: str | None = None
+    cursor: str | None = None
+
+
+class SessionInfo(Model):
+    session_id: str
+    cwd: str
+    title: str | None = None
+    updated_at: str | None = None
+    """ISO 8601, UTC."""
+
+
+class ListSessionsResult(Model):
+    sessions: list[SessionInfo]
+    next_cursor: str | None = None
+
+
+class CloseSessionParams(Incoming):
+    session_id: str
+
+
+class CloseSessionResult(Model):
+    pass
+
+
 # -- session/update --------------------------------------------------------------------------
 
 
@@ -108,9 +168,21 @@ class Text(Model):
     text: str
 
 
+class ResourceLink(Model):
+    """A `resource_link` content block (a user message's attachment, replayed by `session/load`)."""
+
+    type: Literal["resource_link"] = "resource_link"
+    uri: str
+    name: str
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+    size: int | None = None
+
+
 class ContentChunk(Model):
     session_update: Literal["agent_message_chunk", "agent_thought_chunk", "user_message_chunk"]
-    content: Text
+    content: Annotated[Text | ResourceLink, Field(discriminator="type")]
 
 
 class ToolCallContent(Model):
@@ -118,6 +190,18 @@ class ToolCallContent(Model):
 
     type: Literal["content"] = "content"
     content: Text
+
+
+class ToolCallDiff(Model):
+    """Tool call content of type `diff`: a file's whole text before (absent for a new file) and after."""
+
+    type: Literal["diff"] = "diff"
+    path: str
+    old_text: str | None = None
+    new_text: str
+
+
+ToolCallContentItem = Annotated[ToolCallContent | ToolCallDiff, Field(discriminator="type")]
 
 
 class ToolCallLocation(Model):
@@ -136,7 +220,7 @@ class ToolCallStart(Model):
     kind: ToolKind
     status: ToolCallStatus
     raw_input: Any = None
-    content: list[ToolCallContent] | None = None
+    content: list[ToolCallContentItem] | None = None
     locations: list[ToolCallLocation] | None = None
     meta: dict[str, Any] | None = Field(default=None, alias="_meta")
 
@@ -145,11 +229,27 @@ class ToolCallProgress(Model):
     session_update: Literal["tool_call_update"] = "tool_call_update"
     tool_call_id: str
     status: ToolCallStatus | None = None
-    content: list[ToolCallContent] | None = None
+    content: list[ToolCallContentItem] | None = None
+    locations: list[ToolCallLocation] | None = None
     meta: dict[str, Any] | None = Field(default=None, alias="_meta")
 
 
-SessionUpdate = Annotated[ContentChunk | ToolCallStart | ToolCallProgress, Field(discriminator="session_update")]
+class PlanEntry(Model):
+    content: str
+    priority: Literal["high", "medium", "low"]
+    status: Literal["pending", "in_progress", "completed"]
+
+
+class Plan(Model):
+    """The agent's whole plan: the client replaces the one it shows with each update."""
+
+    session_update: Literal["plan"] = "plan"
+    entries: list[PlanEntry]
+
+
+SessionUpdate = Annotated[
+    ContentChunk | ToolCallStart | ToolCallProgress | Plan, Field(discriminator="session_update")
+]
 
 
 class SessionNotification(Model):

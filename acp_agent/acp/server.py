@@ -1,13 +1,19 @@
-"""The ACP methods: initialize, authenticate, session/new, session/prompt, session/cancel."""
+"""The ACP methods: initialize, authenticate, session/new, session/prompt, session/cancel, and the
+session lifecycle: session/load, session/list, session/resume, session/close."""
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 import logging
 import os
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
 from typing import Any, TypeVar
 
+import anyio
 from jsonrpcserver import Success
 from jsonrpcserver.exceptions import JsonRpcError
 from jsonrpcserver.methods import Methods
@@ -22,22 +28,40 @@ from acp_agent.acp.schema import (
     AuthenticateParams,
     CancelParams,
     ClientCapabilities,
+    CloseSessionParams,
+    CloseSessionResult,
     Implementation,
     InitializeParams,
     InitializeResult,
+    ListSessionsParams,
+    ListSessionsResult,
+    LoadSessionParams,
     NewSessionParams,
     NewSessionResult,
+    OpenSessionResult,
     PromptParams,
     PromptResult,
+    ResumeSessionParams,
+    SessionCapabilities,
+    SessionInfo,
     SessionNotification,
     StopReason,
+    Supported,
 )
+from acp_agent.acp.history import StoredLog, history_updates
 from acp_agent.acp.updates import ChildOrigin, UpdateMapper
 from acp_agent.agent.agent import Agent
 from acp_agent.agent.factory import PUBLISHED
 from acp_agent.kernel.context import Context
-from acp_agent.session.content import CONTENT_BLOCK_ADAPTER, ContentBlock
-from acp_agent.session.events import SessionEvent, TurnEndReason
+from acp_agent.session.content import CONTENT_BLOCK_ADAPTER, ContentBlock, ResourceLink, TextContent
+from acp_agent.session.errors import (
+    InvalidSessionId,
+    SessionLogDamaged,
+    SessionNotFound,
+    UnsupportedVersion,
+)
+from acp_agent.session.events import SessionEvent, SessionHeader, TurnEndReason
+from acp_agent.session.persistence import LoadedSession, SessionSummary
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +76,11 @@ STOP_REASONS: dict[str, StopReason] = {
     "interrupted": "cancelled",
 }
 PROMPT_BLOCK_TYPES = ("text", "resource_link")
+LIST_PAGE_SIZE = 50
+"""Sessions per `session/list` page."""
+TITLE_LENGTH = 80
+"""A listed session's title: its first user message, whitespace collapsed, cut to this length."""
+CLOSED_BY_CLIENT = "the client closed the session"
 
 
 @dataclass(eq=False)
@@ -63,11 +92,14 @@ class AcpSession:
 class AcpServer:
     """One client's view of the agents: its sessions and what it said it can do."""
 
-    def __init__(self, ctx: Context, conn: Connection) -> None:
+    def __init__(self, ctx: Context, conn: Connection, *, list_page_size: int = LIST_PAGE_SIZE) -> None:
         self.ctx = ctx
         self.conn = conn
+        self.list_page_size = list_page_size
         self.client = ClientCapabilities()
         self.sessions: dict[str, AcpSession] = {}
+        # Opening and closing one session id take turns (a load that closes it first included).
+        self._lifecycle: dict[str, anyio.Lock] = {}
         # Every agent whose activity reaches the wire: its session there, and its mapper.
         self._wire: dict[str, tuple[str, UpdateMapper]] = {}
         ctx.scope.add(ctx.events.on(PUBLISHED, self._on_published))
@@ -76,7 +108,10 @@ class AcpServer:
         self.client = params.client_capabilities
         return InitializeResult(
             protocol_version=PROTOCOL_VERSION,
-            agent_capabilities=AgentCapabilities(),
+            agent_capabilities=AgentCapabilities(
+                load_session=True,
+                session_capabilities=SessionCapabilities(list=Supported(), resume=Supported(), close=Supported()),
+            ),
             agent_info=Implementation(name="acp-agent", title="acp-agent", version=acp_agent.__version__),
         )
 
@@ -85,16 +120,126 @@ class AcpServer:
         raise errors.invalid_params(f"methodId {params.method_id!r} is not an advertised authentication method")
 
     async def new_session(self, params: NewSessionParams) -> NewSessionResult:
-        if not os.path.isabs(params.cwd):
-            raise errors.invalid_params(f"cwd must be an absolute path, got {params.cwd!r}")
-        if params.additional_directories:
-            raise errors.invalid_params("additionalDirectories is not supported by this agent")
-        if params.mcp_servers:
-            log.warning("MCP servers are not supported yet; ignoring %d configured server(s)", len(params.mcp_servers))
+        _check_workspace(params.cwd, params.additional_directories, params.mcp_servers)
         agent = await self.ctx.agents.create(cwd=params.cwd)
         self._watch(agent, agent.id)
         self.sessions[agent.id] = AcpSession(agent)
         return NewSessionResult(session_id=agent.id)
+
+    # -- the session lifecycle ----------------------------------------------------------------
+
+    async def load_session(self, params: LoadSessionParams) -> OpenSessionResult:
+        """Reopen a stored session and replay it as `session/update`s before answering."""
+        await self._reopen(params.session_id, params.cwd, params.additional_directories, params.mcp_servers, True)
+        return OpenSessionResult()
+
+    async def resume_session(self, params: ResumeSessionParams) -> OpenSessionResult:
+        """Reopen a stored session without replaying it."""
+        await self._reopen(params.session_id, params.cwd, params.additional_directories, params.mcp_servers, False)
+        return OpenSessionResult()
+
+    async def _reopen(
+        self,
+        session_id: str,
+        cwd: str,
+        additional_directories: list[str] | None,
+        mcp_servers: Sequence[Any],
+        replay: bool,
+    ) -> None:
+        _check_workspace(cwd, additional_directories, mcp_servers)
+        async with self._lifecycle.setdefault(session_id, anyio.Lock()):
+            if session_id in self.sessions:  # open here already: reopened from what it wrote
+                await self._close(session_id)
+            loaded = self._read(session_id)
+            agent = await self._restore(session_id, cwd, loaded, replay)
+            self._watch(agent, agent.id)
+            self.sessions[agent.id] = AcpSession(agent)
+
+    async def _restore(self, session_id: str, cwd: str, loaded: LoadedSession, replay: bool) -> Agent:
+        """Check a stored session against the request, re-create its agent, replay it if asked."""
+        header = loaded.header
+        if header.parent_session is not None:
+            raise errors.invalid_params(
+                f"session {session_id!r} is a subagent's session; load its top-level session"
+                f" {header.parent_session!r} instead"
+            )
+        if header.cwd is None:  # a log from before cwds were recorded: it takes the client's
+            loaded = replace(loaded, header=header.model_copy(update={"cwd": cwd}))
+        elif os.path.normpath(header.cwd) != os.path.normpath(cwd):
+            raise errors.invalid_params(
+                f"cwd {cwd!r} is not the cwd of session {session_id!r}, which was created in {header.cwd!r}"
+            )
+        stored = StoredLog(header, loaded.events, self._children(session_id)) if replay else None
+        agent = await self.ctx.agents.create(cwd=cwd, loaded=loaded)
+        if stored is not None:
+            updates = history_updates(
+                stored, lambda name: self.ctx.tools.get(name, agent.scope), lambda name: self.ctx.tools.get(name, None)
+            )
+            for update in updates:
+                self.conn.notify("session/update", SessionNotification(session_id=agent.id, update=update).dump())
+        return agent
+
+    def _read(self, session_id: str, loading: str | None = None) -> LoadedSession:
+        """A stored log, read back (a torn tail repaired); errors as the client should see them,
+        naming the session being loaded (`loading`, when the log is one of its children's)."""
+        try:
+            return self.ctx.sessions.load(session_id)
+        except (SessionNotFound, InvalidSessionId):
+            raise errors.session_not_found(session_id) from None
+        except (SessionLogDamaged, UnsupportedVersion) as exc:
+            raise errors.internal_error(f"cannot load session {loading or session_id!r}: {exc}") from None
+
+    def _children(self, session_id: str) -> list[StoredLog]:
+        """The stored logs of the children `session_id` started (the stored sessions whose header
+        names it as `parentSession`), each with its own children, recursively."""
+        started: dict[str, list[SessionHeader]] = {}
+        for header in self.ctx.sessions.list_sessions(skip_damaged=True):
+            if header.parent_session is not None:
+                started.setdefault(header.parent_session, []).append(header)
+
+        def logs(parent: str, seen: frozenset[str]) -> list[StoredLog]:
+            children = []
+            for header in started.get(parent, []):
+                if header.id not in seen:  # a parent cycle, only ever written by hand
+                    child = self._read(header.id, session_id)
+                    children.append(StoredLog(child.header, child.events, logs(header.id, seen | {header.id})))
+            return children
+
+        return logs(session_id, frozenset({session_id}))
+
+    async def list_sessions(self, params: ListSessionsParams) -> ListSessionsResult:
+        """The stored top-level sessions someone prompted, most recently active first, a page at a
+        time; `cwd` keeps those of one working directory."""
+        wanted = None
+        if params.cwd is not None:
+            if not os.path.isabs(params.cwd):
+                raise errors.invalid_params(f"cwd must be an absolute path, got {params.cwd!r}")
+            wanted = os.path.normpath(params.cwd)
+        summaries = self.ctx.sessions.summaries()
+        listed = sorted((summary for summary in summaries if _listed(summary, wanted)), key=_list_order)
+        if params.cursor is not None:
+            after = _cursor_position(params.cursor)
+            listed = [summary for summary in listed if _list_order(summary) > after]
+        page = listed[: self.list_page_size]
+        more = len(listed) > len(page)
+        return ListSessionsResult(
+            sessions=[_session_info(summary) for summary in page],
+            next_cursor=_cursor(page[-1]) if more else None,
+        )
+
+    async def close_session(self, params: CloseSessionParams) -> CloseSessionResult:
+        """Cancel what runs, dispose the agent (its log is flushed and closed), forget the session."""
+        async with self._lifecycle.setdefault(params.session_id, anyio.Lock()):
+            if params.session_id not in self.sessions:
+                raise errors.session_not_found(params.session_id)
+            await self._close(params.session_id)
+        return CloseSessionResult()
+
+    async def _close(self, session_id: str) -> None:
+        agent = self.sessions.pop(session_id).agent
+        agent.cancel(CLOSED_BY_CLIENT)  # a running prompt answers `cancelled`
+        await agent.when_idle()
+        await agent.dispose()
 
     def _watch(self, agent: Agent, session_id: str, origin: ChildOrigin | None = None) -> None:
         """Forward `agent`'s activity to `session_id` on the wire, now and for its children."""
@@ -151,6 +296,75 @@ class AcpServer:
             entry.agent.cancel("the client closed the connection")
 
 
+def _check_workspace(cwd: str, additional_directories: list[str] | None, mcp_servers: Sequence[Any]) -> None:
+    if not os.path.isabs(cwd):
+        raise errors.invalid_params(f"cwd must be an absolute path, got {cwd!r}")
+    if additional_directories:
+        raise errors.invalid_params("additionalDirectories is not supported by this agent")
+    if mcp_servers:
+        log.warning("MCP servers are not supported yet; ignoring %d configured server(s)", len(mcp_servers))
+
+
+def _listed(summary: SessionSummary, cwd: str | None) -> bool:
+    """Whether `session/list` shows a session: a top-level one (never a child) with a cwd (`cwd`,
+    when given, normalized) that someone prompted."""
+    header = summary.header
+    return (
+        header.parent_session is None
+        and header.cwd is not None
+        and summary.first_message is not None
+        and (cwd is None or os.path.normpath(header.cwd) == cwd)
+    )
+
+
+def _list_order(summary: SessionSummary) -> tuple[int, str]:
+    return -summary.updated_at, summary.header.id
+
+
+def _cursor(summary: SessionSummary) -> str:
+    """An opaque cursor: the position of the page's last session in the listing order."""
+    raw = json.dumps([summary.updated_at, summary.header.id], separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode()
+
+
+def _cursor_position(cursor: str) -> tuple[int, str]:
+    try:
+        updated_at, session_id = json.loads(base64.urlsafe_b64decode(cursor.encode()))
+        if type(updated_at) is int and isinstance(session_id, str):
+            return -updated_at, session_id
+    except (binascii.Error, ValueError, TypeError):
+        pass
+    raise errors.invalid_params(f"cursor {cursor!r} is not a cursor this agent gave")
+
+
+def _session_info(summary: SessionSummary) -> SessionInfo:
+    header = summary.header
+    assert header.cwd is not None and summary.first_message is not None  # `_listed` holds
+    return SessionInfo(
+        session_id=header.id,
+        cwd=header.cwd,
+        title=_title(summary.first_message),
+        updated_at=_iso(summary.updated_at),
+    )
+
+
+def _title(content: list[ContentBlock]) -> str | None:
+    """The text of a message (the names of its links when it has none), on one line, cut short."""
+    words = " ".join(block.text for block in content if isinstance(block, TextContent)).split()
+    words = words or " ".join(block.name for block in content if isinstance(block, ResourceLink)).split()
+    title = " ".join(words)
+    if len(title) > TITLE_LENGTH:
+        title = title[: TITLE_LENGTH - 1].rstrip() + "…"
+    return title or None
+
+
+def _iso(epoch_ms: int) -> str:
+    """Epoch milliseconds as ISO 8601 UTC, exactly (no float on the way)."""
+    seconds, millis = divmod(epoch_ms, 1000)
+    moment = datetime.fromtimestamp(seconds, tz=timezone.utc).replace(microsecond=millis * 1000)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 def _content_block(index: int, block: dict[str, Any]) -> ContentBlock:
     kind = block.get("type")
     if kind not in PROMPT_BLOCK_TYPES:
@@ -202,4 +416,8 @@ METHODS: Methods = {
     "session/new": _method(NewSessionParams, AcpServer.new_session),
     "session/prompt": _method(PromptParams, AcpServer.prompt),
     "session/cancel": _method(CancelParams, AcpServer.cancel),
+    "session/load": _method(LoadSessionParams, AcpServer.load_session),
+    "session/list": _method(ListSessionsParams, AcpServer.list_sessions),
+    "session/resume": _method(ResumeSessionParams, AcpServer.resume_session),
+    "session/close": _method(CloseSessionParams, AcpServer.close_session),
 }

@@ -11,21 +11,34 @@ from pydantic import ValidationError
 
 from acp_agent.acp.schema import (
     ContentChunk,
+    Plan,
+    PlanEntry,
     SessionUpdate,
     Text,
     ToolCallContent,
+    ToolCallContentItem,
+    ToolCallDiff,
     ToolCallLocation,
     ToolCallProgress,
     ToolCallStart,
 )
 from acp_agent.session.events import SessionEvent
-from acp_agent.tools.base import Tool, ToolPresentation, ToolResult
+from acp_agent.tools.base import DISPLAY_EVENT, Diff, Location, Tool, ToolPresentation, ToolResult
+from acp_agent.tools.todo import TODO_EVENT
 
 ToolLookup = Callable[[str], "Tool[Any] | None"]
 
 
-def _content(paragraphs: list[str]) -> list[ToolCallContent]:
+def _content(paragraphs: list[str]) -> list[ToolCallContentItem]:
     return [ToolCallContent(content=Text(text=text)) for text in paragraphs]
+
+
+def _diffs(diffs: list[Diff]) -> list[ToolCallDiff]:
+    return [ToolCallDiff(path=diff.path, old_text=diff.old_text, new_text=diff.new_text) for diff in diffs]
+
+
+def _locations(locations: list[Location]) -> list[ToolCallLocation] | None:
+    return [ToolCallLocation(path=loc.path, line=loc.line) for loc in locations] or None
 
 
 @dataclass(frozen=True)
@@ -49,13 +62,15 @@ META_KEY = "acpAgent"
 class UpdateMapper:
     """Maps one agent's events; remembers each call's tool so its result renders the same way.
 
-    A child's (`origin` given) text stays in its own log: only its tool calls reach the wire.
+    A child's (`origin` given) text and plan stay in its own log: only its tool calls reach the
+    wire. The diffs a running call shows (`tool/display`) stay in its content after its result.
     """
 
     def __init__(self, lookup: ToolLookup, origin: ChildOrigin | None = None) -> None:
         self._lookup = lookup
         self._origin = origin
         self._tools: dict[str, Tool[Any] | None] = {}
+        self._diffs: dict[str, list[ToolCallContentItem]] = {}
 
     def wire_id(self, call_id: str) -> str:
         return self._origin.wire_id(call_id) if self._origin is not None else call_id
@@ -81,7 +96,17 @@ class UpdateMapper:
                 status="in_progress",
                 raw_input=raw_input,
                 content=_content(shown.content) or None,
-                locations=[ToolCallLocation(path=loc.path, line=loc.line) for loc in shown.locations] or None,
+                locations=_locations(shown.locations),
+                meta=meta,
+            )
+        if event.type == DISPLAY_EVENT:
+            # ACP replaces a call's content and locations with each update: send all diffs so far.
+            diffs = self._diffs.setdefault(data.call_id, [])
+            diffs += _diffs(data.diffs or [])
+            return ToolCallProgress(
+                tool_call_id=self.wire_id(data.call_id),
+                content=list(diffs) if data.diffs else None,
+                locations=_locations(data.locations or []),
                 meta=meta,
             )
         if event.type == "tool/result":
@@ -93,9 +118,12 @@ class UpdateMapper:
             return ToolCallProgress(
                 tool_call_id=self.wire_id(data.call_id),
                 status="failed" if data.is_error else "completed",
-                content=_content(paragraphs),
+                content=_content(paragraphs) + self._diffs.pop(data.call_id, []),
                 meta=meta,
             )
+        if event.type == TODO_EVENT and self._origin is None:
+            entries = [PlanEntry(content=t.content, priority=t.priority, status=t.status) for t in data.todos]
+            return Plan(entries=entries)
         return None
 
 

@@ -11,6 +11,7 @@ from acp_agent.agent.options import AgentOptions
 from acp_agent.kernel.models import Model
 from acp_agent.session.events import SessionEvent, SessionHeader
 from acp_agent.session.log import Session, now_ms
+from acp_agent.session.persistence import LoadedSession
 
 if TYPE_CHECKING:
     from acp_agent.kernel.context import Context
@@ -47,9 +48,24 @@ class AgentFactory:
         return self._agents.get(session_id)
 
     def next_route(self) -> str:
-        """The route of the next top-level session: `s<k>`, k-th created in this process."""
-        self._top_level += 1
-        return f"s{self._top_level}"
+        """The route of the next top-level session: `s<k>`, k-th created in this process, skipping
+        a route a live agent holds (a loaded session keeps the route of the process that made it)."""
+        taken = {agent.route for agent in self._agents.values()}
+        while True:
+            self._top_level += 1
+            route = f"s{self._top_level}"
+            if route not in taken:
+                return route
+
+    def _restored(self, header: SessionHeader) -> tuple[SessionHeader, str]:
+        """A loaded session's header and route: kept as they were, unless the route is missing or
+        held by a live agent (two agents on one route would share a replay cursor); then the
+        session takes the next route, written into its header."""
+        route = header.route
+        if route is None or any(agent.route == route for agent in self._agents.values()):
+            route = self.next_route()
+            header = header.model_copy(update={"route": route})
+        return header, route
 
     async def create(
         self,
@@ -60,18 +76,30 @@ class AgentFactory:
         seed: Sequence[SessionEvent] = (),
         lineage: Lineage | None = None,
         setup: Setup | None = None,
+        loaded: LoadedSession | None = None,
     ) -> Agent:
-        """Create and publish an agent: a top-level one, or a child when `lineage` is given."""
+        """Create and publish an agent: a top-level one, or a child when `lineage` is given.
+
+        With `loaded` (a stored session read back), the agent continues that session: its header
+        is kept (id, cwd, route, ...; `cwd` and `route` arguments are ignored) and its events are
+        the seed, so turn numbers continue and the model sees the history. Attaching it to the
+        store rewrites the file, which writes a repaired tail back."""
         ctx = self._ctx
-        route = route or self.next_route()
-        header = SessionHeader(
-            id=str(uuid.uuid4()),
-            created_at=now_ms(),
-            cwd=cwd,
-            route=route,
-            **(lineage.model_dump() if lineage is not None else {}),
-            seed_length=len(seed) if lineage is not None and seed else None,
-        )
+        if loaded is not None:
+            if seed or lineage is not None:
+                raise ValueError("a loaded session brings its own header and events: no seed or lineage")
+            header, route = self._restored(loaded.header)
+            seed = loaded.events
+        else:
+            route = route or self.next_route()
+            header = SessionHeader(
+                id=str(uuid.uuid4()),
+                created_at=now_ms(),
+                cwd=cwd,
+                route=route,
+                **(lineage.model_dump() if lineage is not None else {}),
+                seed_length=len(seed) if lineage is not None and seed else None,
+            )
         session = Session(header, registry=ctx.sessions.registry, seed=seed)
         scope = ctx.scope.child()
         agent = Agent(ctx, session, options or self.defaults, scope, route)

@@ -36,6 +36,8 @@ log = logging.getLogger(__name__)
 
 PRIMARY = "session.jsonl"
 OVERRIDE = "replay.override.json"
+PRESEEDED = "sessions"
+"""A scenario's `sessions/<id>/session.jsonl`: logs stored before the run (a session it loads)."""
 
 
 class ChunksEntry(Model):
@@ -117,11 +119,25 @@ def load_scripts(directory: Path) -> dict[str, Script]:
     if override_path.is_file():
         raw = _overrides.validate_json(override_path.read_bytes())
         overrides = {routes[PRIMARY]: raw} if isinstance(raw, list) else raw
+    made_before = calls_made_before(directory)
     scripts = {
-        route: overrides[route] if route in overrides else derive_script(logs[name], f"{name} ({route})")
+        route: overrides[route]
+        if route in overrides
+        else derive_script(logs[name], f"{name} ({route})")[made_before.get(logs[name][0]["id"], 0) :]
         for name, route in routes.items()
     }
     return {**scripts, **overrides}
+
+
+def calls_made_before(directory: Path) -> dict[str, int]:
+    """Per session id, the model calls its pre-seeded log (`sessions/<id>/session.jsonl`) holds:
+    an earlier run made them, so that session's script starts after them (as a fork child's
+    starts after its seed). Overrides are this run's calls already."""
+    made = {}
+    for path in sorted((directory / PRESEEDED).glob("*/session.jsonl")):
+        lines = read_jsonl(path)
+        made[lines[0]["id"]] = len(derive_script(lines, str(path)))
+    return made
 
 
 class ReplayModel:

@@ -77,6 +77,7 @@ from acp_agent.session.persistence import (
     INTERRUPTED_MESSAGE,
     LoadedSession,
     SessionStore,
+    SessionSummary,
     read_log,
 )
 from acp_agent.session.registry import EventRegistry, InvariantClass, default_registry
@@ -116,6 +117,7 @@ __all__ = [
     "SessionLogDamaged",
     "SessionNotFound",
     "SessionStore",
+    "SessionSummary",
     "Source",
     "StepData",
     "StepEndEvent",

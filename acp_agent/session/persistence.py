@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from pydantic import BaseModel
 
 from acp_agent.kernel.scope import Disposer
-from acp_agent.session.content import TextContent
+from acp_agent.session.content import ContentBlock, TextContent
 from acp_agent.session.errors import (
     AlreadyAttached,
     InvalidSessionId,
@@ -19,6 +20,7 @@ from acp_agent.session.errors import (
     SessionLogDamaged,
     SessionNotFound,
     UnknownEventType,
+    UnsupportedVersion,
 )
 from acp_agent.session.events import (
     SessionEvent,
@@ -31,10 +33,13 @@ from acp_agent.session.events import (
     TurnEndData,
     TurnEndEvent,
     TurnInterrupted,
+    UserMessageData,
 )
 from acp_agent.session.invariants import LogState
 from acp_agent.session.log import Session
 from acp_agent.session.registry import EventRegistry
+
+log = logging.getLogger(__name__)
 
 SESSION_FILE = "session.jsonl"
 INTERRUPTED_MESSAGE = "interrupted: the process stopped before this call finished"
@@ -49,6 +54,17 @@ class LoadedSession:
     header: SessionHeader
     events: list[SessionEvent]
     repaired: bool
+
+
+@dataclass(frozen=True)
+class SessionSummary:
+    """What a listing shows of a stored session, read without parsing the whole log."""
+
+    header: SessionHeader
+    first_message: list[ContentBlock] | None
+    """The content of the first `user/message`; None when the session never got one."""
+    updated_at: int
+    """The `time` of the last event that reads back (the header's `createdAt` when there is none)."""
 
 
 def _line(model: BaseModel) -> bytes:
@@ -115,17 +131,73 @@ class SessionStore:
             raise SessionNotFound(f"no session log for {session_id!r} under {self.root}")
         return read_log(path, self.registry)
 
-    def list_sessions(self) -> list[SessionHeader]:
-        """The header of every stored session (only first lines are read), by directory name."""
+    def summaries(self) -> list[SessionSummary]:
+        """A summary of every stored session, by directory name. A log whose header does not
+        read back is left out with a warning (loading it names the damage)."""
+        found = []
+        for path in self._log_paths():
+            try:
+                found.append(_summary(path))
+            except (SessionLogDamaged, UnsupportedVersion) as exc:
+                log.warning("not listing %s: %s", path, exc)
+        return found
+
+    def _log_paths(self) -> list[Path]:
         if not self.root.is_dir():
             return []
+        return [path for directory in sorted(self.root.iterdir()) if (path := directory / SESSION_FILE).is_file()]
+
+    def list_sessions(self, *, skip_damaged: bool = False) -> list[SessionHeader]:
+        """The header of every stored session (only first lines are read), by directory name.
+        A header that does not read back raises, or with `skip_damaged` is left out with a warning."""
         headers = []
-        for directory in sorted(self.root.iterdir()):
-            path = directory / SESSION_FILE
-            if path.is_file():
-                with path.open("rb") as file:
+        for path in self._log_paths():
+            with path.open("rb") as file:
+                try:
                     headers.append(_header(path, file.readline()))
+                except (SessionLogDamaged, UnsupportedVersion) as exc:
+                    if not skip_damaged:
+                        raise
+                    log.warning("skipping %s: %s", path, exc)
         return headers
+
+
+def _summary(path: Path) -> SessionSummary:
+    """The header, the first user message (lines are read up to it) and the last event's time
+    (the file is read backwards from its end until a line parses)."""
+    with path.open("rb") as file:
+        header = _header(path, file.readline())
+        first_message = None
+        for line in file:
+            try:
+                obj = _json_object(line)
+                if obj.get("type") == "user/message":
+                    first_message = UserMessageData.model_validate(obj.get("data")).content
+                    break
+            except ValueError:  # damage is for `load` to report; a listing skips the line
+                continue
+        updated_at = _last_time(file)
+    return SessionSummary(header, first_message, header.created_at if updated_at is None else updated_at)
+
+
+def _last_time(file: BinaryIO) -> int | None:
+    """The `time` of the last line that parses as an event, reading ever larger tails."""
+    size = file.seek(0, os.SEEK_END)
+    window = 1 << 14
+    while True:
+        start = max(0, size - window)
+        file.seek(start)
+        lines = file.read(size - start).split(b"\n")
+        for line in reversed(lines[1:] if start else lines):  # a cut first line is read next time
+            try:
+                obj = _json_object(line)
+            except ValueError:
+                continue
+            if obj.get("type") != "session" and type(obj.get("time")) is int:
+                return int(obj["time"])
+        if start == 0:
+            return None
+        window *= 4
 
 
 def read_log(path: Path, registry: EventRegistry) -> LoadedSession:

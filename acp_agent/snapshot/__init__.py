@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from acp_agent.snapshot.compare import Digest, compare, digest, read_frames
-from acp_agent.snapshot.errors import InvalidScenario, ServerGone, SnapshotError
+from acp_agent.snapshot.errors import FixtureMismatch, InvalidScenario, ServerGone, SnapshotError
 from acp_agent.snapshot.normalize import Normalized, normalize_run
 from acp_agent.snapshot.record import record_scenario
 from acp_agent.snapshot.runner import RunResult, run_scenario
@@ -11,6 +11,7 @@ from acp_agent.snapshot.scenario import Scenario, load_scenario
 
 __all__ = [
     "Digest",
+    "FixtureMismatch",
     "InvalidScenario",
     "Normalized",
     "RunResult",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -11,13 +11,15 @@ import anyio
 
 from acp_agent.snapshot.client import Client
 from acp_agent.snapshot.errors import ServerGone
-from acp_agent.snapshot.frames import Frame, encode, session_update
+from acp_agent.snapshot.frames import Frame, child_route, encode, session_update
 from acp_agent.snapshot.scenario import (
     Initialize,
+    LoadSession,
     NewSession,
     NewSessionExpectError,
     Prompt,
     PromptAndCancel,
+    PromptAndCancelWhen,
     PromptExpectError,
     Raw,
     Step,
@@ -73,6 +75,8 @@ class Driver:
                 if step.additional_directories is not None:
                     params["additionalDirectories"] = step.additional_directories
                 return _expect_error(await client.call("session/new", params))
+            case LoadSession():
+                return await self._load_session(step)
             case Raw():
                 return await self._raw(step)
         if self.session_id is None:
@@ -83,28 +87,39 @@ class Driver:
             case PromptExpectError():
                 return _expect_error(await client.call("session/prompt", self._prompt(step.text)))
             case PromptAndCancel():
-                return await self._prompt_and_cancel(step.text, self.session_id)
+                ready = _streams_text(self.session_id)
+                return await self._prompt_and_cancel(step.text, self.session_id, ready, "any agent_message_chunk")
+            case PromptAndCancelWhen():
+                ready = _children_in_tool_calls(self.session_id, step.children)
+                awaited = f"{step.children} child agent(s) showed a tool call"
+                return await self._prompt_and_cancel(step.text, self.session_id, ready, awaited)
             case _:  # Cancel, a notification: there is no answer to wait for
                 await client.notify("session/cancel", {"sessionId": self.session_id})
                 return None
 
+    async def _load_session(self, step: LoadSession) -> str | None:
+        method = "session/load" if step.op == "loadSession" else "session/resume"
+        cwd = str(self.cwd) if step.cwd is None else step.cwd
+        response = await self.client.call(method, {"sessionId": step.session_id, "cwd": cwd, "mcpServers": []})
+        if step.expect_error is not None:
+            return _expect_error(response, step.expect_error)
+        if "result" in response:
+            self.session_id = step.session_id
+        return _expect_result(response)
+
     def _prompt(self, text: str) -> dict[str, Any]:
         return {"sessionId": self.session_id, "prompt": [{"type": "text", "text": text}]}
 
-    async def _prompt_and_cancel(self, text: str, session_id: str) -> str | None:
-        def streams_text(frame: Frame) -> bool:
-            update = session_update(frame)
-            return (
-                update is not None
-                and frame["params"].get("sessionId") == session_id
-                and update.get("sessionUpdate") == "agent_message_chunk"
-            )
-
-        chunk = self.client.watch(streams_text)
+    async def _prompt_and_cancel(
+        self, text: str, session_id: str, ready: Callable[[Frame], bool], awaited: str
+    ) -> str | None:
+        """Send the prompt, cancel it at the first notification that makes `ready` true, and
+        expect it to answer `cancelled`; `awaited` says what `ready` waits for."""
+        condition = self.client.watch(ready)
         pending = await self.client.request("session/prompt", self._prompt(text))
-        await _first(chunk, pending.done)
-        if not chunk.is_set():
-            return f"answered before any agent_message_chunk: {encode(await pending.wait())[:200]}"
+        await _first(condition, pending.done)
+        if not condition.is_set():
+            return f"answered before {awaited}: {encode(await pending.wait())[:200]}"
         await self.client.notify("session/cancel", {"sessionId": session_id})
         response = await pending.wait()
         if response.get("result") != {"stopReason": "cancelled"}:
@@ -122,6 +137,40 @@ class Driver:
             if problem is not None:
                 return problem
         return None
+
+
+def _streams_text(session_id: str) -> Callable[[Frame], bool]:
+    """Whether a notification streams the agent's message text on the session."""
+
+    def ready(frame: Frame) -> bool:
+        update = session_update(frame)
+        return (
+            update is not None
+            and frame["params"].get("sessionId") == session_id
+            and update.get("sessionUpdate") == "agent_message_chunk"
+        )
+
+    return ready
+
+
+def _children_in_tool_calls(session_id: str, count: int) -> Callable[[Frame], bool]:
+    """Whether `count` distinct child agents have shown a `tool_call` on the session by now
+    (stateful: it sees every notification, in order)."""
+    routes: set[str] = set()
+
+    def ready(frame: Frame) -> bool:
+        update = session_update(frame)
+        route = child_route(frame)
+        if (
+            update is not None
+            and route is not None
+            and frame["params"].get("sessionId") == session_id
+            and update.get("sessionUpdate") == "tool_call"
+        ):
+            routes.add(route)
+        return len(routes) >= count
+
+    return ready
 
 
 def _is_notification(line: str) -> bool:

@@ -19,8 +19,23 @@ class InvalidScenario(SnapshotError):
         self.reason = reason
 
 
+class FixtureMismatch(SnapshotError):
+    """Reported (as a run failure) when a route's agent was prompted otherwise than the fixture
+    the replay model served it: the fixtures' routes are mixed up."""
+
+    def __init__(self, route: str, fixture: str, recorded: list[str], asked: list[str]) -> None:
+        super().__init__(
+            f"route {route!r} replayed {fixture}, recorded for the prompts {recorded!r}, but the run's"
+            f" agent on that route was prompted {asked!r}"
+        )
+        self.route = route
+        self.fixture = fixture
+        self.recorded = recorded
+        self.asked = asked
+
+
 class ServerGone(SnapshotError):
     """Raised inside a run when the server closed its stdout (or stdin) before answering a step."""
 
 
-__all__ = ["InvalidScenario", "ServerGone", "SnapshotError"]
+__all__ = ["FixtureMismatch", "InvalidScenario", "ServerGone", "SnapshotError"]

@@ -40,36 +40,76 @@ def session_update(frame: Frame) -> dict[str, Any] | None:
     return None
 
 
-def child_route(frame: Frame) -> str | None:
-    """The route of the child agent a `session/update` comes from (its `_meta` names it)."""
+def _attribution(frame: Frame, key: str) -> str | None:
+    """A string of the `_meta.acpAgent` of a `session/update` (set on a child agent's updates)."""
     update = session_update(frame)
     meta = update.get("_meta") if update is not None else None
     attribution = meta.get(META_KEY) if isinstance(meta, dict) else None
-    route = attribution.get("route") if isinstance(attribution, dict) else None
-    return route if isinstance(route, str) else None
+    value = attribution.get(key) if isinstance(attribution, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def child_route(frame: Frame) -> str | None:
+    """The route of the child agent a `session/update` comes from (its `_meta` names it)."""
+    return _attribution(frame, "route")
+
+
+def parent_tool_call(frame: Frame) -> str | None:
+    """The wire id of the tool call that started the child agent a `session/update` comes from."""
+    return _attribution(frame, "parentToolCallId")
+
+
+FINAL_STATUSES = ("completed", "failed")
 
 
 def canonical_order(frames: Sequence[Frame]) -> list[Frame]:
-    """Frames with every window of concurrent children put in one order: the children's frames
-    by route (each child's own order kept), then the parent's tool-call updates of the window.
+    """Frames with every child agent's activity in one place: all of a child's frames (in its own
+    order), just before the update that completes the tool call that started it; recursively, so
+    a grandchild's frames come just before its parent child's update of that call.
 
-    A window is a run of frames that are children's updates or the parent's `tool_call_update`s
-    (whose order among the children's depends on which child finished first).
+    The session's own frames keep their order. Only the children's frames move, so concurrent
+    children (whose frames interleave by scheduling) read one after the other, each under its
+    delegating call, in that call's model order. A child whose delegating call never completes on
+    the wire keeps its frames together at the end, after the session's, by route.
     """
-    out: list[Frame] = []
-    window: list[Frame] = []
-
-    def flush() -> None:
-        children = sorted((f for f in window if child_route(f) is not None), key=lambda f: child_route(f) or "")
-        out.extend(children + [f for f in window if child_route(f) is None])
-        window.clear()
-
+    own: list[Frame] = []
+    children: dict[str, list[Frame]] = {}
+    """A child's frames, by its route."""
+    started_by: dict[str, list[str]] = {}
+    """The routes of the children each wire call id started, in order of first appearance (an
+    endpoint may reuse a call id in a later step: each completion takes the next child)."""
     for frame in frames:
-        update = session_update(frame)
-        if update is not None and (child_route(frame) is not None or update.get("sessionUpdate") == "tool_call_update"):
-            window.append(frame)
-        else:
-            flush()
+        route = child_route(frame)
+        if route is None:
+            own.append(frame)
+            continue
+        if route not in children:
+            children[route] = []
+            started_by.setdefault(parent_tool_call(frame) or "", []).append(route)
+        children[route].append(frame)
+    out: list[Frame] = []
+
+    def emit(sequence: list[Frame]) -> None:
+        for frame in sequence:
+            if _completes_call(frame):
+                routes = started_by.get(session_update(frame)["toolCallId"], [])
+                if routes:
+                    emit(children.pop(routes.pop(0), []))
             out.append(frame)
-    flush()
+
+    emit(own)
+    for route in sorted(children):  # what no completion took, in an order scheduling cannot change
+        if route in children:  # (a stray grandchild goes with its stray parent)
+            emit(children.pop(route))
     return out
+
+
+def _completes_call(frame: Frame) -> bool:
+    """A `tool_call_update` that ends its call (`completed` or `failed`)."""
+    update = session_update(frame)
+    return (
+        update is not None
+        and update.get("sessionUpdate") == "tool_call_update"
+        and update.get("status") in FINAL_STATUSES
+        and isinstance(update.get("toolCallId"), str)
+    )

@@ -21,8 +21,11 @@ from typing import Any
 import anyio
 from anyio.abc import ByteReceiveStream, Process
 
+from acp_agent.snapshot import fixtures
+from acp_agent.llm.replay import PRESEEDED
 from acp_agent.snapshot.client import Client
 from acp_agent.snapshot.driver import Driver
+from acp_agent.snapshot.frames import encode
 from acp_agent.snapshot.scenario import WORKSPACE, load_scenario
 
 SNAPSHOT_CONFIG = "cordis.snapshot.yml"
@@ -62,9 +65,12 @@ async def run_scenario(
     env: Mapping[str, str] | None = None,
     server: Sequence[str] | None = None,
     timeout: float = STEP_TIMEOUT,
+    check_fixtures: bool = True,
 ) -> RunResult:
     """Run the scenario in `directory`, working under `workdir` (an empty directory the caller
-    owns and removes). `server` replaces the whole server command (tests use a fake server)."""
+    owns and removes). `server` replaces the whole server command (tests use a fake server).
+    `check_fixtures`: hold each route's prompts against its replayed fixture (`fixtures.py`);
+    off when the run records new fixtures."""
     scenario = load_scenario(directory)
     directory, workdir = directory.resolve(), workdir.resolve()
     cwd, sessions = workdir / "cwd", workdir / "sessions"
@@ -73,6 +79,7 @@ async def run_scenario(
     else:
         cwd.mkdir()
     sessions.mkdir()
+    preseed(directory / PRESEEDED, sessions, cwd)
     command = server or [sys.executable, "-m", "acp_agent", "--config", str(config or packaged(SNAPSHOT_CONFIG))]
     child_env = {**os.environ, "ACP_AGENT_FIXTURES": str(directory), "ACP_AGENT_SESSIONS": str(sessions), **(env or {})}
     if jitter is not None:
@@ -91,7 +98,22 @@ async def run_scenario(
     logs, log_problems = read_logs(sessions)
     failures += client.failures + client.leftovers() + log_problems
     failures += [f"server stderr: {line}" for line in stderr_text.splitlines() if REPLAY_PROBLEM in line]
+    if check_fixtures:
+        failures += fixtures.check_fixtures(directory, logs)
     return RunResult(client.stdout, stderr_text, logs, cwd, client.sent, process.returncode, failures)
+
+
+def preseed(source: Path, sessions: Path, cwd: Path) -> None:
+    """Store the scenario's `sessions/<id>/session.jsonl` logs (sessions of an earlier run, for
+    a `loadSession` step) in the run's sessions directory, `{{cwd}}` becoming the run's cwd."""
+    from acp_agent.snapshot.normalize import CWD, map_strings  # normalize imports this module
+
+    for path in sorted(source.glob("*/session.jsonl")):
+        target = sessions / path.parent.name / path.name
+        target.parent.mkdir()
+        lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        stored = (encode(map_strings(line, lambda text: text.replace(CWD, str(cwd)))) for line in lines)
+        target.write_text("".join(line + "\n" for line in stored), encoding="utf-8")
 
 
 async def _collect(stream: ByteReceiveStream, into: bytearray) -> None:

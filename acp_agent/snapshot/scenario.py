@@ -37,6 +37,18 @@ class NewSessionExpectError(Model):
     additional_directories: list[str] | None = None
 
 
+class LoadSession(Model):
+    """`session/load` (or, as `resumeSession`, `session/resume`) of a stored session: one of the
+    scenario's `sessions/<id>/` logs, stored before the server starts, or one the run closed.
+    Later prompts go to it. With `expect_error` it must answer an error of that code."""
+
+    op: Literal["loadSession", "resumeSession"]
+    session_id: str
+    cwd: str | None = None
+    """Default: the run's cwd (the one the pre-seeded logs get for `{{cwd}}`)."""
+    expect_error: int | None = None
+
+
 class Prompt(Model):
     """`session/prompt` with one text block; it must answer a result."""
 
@@ -59,6 +71,20 @@ class PromptAndCancel(Model):
     text: str
 
 
+class PromptAndCancelWhen(Model):
+    """`session/prompt`, then `session/cancel` once `children` distinct child agents (any depth) have
+    each shown a `tool_call` on the session (the route in its `_meta.acpAgent`); it must answer
+    `{"stopReason": "cancelled"}`.
+
+    A child's tool call reaches the wire only after its model stream for that step is fully logged,
+    right before the tool runs: when each child's tool waits (bash `sleep 30`), the cancel finds
+    every child in the same state on every run, whatever the scheduling."""
+
+    op: Literal["promptAndCancelWhen"]
+    text: str
+    children: int = Field(ge=1)
+
+
 class Cancel(Model):
     """`session/cancel` for the newest session (a notification: nothing to wait for)."""
 
@@ -78,7 +104,16 @@ class Raw(Model):
 
 
 Step = Annotated[
-    Initialize | NewSession | NewSessionExpectError | Prompt | PromptExpectError | PromptAndCancel | Cancel | Raw,
+    Initialize
+    | NewSession
+    | NewSessionExpectError
+    | LoadSession
+    | Prompt
+    | PromptExpectError
+    | PromptAndCancel
+    | PromptAndCancelWhen
+    | Cancel
+    | Raw,
     Field(discriminator="op"),
 ]
 

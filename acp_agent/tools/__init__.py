@@ -1,37 +1,80 @@
-"""Tools: what they are, which ones an agent may call, how a step's calls run; the `bash` tool."""
+"""Tools: what they are, which ones an agent may call, how a step's calls run; the built-in tools
+(`bash`, the file tools, `todo_write`)."""
 
 from __future__ import annotations
 
 from acp_agent.tools.base import (
+    DISPLAY_EVENT,
+    Diff,
     Location,
     Tool,
     ToolCallContext,
+    ToolDisplayData,
+    ToolDisplayEvent,
     ToolKind,
     ToolPresentation,
     ToolResult,
     ToolSchema,
+    code_block,
 )
 from acp_agent.tools.bash import BashParams, BashTool, CommandOutcome, run_command
-from acp_agent.tools.errors import DuplicateTool, ToolsError
+from acp_agent.tools.errors import DuplicateTool, OutsideWorkspace, ToolsError
+from acp_agent.tools.files import (
+    EditFileParams,
+    EditFileTool,
+    ReadFileParams,
+    ReadFileTool,
+    Target,
+    WriteFileParams,
+    WriteFileTool,
+    resolve_in,
+)
 from acp_agent.tools.pipeline import PreparedCall, prepare, run_prepared
 from acp_agent.tools.registry import ToolRegistry
+from acp_agent.tools.todo import TODO_EVENT, Todo, TodoParams, TodoUpdateData, TodoUpdateEvent, TodoWriteTool
+from acp_agent.tools.workspace import WORKSPACE_SERVICE, DiskWorkspace, Workspace, WorkspaceProvider, workspace_for
 
 __all__ = [
+    "DISPLAY_EVENT",
+    "TODO_EVENT",
+    "WORKSPACE_SERVICE",
     "BashParams",
     "BashTool",
     "CommandOutcome",
+    "Diff",
+    "DiskWorkspace",
     "DuplicateTool",
+    "EditFileParams",
+    "EditFileTool",
     "Location",
+    "OutsideWorkspace",
     "PreparedCall",
+    "ReadFileParams",
+    "ReadFileTool",
+    "Target",
+    "Todo",
+    "TodoParams",
+    "TodoUpdateData",
+    "TodoUpdateEvent",
+    "TodoWriteTool",
     "Tool",
     "ToolCallContext",
+    "ToolDisplayData",
+    "ToolDisplayEvent",
     "ToolKind",
     "ToolPresentation",
     "ToolRegistry",
     "ToolResult",
     "ToolSchema",
     "ToolsError",
+    "Workspace",
+    "WorkspaceProvider",
+    "WriteFileParams",
+    "WriteFileTool",
+    "code_block",
     "prepare",
+    "resolve_in",
     "run_command",
     "run_prepared",
+    "workspace_for",
 ]

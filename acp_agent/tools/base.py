@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -14,7 +15,10 @@ from acp_agent.kernel.models import Model
 from acp_agent.llm.request import ToolSchema
 from acp_agent.kernel.scope import Scope
 from acp_agent.session.content import ContentBlock, TextContent
-from acp_agent.session.events import ToolError
+from acp_agent.session.events import SessionEvent, ToolError
+
+if TYPE_CHECKING:
+    from acp_agent.session.log import Session
 
 ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"]
 """The ACP tool kinds: the editor picks an icon and a treatment from it."""
@@ -27,6 +31,16 @@ class Location(Model):
 
     path: str
     line: int | None = None
+
+
+class Diff(Model):
+    """A change to a file, for the editor to show: the whole text before and after."""
+
+    path: str
+    """Absolute."""
+    old_text: str | None = None
+    """None: the file did not exist."""
+    new_text: str
 
 
 class ToolPresentation(Model):
@@ -68,6 +82,24 @@ class ToolResult(Model):
         return "\n".join(block.text for block in self.content if isinstance(block, TextContent))
 
 
+DISPLAY_EVENT: Final = "tool/display"
+
+
+class ToolDisplayData(Model):
+    """What a running call adds to the editor's view of it: where it works, what it changed."""
+
+    call_id: str
+    locations: list[Location] | None = None
+    diffs: list[Diff] | None = None
+
+
+class ToolDisplayEvent(SessionEvent):
+    """`tool/display`: registered by the tools plugin (invariant class "turn"); not model-visible."""
+
+    type: Literal["tool/display"] = DISPLAY_EVENT
+    data: ToolDisplayData
+
+
 @dataclass
 class ToolCallContext:
     """Who is calling and where: what a running tool may know about its call."""
@@ -79,6 +111,18 @@ class ToolCallContext:
     scope: Scope
     """The calling agent's scope: registrations made here vanish with the agent."""
     ctx: Context
+
+    @property
+    def session(self) -> Session:
+        """The calling agent's session log, where a tool logs what it reports as events."""
+        session: Session = self.ctx.agents.get(self.session_id).session
+        return session
+
+    def show(self, *, locations: Sequence[Location] = (), diffs: Sequence[Diff] = ()) -> None:
+        """Show the editor, while the call runs, the files it works on and the changes it made.
+        Logged as `tool/display`; the diffs stay in the call's view once its result is in."""
+        data = ToolDisplayData(call_id=self.call_id, locations=list(locations) or None, diffs=list(diffs) or None)
+        self.session.append(DISPLAY_EVENT, data)
 
 
 class Tool(ABC, Generic[ParamsT]):
@@ -103,7 +147,8 @@ class Tool(ABC, Generic[ParamsT]):
         return ToolPresentation(title=self.name)
 
     def render_result(self, result: ToolResult) -> list[str]:
-        """Text paragraphs the editor shows for the result (default: the result's text blocks)."""
+        """Text paragraphs the editor shows for the result (default: the result's text blocks);
+        the diffs the call showed follow them."""
         return [block.text for block in result.content if isinstance(block, TextContent)]
 
     def schema(self) -> ToolSchema:
@@ -113,3 +158,13 @@ class Tool(ABC, Generic[ParamsT]):
             description=self.description,
             parameters=self.Params.model_json_schema(),
         )
+
+
+def code_block(text: str, info: str = "") -> str:
+    """`text` as a fenced Markdown code block whose fence no backtick run in `text` can close."""
+    if not text.endswith("\n"):
+        text += "\n"
+    fence = "```"
+    while fence in text:
+        fence += "`"
+    return f"{fence}{info}\n{text}{fence}"

@@ -24,7 +24,7 @@ from acp_agent.kernel.plugin import PluginConfig
 from acp_agent.kernel.scope import Disposer
 from acp_agent.session.content import TextContent
 from acp_agent.session.events import ToolError
-from acp_agent.tools.base import Tool, ToolCallContext, ToolPresentation, ToolResult
+from acp_agent.tools.base import Tool, ToolCallContext, ToolPresentation, ToolResult, code_block
 
 _SHELL = shutil.which("bash") or "/bin/sh"
 # Bound on the shielded kill-and-reap after a timeout or a cancellation: a SIGKILLed group dies at
@@ -87,14 +87,7 @@ class BashTool(Tool[BashParams]):
         )
 
     def render_result(self, result: ToolResult) -> list[str]:
-        text = result.plain_text()
-        if not text.endswith("\n"):
-            text += "\n"
-        # A fence longer than any backtick run in the output, so the output cannot close it.
-        fence = "```"
-        while fence in text:
-            fence += "`"
-        return [f"{fence}console\n{text}{fence}"]
+        return [code_block(result.plain_text(), "console")]
 
 
 async def run_command(

@@ -15,4 +15,8 @@ class DuplicateTool(ToolsError):
         self.name = name
 
 
-__all__ = ["DuplicateTool", "ToolsError"]
+class OutsideWorkspace(ToolsError):
+    """Raised when a file tool's path resolves outside the session's working directory."""
+
+
+__all__ = ["DuplicateTool", "OutsideWorkspace", "ToolsError"]

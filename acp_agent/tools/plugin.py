@@ -1,12 +1,14 @@
-"""Loader plugin providing `ctx.tools`, the registry every tool row registers into."""
+"""Loader plugin providing `ctx.tools`, the registry every tool row registers into, and the
+`tool/display` event type running tools report through (`ToolCallContext.show`)."""
 
 from __future__ import annotations
 
-from acp_agent.kernel import Context, Disposer, PluginConfig
+from acp_agent.kernel import Context, Disposer, PluginConfig, combine
+from acp_agent.tools.base import ToolDisplayEvent
 from acp_agent.tools.registry import ToolRegistry
 
 name = "tools"
-inject: tuple[str, ...] = ()
+inject: tuple[str, ...] = ("sessions",)
 
 
 class Config(PluginConfig):
@@ -14,4 +16,7 @@ class Config(PluginConfig):
 
 
 def apply(ctx: Context, config: Config) -> Disposer:
-    return ctx.provide("tools", ToolRegistry())
+    return combine(
+        ctx.sessions.registry.register(ToolDisplayEvent, "turn"),
+        ctx.provide("tools", ToolRegistry()),
+    )

@@ -22,6 +22,7 @@ from acp.schema import (
     ToolCallProgress,
     ToolCallStart,
     ToolCallUpdate,
+    UserMessageChunk,
 )
 
 from tests.e2e.wire import RECORD_CONFIG
@@ -84,7 +85,7 @@ async def test_the_official_client_runs_a_tool_call_turn(tmp_path: Path) -> None
 
     assert initialized.protocol_version == PROTOCOL_VERSION
     assert initialized.auth_methods == []
-    assert initialized.agent_capabilities is not None and initialized.agent_capabilities.load_session is False
+    assert initialized.agent_capabilities is not None and initialized.agent_capabilities.load_session is True
     assert response.stop_reason == "end_turn"
     assert {session_id for session_id, _ in client.updates} == {session.session_id}
     updates = [update for _, update in client.updates]
@@ -106,3 +107,37 @@ async def test_the_official_client_runs_a_tool_call_turn(tmp_path: Path) -> None
     assert "".join(u.content.text for u in message) == "Done: the marker is written."
     assert updates.index(progress) < updates.index(message[0])
     assert (workspace / "marker.txt").read_text() == "OFFICIAL_OK\n"  # bash really ran, in the session cwd
+
+
+async def test_the_official_client_lists_loads_resumes_and_closes_a_stored_session(tmp_path: Path) -> None:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    script = tmp_path / "script.json"
+    env = {**os.environ, "ACP_AGENT_SCRIPT": str(script), "ACP_AGENT_SESSIONS": str(tmp_path / "sessions")}
+    command, *args = agent_command()
+    script.write_text(json.dumps(SCRIPT), encoding="utf-8")
+    first = RecordingClient()
+    async with spawn_agent_process(first, command, *args, env=env, cwd=ROOT) as (conn, process):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        await conn.prompt(session_id=session.session_id, prompt=[text_block("Write the marker.")])
+    script.write_text(json.dumps([{"text": "Resumed."}]), encoding="utf-8")
+    client = RecordingClient()
+    async with spawn_agent_process(client, command, *args, env=env, cwd=ROOT) as (conn, process):
+        initialized = await conn.initialize(protocol_version=PROTOCOL_VERSION)
+        listed = await conn.list_sessions(cwd=str(workspace))
+        await conn.load_session(cwd=str(workspace), session_id=session.session_id)
+        replayed = [update for _, update in client.updates]
+        await conn.close_session(session_id=session.session_id)
+        await conn.resume_session(session_id=session.session_id, cwd=str(workspace))
+        response = await conn.prompt(session_id=session.session_id, prompt=[text_block("Go on.")])
+    assert process.returncode == 0
+    capabilities = initialized.agent_capabilities
+    assert capabilities is not None and capabilities.session_capabilities is not None
+    assert capabilities.session_capabilities.list is not None and capabilities.session_capabilities.close is not None
+    assert [(s.session_id, s.title) for s in listed.sessions] == [(session.session_id, "Write the marker.")]
+    (said,) = [u for u in replayed if isinstance(u, UserMessageChunk)]
+    assert isinstance(said.content, TextContentBlock) and said.content.text == "Write the marker."
+    assert [u for u in replayed if not isinstance(u, UserMessageChunk)] == [update for _, update in first.updates]
+    assert response.stop_reason == "end_turn"
+    assert len(client.updates) == len(replayed) + 1  # the resume replayed nothing; then "Resumed."

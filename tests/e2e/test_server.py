@@ -16,8 +16,9 @@ from tests.paths import UPSTREAM
 pytestmark = pytest.mark.anyio
 
 AGENT_CAPABILITIES = {
-    "loadSession": False,
+    "loadSession": True,
     "promptCapabilities": {"image": False, "audio": False, "embeddedContext": False},
+    "sessionCapabilities": {"list": {}, "resume": {}, "close": {}},
 }
 
 
@@ -255,7 +256,7 @@ async def test_garbage_is_answered_or_ignored_and_the_server_keeps_serving(tmp_p
         await wire.send_raw(b"\xff\xfe\xfd\n")
         await wire.send({"jsonrpc": "2.0", "id": "t", "method": "initialize", "params": {"protocolVersion": "1"}})
         await wire.send({"jsonrpc": "2.0", "id": "p", "method": "initialize", "params": [1]})
-        await wire.send({"jsonrpc": "2.0", "id": "u", "method": "session/load", "params": {}})
+        await wire.send({"jsonrpc": "2.0", "id": "u", "method": "session/no_such_method", "params": {}})
         await wire.send({"jsonrpc": "2.0", "method": "no/such/notification", "params": {}})
         await wire.send({"jsonrpc": "2.0", "id": [1], "result": {}})  # a response to nothing, with an odd id
         await wire.send({"jsonrpc": "2.0", "id": 12345, "error": {"code": 1, "message": "stray"}})

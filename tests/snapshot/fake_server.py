@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import sys
 import time
 from typing import Any
@@ -49,6 +50,20 @@ def prompt(request_id: Any, text: str) -> None:
         chunk("partial")
         read()
         answer("cancelled" if text == "stream" else "end_turn")
+    elif text == "children":  # two children show tool calls (one twice, one also elsewhere), then the cancel
+        def child(kind: str, route: str, session: str = SESSION_ID) -> None:
+            meta = {"acpAgent": {"route": route, "parentToolCallId": route.split("/")[-1]}}
+            update = {"sessionUpdate": kind, "toolCallId": f"{route}/x", "_meta": meta}
+            send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": session, "update": update}})
+
+        child("tool_call", "s1/b", "another-session")
+        child("tool_call_update", "s1/b")
+        child("tool_call", "s1/a")
+        child("tool_call", "s1/a")
+        early = select.select([sys.stdin], [], [], 0.1)[0]  # a cancel now would not have waited
+        child("tool_call", "s1/b")
+        read()
+        answer("end_turn" if early else "cancelled")
     elif text == "fail":
         send({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32603, "message": "Internal error: boom"}})
     elif text == "noise":  # stdout must carry frames only

@@ -61,10 +61,13 @@ def test_differences_are_named() -> None:
     assert problems[0].startswith("responses differ:\n  expected ['result', 'result end_turn'")
 
 
-def child_update(kind: str, call_id: str, route: str | None) -> dict[str, Any]:
-    body: dict[str, Any] = {"sessionUpdate": kind, "toolCallId": call_id}
+def child_update(kind: str, call_id: str, route: str | None, parent: str | None = None) -> dict[str, Any]:
+    """A tool call (`in_progress`) or its final update (`completed`), of a child when `route` is
+    given (started by the call `parent`, default: the last segment of `route`)."""
+    status = "in_progress" if kind == "tool_call" else "completed"
+    body: dict[str, Any] = {"sessionUpdate": kind, "toolCallId": call_id, "status": status}
     if route is not None:
-        body["_meta"] = {"acpAgent": {"route": route, "parentToolCallId": route.split("/")[-1]}}
+        body["_meta"] = {"acpAgent": {"route": route, "parentToolCallId": parent or route.split("/")[-1]}}
     return {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", "update": body}}
 
 
@@ -75,6 +78,10 @@ def test_child_route_reads_the_attribution_in_meta() -> None:
     odd["params"]["update"]["_meta"] = {"acpAgent": "odd"}
     assert child_route(odd) is None
     assert child_route({"id": 1, "result": {}}) is None
+
+
+def ids(frames: list[Any]) -> list[Any]:
+    return [f.get("params", {}).get("update", {}).get("toolCallId") for f in frames]
 
 
 def test_concurrent_children_get_one_order_whatever_the_scheduling() -> None:
@@ -91,9 +98,48 @@ def test_concurrent_children_get_one_order_whatever_the_scheduling() -> None:
     ]
     second = [first[0], first[1], first[3], first[2], first[6], first[4], first[5], first[7], first[8]]
     assert canonical_order(first) == canonical_order(second)
-    assert [f.get("params", {}).get("update", {}).get("toolCallId") for f in canonical_order(first)] == [
-        "a", "b", "s1/a/y", "s1/a/y", "s1/b/x", "s1/b/x", "a", "b", None
+    # Each child's frames come just before the update that completes the call that started it.
+    assert ids(canonical_order(first)) == ["a", "b", "s1/a/y", "s1/a/y", "a", "s1/b/x", "s1/b/x", "b", None]
+
+
+def test_a_grandchild_comes_before_its_parent_childs_update_of_that_call() -> None:
+    raw = [
+        child_update("tool_call", "a", None),
+        child_update("tool_call", "s1/a/g", "s1/a"),
+        child_update("tool_call", "s1/a/g/x", "s1/a/g", "s1/a/g"),
+        child_update("tool_call", "s1/a/h", "s1/a"),
+        child_update("tool_call", "s1/a/h/y", "s1/a/h", "s1/a/h"),
+        child_update("tool_call_update", "s1/a/h/y", "s1/a/h", "s1/a/h"),
+        child_update("tool_call_update", "s1/a/g/x", "s1/a/g", "s1/a/g"),
+        child_update("tool_call_update", "s1/a/g", "s1/a"),
+        child_update("tool_call_update", "s1/a/h", "s1/a"),
+        child_update("tool_call_update", "a", None),
     ]
+    assert ids(canonical_order(raw)) == [
+        "a", "s1/a/g", "s1/a/h", "s1/a/g/x", "s1/a/g/x", "s1/a/g", "s1/a/h/y", "s1/a/h/y", "s1/a/h", "a"
+    ]  # fmt: skip
+
+
+def test_a_reused_call_id_hands_each_completion_the_next_child_and_strays_go_last() -> None:
+    progress = child_update("tool_call_update", "z", None)
+    progress["params"]["update"]["status"] = "in_progress"  # not final: no child goes before it
+    raw = [
+        child_update("tool_call", "call_0", None),
+        child_update("tool_call", "s1/call_0/x", "s1/call_0"),
+        child_update("tool_call_update", "call_0", None),
+        child_update("tool_call", "call_0", None),
+        child_update("tool_call", "s1/call_0#2/x", "s1/call_0#2", "call_0"),
+        child_update("tool_call_update", "call_0", None),
+        child_update("tool_call", "s1/z/x", "s1/z"),  # its parent call never completes on the wire
+        child_update("tool_call", "s1/z/x/w", "s1/z/x", "s1/z/x"),  # nor does its parent's
+        child_update("tool_call_update", "s1/z/x", "s1/z"),
+        child_update("tool_call", "s1/y/x", "s1/y"),
+        progress,
+    ]
+    assert ids(canonical_order(raw)) == [
+        "call_0", "s1/call_0/x", "call_0", "call_0", "s1/call_0#2/x", "call_0", "z",
+        "s1/y/x", "s1/z/x", "s1/z/x/w", "s1/z/x",
+    ]  # fmt: skip
 
 
 def test_read_frames_skips_blank_lines(tmp_path: Path) -> None:

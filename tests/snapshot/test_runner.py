@@ -87,6 +87,31 @@ async def test_wrong_answers_are_failures_and_the_run_goes_on(tmp_path: Path) ->
     assert sent == {"cwd": "relative", "mcpServers": [], "additionalDirectories": ["/x"]}
 
 
+async def test_prompt_and_cancel_when_waits_for_the_children_then_cancels(tmp_path: Path) -> None:
+    steps = [*OPEN, {"op": "promptAndCancelWhen", "text": "children", "children": 2}]
+    result = await run_fake(tmp_path, steps)
+    assert result.failures == []
+    assert json.loads(result.sent[-1]) == {
+        "jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "11111111-2222-3333-4444-555555555555"}
+    }  # fmt: skip
+    # Not before the second distinct child's tool call on this session (the fake answers
+    # `end_turn` to a cancel that came earlier).
+    assert json.loads(result.stdout[-1])["result"] == {"stopReason": "cancelled"}
+
+
+async def test_prompt_and_cancel_when_reports_a_prompt_that_answered_first(tmp_path: Path) -> None:
+    steps = [*OPEN, {"op": "promptAndCancelWhen", "text": "quick", "children": 1}]
+    result = await run_fake(tmp_path, steps)
+    assert result.failures == [
+        'step 3 (promptAndCancelWhen): answered before 1 child agent(s) showed a tool call: {"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}'
+    ]
+
+
+async def test_prompt_and_cancel_when_needs_at_least_one_child(tmp_path: Path) -> None:
+    with pytest.raises(InvalidScenario, match="children"):
+        await run_fake(tmp_path, [*OPEN, {"op": "promptAndCancelWhen", "text": "children", "children": 0}])
+
+
 async def test_raw_lines_get_the_next_unclaimed_answer(tmp_path: Path) -> None:
     steps: list[dict[str, Any]] = [
         {"op": "raw", "line": "garbage", "expectError": -32700},
@@ -171,6 +196,34 @@ async def test_the_workspace_is_copied_into_the_cwd(tmp_path: Path) -> None:
     result = await run_fake(tmp_path, OPEN)
     assert (result.cwd / "sub" / "a.txt").read_text() == "hello"
     assert json.loads(result.sent[1])["params"]["cwd"] == str(result.cwd)
+
+
+async def test_pre_seeded_sessions_are_stored_in_the_run_with_its_cwd(tmp_path: Path) -> None:
+    stored = tmp_path / "scenario" / "sessions" / "old-id"
+    stored.mkdir(parents=True)
+    header = {"type": "session", "version": 0, "id": "old-id", "createdAt": 0, "cwd": "{{cwd}}", "route": "s1"}
+    event = {"type": "turn/start", "seq": 0, "time": 0, "data": {"turn": 1, "note": "in {{cwd}}/x"}}
+    (stored / "session.jsonl").write_text(json.dumps(header) + "\n\n" + json.dumps(event) + "\n")
+    steps = [
+        {"op": "initialize"},
+        {"op": "loadSession", "sessionId": "old-id"},
+        {"op": "resumeSession", "sessionId": "old-id", "cwd": "/else", "expectError": -32601},
+        {"op": "loadSession", "sessionId": "old-id", "expectError": -32002},
+        {"op": "prompt", "text": "quick"},
+    ]
+    result = await run_fake(tmp_path, steps)
+    assert result.logs == {"s1": [{**header, "cwd": str(result.cwd)}, {**event, "data": {"turn": 1, "note": f"in {result.cwd}/x"}}]}
+    sent = [json.loads(line) for line in result.sent]
+    assert [(f["method"], f["params"]) for f in sent[1:4]] == [
+        ("session/load", {"sessionId": "old-id", "cwd": str(result.cwd), "mcpServers": []}),
+        ("session/resume", {"sessionId": "old-id", "cwd": "/else", "mcpServers": []}),
+        ("session/load", {"sessionId": "old-id", "cwd": str(result.cwd), "mcpServers": []}),
+    ]
+    assert result.failures == [
+        "step 2 (loadSession): unexpected error -32601: Method not found",
+        "step 4 (loadSession): expected error -32002, got error -32601: Method not found",
+        "step 5 (prompt): no session yet: a newSession step must come first",  # no load succeeded
+    ]
 
 
 async def test_an_invalid_input_json_is_refused_before_anything_runs(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@ against their snapshots (snapshots/snapshot/test_scenarios/)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -32,7 +33,10 @@ def test_scenario(name: str, scenario_run: Run, snapshot_file: SnapshotAssertion
 def test_the_expected_scenarios_exist() -> None:
     assert set(SCENARIOS) >= {
         "handshake", "text-turn", "multi-turn", "tool-call-turn", "workspace-edit",
-        "provider-error", "cancel", "invalid-params", "garbage-input",
+        "provider-error", "cancel", "invalid-params", "garbage-input", "subagent-spawn",
+        "fork-recall", "two-sequential-children", "spawn-then-fork", "concurrent-children", "grandchild",
+        "depth-rejected", "structured-output", "structured-missing", "child-model-fails",
+        "fork-fails-before-output", "cancel-two-children", "delegation", "load-session",
     }  # fmt: skip
 
 
@@ -67,7 +71,17 @@ def test_provider_error_ends_the_turn_with_the_error(scenario_run: Run) -> None:
     }  # fmt: skip
 
 
-def test_replay_does_not_depend_on_scheduling(tmp_path: Path, scenario_run: Run) -> None:
-    jittered = anyio.run(lambda: run_scenario(FIXTURES / "tool-call-turn", tmp_path, jitter=7))
-    assert jittered.failures == []
-    assert normalize_run(jittered) == normalize_run(scenario_run(FIXTURES / "tool-call-turn"))
+def test_load_session_replays_the_stored_turn_then_continues_it(scenario_run: Run) -> None:
+    result = scenario_run(FIXTURES / "load-session")
+    frames = [json.loads(line) for line in result.stdout]
+    loaded = next(i for i, f in enumerate(frames) if f.get("result") == {} and isinstance(f.get("id"), int))
+    replayed = [f["params"]["update"] for f in frames[:loaded] if f.get("method") == "session/update"]
+    assert replayed[0] == {
+        "sessionUpdate": "user_message_chunk",
+        "content": {"type": "text", "text": "What is in this workspace? Have a helper count the files."},
+    }
+    assert [u["toolCallId"] for u in replayed if u["sessionUpdate"] == "tool_call"] == [
+        "call_ls", "call_count", "s1/call_count/call_wc",
+    ]  # fmt: skip
+    assert [e["data"]["turn"] for e in events(result) if e["type"] == "turn/end"] == [1, 2, 3]
+    assert list(result.logs) == ["s1", "s1/call_count"]

@@ -134,6 +134,28 @@ def test_an_object_override_replaces_the_scripts_of_its_routes(tmp_path: Path) -
     assert scripts["s2"] == [HangEntry()]  # a route no recorded log has
 
 
+def test_the_calls_a_pre_seeded_log_holds_were_made_before_the_run(tmp_path: Path) -> None:
+    """A scenario that loads a stored session (`sessions/<id>/session.jsonl`): its log in the
+    fixtures holds the earlier run's calls too, and the script starts after them."""
+    earlier = Log("p", route="s1").turn("one", Step(text_chunks("FIRST")))
+    earlier.write(tmp_path / "sessions" / "p")
+    child = Log("c", created_at=1, parentSession="p", route="s1/call_a").turn("task", Step(text_chunks("KID")))
+    child.write(tmp_path / "sessions" / "c")
+    earlier.turn("two", Step(text_chunks("SECOND"))).turn("three", Step(text_chunks("THIRD"))).write(tmp_path)
+    child.write(tmp_path, "session.1.jsonl")
+    Log("n", created_at=2, route="s2").turn("new", Step(text_chunks("NEW"))).write(tmp_path, "session.2.jsonl")
+
+    scripts = load_scripts(tmp_path)
+
+    assert replay.calls_made_before(tmp_path) == {"p": 1, "c": 1}
+    assert [dumped(e.chunks) for e in scripts["s1"] if isinstance(e, ChunksEntry)] == [
+        text_chunks("SECOND"),
+        text_chunks("THIRD"),
+    ]
+    assert scripts["s1/call_a"] == []  # every call of it was made before
+    assert len(scripts["s2"]) == 1
+
+
 # --- playing entries ---------------------------------------------------------------------------
 
 

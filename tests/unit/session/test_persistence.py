@@ -15,6 +15,7 @@ from acp_agent.session import (
     SessionLogDamaged,
     SessionNotFound,
     SessionStore,
+    TextContent,
     UnknownEventType,
     UnsupportedVersion,
     default_registry,
@@ -169,6 +170,61 @@ def test_list_sessions_reports_a_damaged_header(store: SessionStore) -> None:
     path.write_text("not json\n")
     with pytest.raises(SessionLogDamaged, match="at line 1"):
         store.list_sessions()
+
+
+def test_list_sessions_can_skip_a_damaged_header_with_a_warning(
+    store: SessionStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    for name, header in (("bad", "not json"), ("future", '{"type":"session","version":3,"id":"f","createdAt":1}')):
+        path = store.path_of(name)
+        path.parent.mkdir(parents=True)
+        path.write_text(header + "\n")
+    complete_turn(attached(store, "good"))
+    assert [header.id for header in store.list_sessions(skip_damaged=True)] == ["good"]
+    assert "bad" in caplog.text and "unsupported session log version 3" in caplog.text
+
+
+def attached(store: SessionStore, session_id: str) -> Session:
+    session = new_session(session_id=session_id)
+    store.attach(session)
+    return session
+
+
+def test_a_summary_has_the_first_user_message_and_the_last_events_time(store: SessionStore) -> None:
+    assert store.summaries() == []  # the root does not exist yet
+    prompted = attached(store, "prompted")
+    turn = start_turn(prompted, "first words")
+    open_step(prompted, turn, 1)
+    close_step(prompted, turn, 1)
+    end_turn(prompted, turn)
+    complete_turn(prompted)
+    attached(store, "quiet")
+    store.close()
+    summaries = {summary.header.id: summary for summary in store.summaries()}
+    assert summaries["prompted"].first_message == [TextContent(text="first words")]
+    assert summaries["prompted"].updated_at == prompted.events[-1].time
+    assert summaries["quiet"].first_message is None
+    assert summaries["quiet"].updated_at == 1  # no event: the header's createdAt
+
+
+def test_a_summary_reads_past_damage_and_a_torn_or_long_tail(store: SessionStore, caplog: pytest.LogCaptureFixture) -> None:
+    session = attached(store, "s")
+    complete_turn(session)
+    store.close()
+    path = store.path_of("s")
+    lines = path.read_text().splitlines()
+    last_time = session.events[-1].time
+    huge = json.dumps({"type": "session/title", "seq": 99, "ignorable": True, "data": {"text": "x" * 100_000}})
+    # Damage before the first user message is skipped; a torn last line and a last line longer than
+    # the first tail read are read past (it has no time: the event before it counts).
+    lines[1:1] = ["{oops", '{"type": "user/message", "data": {"content": "not a list"}}']
+    path.write_text("\n".join([*lines, huge, '{"type":"turn/start","seq":9,"ti']))
+    path.parent.joinpath("..", "bad").resolve().mkdir()
+    store.path_of("bad").write_text("{}\n")
+    [summary] = store.summaries()
+    assert summary.first_message == [TextContent(text="hi")]
+    assert summary.updated_at == last_time
+    assert "not listing" in caplog.text and "bad" in caplog.text
 
 
 def test_every_upstream_log_loads_unmodified(tmp_path: Path) -> None:

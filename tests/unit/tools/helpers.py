@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
 from acp_agent.kernel.context import Context
 from acp_agent.kernel.scope import Scope
-from acp_agent.tools import Tool, ToolCallContext, ToolResult
+from acp_agent.session.events import SessionEvent, SessionHeader, Trigger, TurnStartData
+from acp_agent.session.log import Session
+from acp_agent.session.registry import default_registry
+from acp_agent.tools import Tool, ToolCallContext, ToolDisplayEvent, ToolResult
 
 
 def call_context(call_id: str = "call_1", cwd: Path | None = None) -> ToolCallContext:
@@ -38,3 +43,36 @@ class EchoTool(Tool[EchoParams]):
 
     async def run(self, params: EchoParams, call: ToolCallContext) -> ToolResult:
         return ToolResult.text(f"{call.call_id}: {params.text}")
+
+
+@dataclass
+class _Agent:
+    session: Session
+
+
+class _Agents:
+    """Stands in for `ctx.agents`: every session id names the one agent."""
+
+    def __init__(self, session: Session) -> None:
+        self.agent = _Agent(session)
+
+    def get(self, session_id: str) -> _Agent:
+        return self.agent
+
+
+def logged_call(cwd: Path, *event_types: type[SessionEvent], call_id: str = "call_1") -> ToolCallContext:
+    """A call whose agent has a real session log, in an open turn, that knows `tool/display` and
+    `event_types`; `call.session.events` shows what the tool logged."""
+    registry = default_registry()
+    for event_type in (ToolDisplayEvent, *event_types):
+        registry.register(event_type, "turn")
+    session = Session(SessionHeader(id="session-1", created_at=0, cwd=str(cwd)), registry=registry)
+    session.append("turn/start", TurnStartData(turn=1, trigger=Trigger(kind="message")))
+    ctx = Context()
+    ctx.provide("agents", _Agents(session))
+    return ToolCallContext(call_id=call_id, cwd=cwd, session_id="session-1", route="s1", scope=Scope(), ctx=ctx)
+
+
+def logged(call: ToolCallContext, event_type: str) -> list[Any]:
+    """The data of every `event_type` event the call's session holds."""
+    return [event.data for event in call.session.events if event.type == event_type]

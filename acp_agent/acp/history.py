@@ -1,0 +1,107 @@
+"""A stored conversation as the `session/update`s that showed it live: what `session/load` replays.
+
+The session's own events go through the same `UpdateMapper` as live ones, so every recorded
+thought and message delta is one chunk again and every tool call is its `tool_call` then its
+`tool_call_update` with the final status. Added for the replay only: a `user_message_chunk` per
+content block of each message the user sent (a prompt or a steer), which the client showed itself
+live. Each child agent's activity (its tool calls, `_meta` naming its route and the parent's call)
+comes from its own log, right before the update that completes the parent's call that started
+it, recursively; that is where the live frames of a child sit once concurrent siblings are put
+in canonical order.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from acp_agent.acp.schema import ContentChunk, ResourceLink, SessionUpdate, Text
+from acp_agent.acp.updates import ChildOrigin, ToolLookup, UpdateMapper
+from acp_agent.session.content import ContentBlock, TextContent
+from acp_agent.session.events import SessionEvent, SessionHeader
+
+USER_SOURCES = ("user", "steer")
+"""`user/message` sources that are the user's own words (others, such as plugin injections, were
+never shown)."""
+_LINK_EXTRAS: dict[str, type] = {"title": str, "description": str, "mimeType": str, "size": int}
+
+
+@dataclass(frozen=True)
+class StoredLog:
+    """A stored agent's header and events, and the stored logs of the children it started."""
+
+    header: SessionHeader
+    events: Sequence[SessionEvent]
+    children: list[StoredLog] = field(default_factory=list)
+
+
+def history_updates(log: StoredLog, lookup: ToolLookup, child_lookup: ToolLookup) -> list[SessionUpdate]:
+    """The updates of a top-level session's log and its children's, in the order described above.
+    `lookup` finds the session's tools, `child_lookup` the children's (for their presentation)."""
+    return list(_replay(log, UpdateMapper(lookup), child_lookup, top_level=True))
+
+
+def _replay(
+    log: StoredLog, mapper: UpdateMapper, child_lookup: ToolLookup, *, top_level: bool
+) -> Iterator[SessionUpdate]:
+    waiting = _children_by_call(log)
+    seen: Counter[str] = Counter()
+    open_calls: dict[str, str] = {}
+    """Each call id's latest occurrence, as a route key (`<id>`, then `<id>#<n>`)."""
+    own_from = log.header.seed_length or 0  # a fork child's seed is its parent's, never shown as its own
+    for index, event in enumerate(log.events):
+        data: Any = event.data
+        if event.type == "tool/call":
+            seen[data.call_id] += 1
+            n = seen[data.call_id]
+            open_calls[data.call_id] = data.call_id if n == 1 else f"{data.call_id}#{n}"
+        if index < own_from:
+            continue
+        if event.type == "user/message" and top_level and data.source.kind in USER_SOURCES:
+            yield from (ContentChunk(session_update="user_message_chunk", content=_wire(b)) for b in data.content)
+        elif event.type == "tool/result":
+            for child in waiting.pop(open_calls.get(data.call_id, data.call_id), []):
+                yield from _child(child, mapper, child_lookup)
+        update = mapper.map(event)
+        if update is not None:
+            yield update
+    for children in waiting.values():  # started by no call of this log
+        for child in children:
+            yield from _child(child, mapper, child_lookup)
+
+
+def _child(child: StoredLog, parent: UpdateMapper, lookup: ToolLookup) -> Iterator[SessionUpdate]:
+    header = child.header
+    started_by = parent.wire_id(header.spawn_call_id or "")
+    origin = ChildOrigin(route=header.route or header.id, parent_tool_call_id=started_by)
+    yield from _replay(child, UpdateMapper(lookup, origin), lookup, top_level=False)
+
+
+def _children_by_call(log: StoredLog) -> dict[str, list[StoredLog]]:
+    """The children by the route key of the call that started them: their route after the
+    parent's (`<call id>`, `<call id>#<n>`, `#<n>`), else their `spawnCallId`; "" for neither."""
+    prefix = f"{log.header.route}/" if log.header.route else None
+    by_call: dict[str, list[StoredLog]] = {}
+    for child in sorted(log.children, key=lambda c: (c.header.created_at, c.header.route or "", c.header.id)):
+        route = child.header.route
+        if prefix is not None and route is not None and route.startswith(prefix):
+            key = route[len(prefix) :]
+        else:
+            key = child.header.spawn_call_id or ""
+        by_call.setdefault(key, []).append(child)
+    return by_call
+
+
+def _wire(block: ContentBlock) -> Text | ResourceLink:
+    """A stored user content block as ACP content (a link keeps the optional fields ACP knows)."""
+    if isinstance(block, TextContent):
+        return Text(text=block.text)
+    dumped = block.dump()
+    extras = {
+        key: value
+        for key, value in dumped.items()
+        if isinstance(value, _LINK_EXTRAS.get(key, ())) and not isinstance(value, bool)
+    }
+    return ResourceLink(uri=block.uri, name=block.name, **extras)

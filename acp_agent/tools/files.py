@@ -1,0 +1,285 @@
+"""The file tools `read_file`, `write_file` and `edit_file`, and the plugin that registers them.
+
+A path is taken relative to the session's cwd (or absolute) and must stay inside the cwd once
+resolved: a `..` or a symbolic link that leads out is refused. Files are read and written through
+the call's `Workspace` (the disk unless a `workspace` service picks another). Each call shows the
+editor the file it works on (a location, with the line when known) and, for writes and edits, the
+change (a diff of the whole text).
+"""
+
+from __future__ import annotations
+
+import os
+from abc import abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, Field
+
+from acp_agent.kernel import Context, Disposer, PluginConfig, combine
+from acp_agent.tools.base import (
+    Diff,
+    Location,
+    Tool,
+    ToolCallContext,
+    ToolPresentation,
+    ToolResult,
+    code_block,
+)
+from acp_agent.tools.errors import OutsideWorkspace
+from acp_agent.tools.workspace import Workspace, workspace_for
+
+# The parameter models' field descriptions are model-visible (the schema sent with every request).
+
+
+class PathParams(BaseModel):
+    """Arguments naming one file."""
+
+    path: str = Field(description="The file: relative to the working directory, or an absolute path inside it.")
+
+
+class ReadFileParams(PathParams):
+    """Arguments of read_file."""
+
+    offset: int | None = Field(default=None, ge=1, description="The 1-based line to start at (default 1).")
+    limit: int | None = Field(default=None, ge=1, description="How many lines to read (default: as many as a call returns).")
+
+
+class WriteFileParams(PathParams):
+    """Arguments of write_file."""
+
+    content: str = Field(description="The whole new content of the file.")
+
+
+class EditFileParams(PathParams):
+    """Arguments of edit_file."""
+
+    old_text: str = Field(
+        min_length=1,
+        description="The exact text to replace, whitespace and indentation included (no line numbers).",
+    )
+    new_text: str = Field(description="The text to put in its place.")
+    replace_all: bool = Field(
+        default=False, description="Replace every occurrence; otherwise old_text must occur exactly once."
+    )
+
+
+@dataclass(frozen=True)
+class Target:
+    """A file path checked to lie inside the session's cwd."""
+
+    path: Path
+    """Absolute, in the cwd's terms: the cwd as the editor gave it, joined with the resolved rest."""
+    shown: str
+    """Relative to the cwd: how results name the file to the model."""
+
+
+def resolve_in(cwd: Path, path: str) -> Target:
+    """Where `path` (relative to `cwd`, or absolute) leads, with `..` and symbolic links resolved;
+    OutsideWorkspace when that is not inside `cwd`."""
+    base = Path(os.path.abspath(cwd))
+    root = Path(os.path.realpath(base))
+    real = Path(os.path.realpath(base / path))  # an absolute `path` replaces `base`
+    if not real.is_relative_to(root):
+        if Path(os.path.normpath(base / path)).is_relative_to(base):
+            raise OutsideWorkspace(f"{path} leads outside the working directory {base} through a symbolic link")
+        raise OutsideWorkspace(f"{path} is outside the working directory {base}")
+    rest = real.relative_to(root)
+    return Target(base / rest, rest.as_posix())
+
+
+ParamsT = TypeVar("ParamsT", bound=PathParams)
+
+
+class FileTool(Tool[ParamsT]):
+    """A tool working on the one file its `path` names: resolves and checks the path, and turns
+    file errors into results the model can act on."""
+
+    async def run(self, params: ParamsT, call: ToolCallContext) -> ToolResult:
+        try:
+            target = resolve_in(call.cwd, params.path)
+        except OutsideWorkspace as exc:
+            return ToolResult.failure(str(exc), "outside_workspace")
+        try:
+            return await self.run_on(target, params, workspace_for(call), call)
+        except (OSError, UnicodeDecodeError) as exc:
+            return _file_failure(exc, target.shown)
+
+    @abstractmethod
+    async def run_on(self, target: Target, params: ParamsT, workspace: Workspace, call: ToolCallContext) -> ToolResult:
+        """Do the work on the checked `target`; file errors may propagate."""
+
+
+class ReadFileTool(FileTool[ReadFileParams]):
+    """Returns a window of a text file's lines, numbered."""
+
+    name = "read_file"
+    Params = ReadFileParams
+    concurrency_safe = True
+
+    def __init__(self, *, max_lines: int = 2000, max_line_chars: int = 2000) -> None:
+        self.max_lines = max_lines
+        self.max_line_chars = max_line_chars
+        self.description = (
+            "Read a text file. Lines come back numbered like `cat -n` (number, tab, text); the "
+            f"numbers are not part of the file. One call returns at most {max_lines} lines: use "
+            "`offset` (1-based line) and `limit` to read a window of a long file; the end of the "
+            f"result says when lines remain. Lines longer than {max_line_chars} characters are cut."
+        )
+
+    async def run_on(
+        self, target: Target, params: ReadFileParams, workspace: Workspace, call: ToolCallContext
+    ) -> ToolResult:
+        lines = split_lines(await workspace.read_text(target.path))
+        start = params.offset or 1
+        if start > max(len(lines), 1):
+            return ToolResult.failure(
+                f"offset {start} is past the end of {target.shown}, which has {plural(len(lines), 'line')}",
+                "offset_out_of_range",
+            )
+        call.show(locations=[Location(path=str(target.path), line=start)])
+        count = min(params.limit or self.max_lines, self.max_lines)
+        return ToolResult.text(self._numbered(lines[start - 1 : start - 1 + count], start, len(lines)))
+
+    def _numbered(self, window: list[str], start: int, total: int) -> str:
+        if not total:
+            return "(empty file)"
+        out = []
+        cut = 0
+        for number, line in enumerate(window, start):
+            if len(line) > self.max_line_chars:
+                line = line[: self.max_line_chars]
+                cut += 1
+            out.append(f"{number:>6}\t{line}")
+        end = start + len(window) - 1
+        if end < total:
+            out.append(f"[lines {start}-{end} of {total}; continue with offset {end + 1}]")
+        elif start > 1:
+            out.append(f"[lines {start}-{end} of {total}]")
+        if cut:
+            out.append(f"[{plural(cut, 'line')} cut at {self.max_line_chars} characters]")
+        return "\n".join(out)
+
+    def present(self, params: ReadFileParams) -> ToolPresentation:
+        window = ""
+        if params.offset or params.limit:
+            start = params.offset or 1
+            window = f" (lines {start}-{start + params.limit - 1})" if params.limit else f" (from line {start})"
+        return ToolPresentation(title=f"Read {params.path}{window}", kind="read")
+
+    def render_result(self, result: ToolResult) -> list[str]:
+        return [code_block(result.plain_text())]
+
+
+class WriteFileTool(FileTool[WriteFileParams]):
+    """Creates a file or replaces its whole content."""
+
+    name = "write_file"
+    description = (
+        "Create a text file, or replace the whole content of an existing one. Missing parent "
+        "directories are created. To change part of a file, use edit_file."
+    )
+    Params = WriteFileParams
+
+    async def run_on(
+        self, target: Target, params: WriteFileParams, workspace: Workspace, call: ToolCallContext
+    ) -> ToolResult:
+        try:
+            old: str | None = await workspace.read_text(target.path)
+        except FileNotFoundError:
+            old = None
+        await workspace.write_text(target.path, params.content)
+        path = str(target.path)
+        call.show(locations=[Location(path=path)], diffs=[Diff(path=path, old_text=old, new_text=params.content)])
+        verb = "Created" if old is None else "Overwrote"
+        return ToolResult.text(f"{verb} {target.shown} ({plural(len(split_lines(params.content)), 'line')}).")
+
+    def present(self, params: WriteFileParams) -> ToolPresentation:
+        return ToolPresentation(title=f"Write {params.path}", kind="edit")
+
+
+class EditFileTool(FileTool[EditFileParams]):
+    """Replaces an exact piece of text in a file."""
+
+    name = "edit_file"
+    description = (
+        "Replace an exact piece of text in a file. `old_text` must match the file exactly, "
+        "whitespace and indentation included (without read_file's line numbers), and occur exactly "
+        "once: include enough surrounding lines to make it unique, or set `replace_all` to replace "
+        "every occurrence."
+    )
+    Params = EditFileParams
+
+    async def run_on(
+        self, target: Target, params: EditFileParams, workspace: Workspace, call: ToolCallContext
+    ) -> ToolResult:
+        if params.old_text == params.new_text:
+            return ToolResult.failure("old_text and new_text are the same: there is nothing to change", "no_change")
+        text = await workspace.read_text(target.path)
+        count = text.count(params.old_text)
+        if not count:
+            return ToolResult.failure(
+                f"old_text was not found in {target.shown} (0 occurrences); it must match the file "
+                "exactly, whitespace and indentation included",
+                "no_match",
+            )
+        if count > 1 and not params.replace_all:
+            return ToolResult.failure(
+                f"old_text occurs {count} times in {target.shown}; include more surrounding lines to "
+                f"make it unique, or set replace_all to replace all {count}",
+                "ambiguous_match",
+            )
+        new = text.replace(params.old_text, params.new_text)  # count is 1 unless replace_all
+        line = text.count("\n", 0, text.index(params.old_text)) + 1
+        await workspace.write_text(target.path, new)
+        path = str(target.path)
+        call.show(locations=[Location(path=path, line=line)], diffs=[Diff(path=path, old_text=text, new_text=new)])
+        where = f"at line {line}" if count == 1 else f"(the first at line {line})"
+        return ToolResult.text(f"Edited {target.shown}: replaced {plural(count, 'occurrence')} {where}.")
+
+    def present(self, params: EditFileParams) -> ToolPresentation:
+        return ToolPresentation(title=f"Edit {params.path}", kind="edit")
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines of `text`, split at `\\n` only (as editors number them); a final newline ends
+    the last line rather than starting an empty one."""
+    lines = text.split("\n")
+    if not lines[-1]:
+        lines.pop()
+    return lines
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def _file_failure(exc: OSError | UnicodeDecodeError, shown: str) -> ToolResult:
+    if isinstance(exc, UnicodeDecodeError):
+        return ToolResult.failure(f"{shown} is not a UTF-8 text file", "not_text")
+    if isinstance(exc, FileNotFoundError):
+        return ToolResult.failure(f"{shown} does not exist", "not_found")
+    if isinstance(exc, IsADirectoryError):
+        return ToolResult.failure(f"{shown} is a directory, not a file", "is_a_directory")
+    return ToolResult.failure(f"cannot access {shown}: {exc.strerror or exc}", "io_error")
+
+
+# The plugin: module attributes, as the loader expects.
+name = "files"
+inject = ("tools",)
+
+
+class Config(PluginConfig):
+    """Configuration of the `files` plugin row."""
+
+    max_lines: int = Field(default=2000, gt=0)
+    """The most lines one read_file call returns."""
+    max_line_chars: int = Field(default=2000, gt=0)
+    """Longer lines are cut in read_file's result."""
+
+
+def apply(ctx: Context, config: Config) -> Disposer:
+    """Register read_file, write_file and edit_file for every agent."""
+    read = ReadFileTool(max_lines=config.max_lines, max_line_chars=config.max_line_chars)
+    return combine(*(ctx.tools.register(tool) for tool in (read, WriteFileTool(), EditFileTool())))

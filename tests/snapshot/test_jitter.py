@@ -1,0 +1,183 @@
+"""Replay under jitter (seeded random pauses between replayed chunks, per route): every scenario
+must normalize to its unjittered snapshot whatever the scheduling, the jitter must really move
+concurrent children's frames, and fixtures whose routes are mixed up must fail loudly.
+
+Runtime: a run costs about 0.6 s of CPU (mostly the server's Python start-up), and the whole
+snapshot directory must stay under a minute on two cores, so every scenario is jittered but not
+every one under every seed: seeds 1..5 where scheduling can reorder something (two children of
+one step streaming at once, or a cancel landing mid-run), two seeds for the other scenarios with
+children (one agent streams at a time: the wire order is fixed by causality), one for the rest;
+the seeds rotate so each of 1..5 is used. All runs go in one batch, a few servers at a time,
+shared by the tests of this module.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import anyio
+import pytest
+
+from acp_agent.llm.replay import read_jsonl
+from acp_agent.snapshot.frames import child_route, session_update
+from acp_agent.snapshot.normalize import normalize_run
+from acp_agent.snapshot.runner import RunResult, run_scenario
+from tests.paths import FIXTURES, ROOT
+
+SCENARIOS = sorted(path.name for path in FIXTURES.iterdir() if (path / "input.json").is_file())
+SEEDS = range(1, 6)
+SERVERS_AT_ONCE = 4
+SNAPSHOTS = ROOT / "snapshots" / "snapshot" / "test_scenarios"
+CONCURRENT = "concurrent-children"
+RACING = "cancel-two-children"
+"""Its two children stream their model calls at the same time, and each shows a tool call."""
+
+CANCELS = {"cancel", "promptAndCancel", "promptAndCancelWhen"}
+"""The ops whose cancel may land mid-run."""
+
+Runs = dict[tuple[str, int], RunResult]
+
+
+def children_per_step(name: str) -> int:
+    """The most children the scenario's fixtures show started by one step of one agent (0: none)."""
+    logs = [read_jsonl(path) for path in (FIXTURES / name).glob("session*.jsonl")]
+    calls = {
+        (log[0]["id"], event["data"]["callId"]): (log[0]["id"], event["data"]["turn"], event["data"]["step"])
+        for log in logs
+        for event in log[1:]
+        if event["type"] == "tool/call"
+    }
+    steps = Counter(calls.get((log[0].get("parentSession"), log[0].get("spawnCallId"))) for log in logs)
+    return max((n for step, n in steps.items() if step is not None), default=0)
+
+
+def seeds(name: str) -> list[int]:
+    """The seeds a scenario is jittered with (see the module's docstring)."""
+    steps = json.loads((FIXTURES / name / "input.json").read_text(encoding="utf-8"))["steps"]
+    children = children_per_step(name)
+    sensitive = children >= 2 or any(step["op"] in CANCELS for step in steps)
+    count = len(SEEDS) if sensitive else 2 if children else 1
+    first = SCENARIOS.index(name)
+    return sorted({SEEDS[(first + k) % len(SEEDS)] for k in range(count)})
+
+
+def snapshot_text(name: str) -> str:
+    """The unjittered snapshot of a scenario (test_scenarios.py holds the run against it)."""
+    return (SNAPSHOTS / f"test_scenario[{name}].txt").read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def jittered(tmp_path_factory: pytest.TempPathFactory) -> Runs:
+    """Every scenario under each of its seeds, run concurrently a few at a time."""
+    runs: Runs = {}
+    limiter = anyio.CapacityLimiter(SERVERS_AT_ONCE)
+
+    async def run(name: str, seed: int) -> None:
+        async with limiter:
+            workdir = tmp_path_factory.mktemp(f"{name}-jitter{seed}")
+            runs[name, seed] = await run_scenario(FIXTURES / name, workdir, jitter=seed)
+
+    async def run_all() -> None:
+        async with anyio.create_task_group() as tasks:
+            for name in SCENARIOS:
+                for seed in seeds(name):
+                    tasks.start_soon(run, name, seed)
+
+    anyio.run(run_all)
+    return runs
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_jitter_does_not_change_the_snapshot(name: str, jittered: Runs) -> None:
+    expected = snapshot_text(name)
+    for seed in seeds(name):
+        result = jittered[name, seed]
+        assert result.failures == [], f"seed {seed}"
+        assert normalize_run(result).text() == expected, f"seed {seed}"
+
+
+def raw_child_frames(result: RunResult) -> list[tuple[str | None, str, str]]:
+    """The children's frames as they came on stdout: (route, kind, tool call id)."""
+    frames = [json.loads(line) for line in result.stdout]
+    return [
+        (child_route(frame), update["sessionUpdate"], update["toolCallId"])
+        for frame in frames
+        if (update := session_update(frame)) is not None and child_route(frame) is not None
+    ]
+
+
+def test_scheduling_sensitive_scenarios_get_every_seed() -> None:
+    assert {name for name in SCENARIOS if len(seeds(name)) == len(SEEDS)} >= {
+        "concurrent-children", "cancel-two-children", "delegation", "cancel",
+    }  # fmt: skip
+    assert children_per_step("concurrent-children") == 2 and children_per_step("grandchild") == 1
+    assert [len(seeds(name)) for name in ("grandchild", "fork-recall", "handshake")] == [2, 2, 1]
+    assert {seed for name in SCENARIOS for seed in seeds(name)} == set(SEEDS)
+
+
+def test_the_jitter_really_reorders_concurrent_children(jittered: Runs) -> None:
+    orders = {tuple(raw_child_frames(jittered[RACING, seed])) for seed in SEEDS}
+    assert all(len(order) == 4 for order in orders)  # each child: its tool call and its update
+    assert len(orders) >= 2  # the raw interleaving depends on the seed ...
+    assert len({normalize_run(jittered[RACING, seed]).text() for seed in SEEDS}) == 1  # ... the snapshot not
+
+
+def copy_scenario(name: str, into: Path) -> Path:
+    target = into / name
+    shutil.copytree(FIXTURES / name, target)
+    return target
+
+
+def child_logs(scenario: Path) -> list[Path]:
+    """The scenario's child logs (their header names a parent session)."""
+    return [path for path in sorted(scenario.glob("session*.jsonl")) if "parentSession" in read_header(path)]
+
+
+def read_header(path: Path) -> dict[str, object]:
+    return json.loads(path.read_text(encoding="utf-8").splitlines()[0])
+
+
+def write_header(path: Path, header: dict[str, object]) -> None:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    path.write_text("".join(line + "\n" for line in [json.dumps(header), *lines[1:]]), encoding="utf-8")
+
+
+def test_swapped_children_scripts_fail_with_a_typed_replay_error(tmp_path: Path) -> None:
+    scenario = copy_scenario(CONCURRENT, tmp_path)
+    first, second = child_logs(scenario)
+    a, b = read_header(first), read_header(second)
+    for key in ("route", "spawnCallId"):
+        a[key], b[key] = b[key], a[key]
+    write_header(first, a)
+    write_header(second, b)
+    (tmp_path / "work").mkdir()
+    result = anyio.run(lambda: run_scenario(scenario, tmp_path / "work"))
+    # Each child read the other's answers: the replay model cannot tell, the harness does.
+    assert sorted(f.split(" replayed ")[0] for f in result.failures) == [
+        "replay: FixtureMismatch: route 's1/call_colour'",
+        "replay: FixtureMismatch: route 's1/call_count'",
+    ]
+    assert normalize_run(result).text() != snapshot_text(CONCURRENT)
+
+
+def test_older_fixtures_without_routes_replay_by_matching_prompts(tmp_path: Path) -> None:
+    scenario = copy_scenario(CONCURRENT, tmp_path)
+    # Renamed so that the file order no longer follows the route order, and stripped of what
+    # older fixtures lack: the children are matched to the parent's calls by their prompts.
+    for path, new_name in zip(child_logs(scenario), ["session.9.jsonl", "session.4.jsonl"], strict=True):
+        header = read_header(path)
+        del header["route"], header["spawnCallId"]
+        write_header(path, header)
+        path.rename(scenario / new_name)
+    parent = scenario / "session.jsonl"
+    header = read_header(parent)
+    del header["route"]
+    write_header(parent, header)
+    assert [read_header(p).get("route") for p in sorted(scenario.glob("*.jsonl"))] == [None, None, None]
+    (tmp_path / "work").mkdir()
+    result = anyio.run(lambda: run_scenario(scenario, tmp_path / "work", jitter=3))
+    assert result.failures == []
+    assert normalize_run(result).text() == snapshot_text(CONCURRENT)

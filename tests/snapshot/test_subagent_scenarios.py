@@ -1,0 +1,197 @@
+"""What the subagent scenarios (fixtures/<name>/, replayed through the real server) must show,
+beyond their snapshots: the facts a reader checks in the snapshot, asserted one by one."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from acp_agent.snapshot.frames import child_route, is_response, session_update
+from acp_agent.snapshot.runner import RunResult
+from tests.paths import FIXTURES
+
+Run = Callable[[Path], RunResult]
+
+
+def run(scenario_run: Run, name: str) -> RunResult:
+    result = scenario_run(FIXTURES / name)
+    assert result.failures == []
+    return result
+
+
+def events(result: RunResult, route: str = "s1", kind: str | None = None) -> list[dict[str, Any]]:
+    """A log's events (the header left out), after its fork seed, maybe of one type only."""
+    header, *rest = result.logs[route]
+    own = rest[header.get("seedLength") or 0 :]
+    return [e for e in own if kind is None or e["type"] == kind]
+
+
+def result_of(result: RunResult, call_id: str, route: str = "s1") -> dict[str, Any]:
+    """The `tool/result` data of a call in a log."""
+    return next(e["data"] for e in events(result, route, "tool/result") if e["data"]["callId"] == call_id)
+
+
+def text_of(data: dict[str, Any]) -> str:
+    return "".join(block["text"] for block in data["content"])
+
+
+def frames(result: RunResult) -> list[Any]:
+    return [json.loads(line) for line in result.stdout]
+
+
+def updates(result: RunResult) -> list[dict[str, Any]]:
+    return [u for f in frames(result) if (u := session_update(f)) is not None]
+
+
+def stop_reasons(result: RunResult) -> list[Any]:
+    return [(f.get("result") or {}).get("stopReason") for f in frames(result) if is_response(f)][2:]
+
+
+def turn_ends(result: RunResult, route: str = "s1") -> list[dict[str, Any]]:
+    return [e["data"]["reason"] for e in events(result, route, "turn/end")]
+
+
+def test_a_forked_child_recalls_a_fact_of_an_earlier_turn(scenario_run: Run) -> None:
+    result = run(scenario_run, "fork-recall")
+    parent, child = result.logs["s1"][1:], result.logs["s1/call_fork"]
+    first_turn = parent[: 1 + next(i for i, e in enumerate(parent) if e["type"] == "turn/end")]
+    # The seed is the parent's completed first turn, never the open turn that forks.
+    assert child[0]["seedLength"] == len(first_turn)
+    assert [(e["type"], e["data"]) for e in child[1 : 1 + len(first_turn)]] == [(e["type"], e["data"]) for e in first_turn]
+    assert "HELIOTROPE" in text_of(first_turn[1]["data"])
+    assert [text_of(e["data"]) for e in events(result, "s1/call_fork", "user/message")] == [
+        "What is the launch codeword I told you earlier? Reply with the word only."
+    ]
+    assert text_of(result_of(result, "call_fork")) == "HELIOTROPE"
+    assert stop_reasons(result) == ["end_turn", "end_turn"]
+
+
+def test_two_children_in_two_steps_run_one_after_the_other(scenario_run: Run) -> None:
+    result = run(scenario_run, "two-sequential-children")
+    calls = events(result, kind="tool/call")
+    assert [(c["data"]["callId"], c["data"]["step"]) for c in calls] == [("call_fruit", 1), ("call_plural", 2)]
+    assert text_of(result_of(result, "call_fruit")) == "mango"
+    # The second child is asked with what the first one answered.
+    assert "mango" in text_of(events(result, "s1/call_plural", "user/message")[0]["data"])
+    assert text_of(result_of(result, "call_plural")) == "mangoes"
+    assert [result.logs[r][0]["delegationDepth"] for r in ("s1/call_fruit", "s1/call_plural")] == [1, 1]
+
+
+def test_a_fork_after_a_spawn_inherits_the_spawned_childs_result(scenario_run: Run) -> None:
+    result = run(scenario_run, "spawn-then-fork")
+    assert "seedLength" not in result.logs["s1/call_pick"][0]
+    seed = result.logs["s1/call_recall"][1 : 1 + result.logs["s1/call_recall"][0]["seedLength"]]
+    assert [e["data"]["callId"] for e in seed if e["type"] == "tool/result"] == ["call_pick"]
+    assert text_of(next(e["data"] for e in seed if e["type"] == "tool/result")) == "otter"
+    assert text_of(result_of(result, "call_recall")) == "OTTER"
+
+
+def test_concurrent_children_answer_apart_and_the_bash_call_shows_its_child(scenario_run: Run) -> None:
+    result = run(scenario_run, "concurrent-children")
+    parent = events(result)
+    kinds = [(e["type"], e["data"].get("callId")) for e in parent if e["type"] in ("tool/call", "tool/result")]
+    # Both calls of one step start before either result: they ran together; results in model order.
+    assert kinds == [
+        ("tool/call", "call_count"), ("tool/call", "call_colour"),
+        ("tool/result", "call_count"), ("tool/result", "call_colour"),
+    ]  # fmt: skip
+    assert {e["data"]["step"] for e in parent if e["type"] == "tool/call"} == {1}
+    assert text_of(result_of(result, "call_count")) == "3"
+    assert text_of(result_of(result, "call_colour")) == "Blue"
+    bash = [u for u in updates(result) if u.get("toolCallId") == "s1/call_count/call_wc"]
+    assert [(u["sessionUpdate"], u["status"]) for u in bash] == [("tool_call", "in_progress"), ("tool_call_update", "completed")]
+    assert all(u["_meta"] == {"acpAgent": {"route": "s1/call_count", "parentToolCallId": "call_count"}} for u in bash)
+    assert bash[0]["rawInput"]["command"] == "wc -l < notes.txt"
+    # The other child ran no tool: nothing of it reaches the wire.
+    assert not [u for u in updates(result) if "s1/call_colour/" in u.get("toolCallId", "")]
+
+
+def test_a_child_may_have_a_child_of_its_own(scenario_run: Run) -> None:
+    result = run(scenario_run, "grandchild")
+    child, grandchild = result.logs["s1/call_child"][0], result.logs["s1/call_child/call_grandchild"][0]
+    assert (child["delegationDepth"], grandchild["delegationDepth"]) == (1, 2)
+    assert grandchild["parentSession"] == child["id"]
+    echo = next(u for u in updates(result) if u.get("toolCallId") == "s1/call_child/call_grandchild/call_echo")
+    assert echo["_meta"] == {
+        "acpAgent": {"route": "s1/call_child/call_grandchild", "parentToolCallId": "s1/call_child/call_grandchild"}
+    }
+    assert text_of(result_of(result, "call_grandchild", "s1/call_child")) == "1969-07-20"
+    assert text_of(result_of(result, "call_child")) == "My helper printed 1969-07-20."
+
+
+def test_a_third_level_is_refused_and_the_run_goes_on(scenario_run: Run) -> None:
+    result = run(scenario_run, "depth-rejected")
+    refused = result_of(result, "call_level3", "s1/call_level1/call_level2")
+    assert text_of(refused) == "Error: subagent depth 3 exceeds maxDepth 2"
+    assert refused["isError"] is True and refused["error"]["code"] == "subagent_not_started"
+    assert list(result.logs) == ["s1", "s1/call_level1", "s1/call_level1/call_level2"]  # no third level
+    for route in result.logs:
+        assert turn_ends(result, route) == [{"kind": "completed"}]
+    assert stop_reasons(result) == ["end_turn"]
+
+
+def test_a_structured_child_gives_the_parent_its_json_value(scenario_run: Run) -> None:
+    result = run(scenario_run, "structured-output")
+    answer = result_of(result, "call_city")
+    assert answer["isError"] is False
+    assert json.loads(text_of(answer)) == {"city": "Paris", "population": 2102650}
+    child = events(result, "s1/call_city")
+    assert text_of(result_of(result, "call_so", "s1/call_city")) == "Structured output recorded."
+    assert len([e for e in child if e["type"] == "step/start"]) == 1  # the recorded value ends the turn
+    assert child[-1]["data"]["reason"] == {"kind": "completed"}
+
+
+def test_a_structured_child_that_answers_in_text_fails_with_its_partial_output(scenario_run: Run) -> None:
+    result = run(scenario_run, "structured-missing")
+    answer = result_of(result, "call_city")
+    assert answer["isError"] is True
+    assert text_of(answer) == (
+        "Error: subagent run failed\nPartial output before the run ended:\nParis, with about 2.1 million inhabitants."
+    )
+    assert turn_ends(result) == [{"kind": "completed"}]
+    assert stop_reasons(result) == ["end_turn"]
+
+
+def test_a_child_whose_model_throws_gives_an_error_result(scenario_run: Run) -> None:
+    result = run(scenario_run, "child-model-fails")
+    assert turn_ends(result, "s1/call_summary") == [
+        {"kind": "error", "step": 1, "message": "simulated provider error (HTTP 500)", "code": "SERVER"}
+    ]
+    answer = result_of(result, "call_summary")
+    assert answer["isError"] is True
+    assert text_of(answer) == "Error: subagent run failed\nPartial output before the run ended:\nGutenberg built"
+    assert turn_ends(result) == [{"kind": "completed"}]
+    assert stop_reasons(result) == ["end_turn"]
+
+
+def test_a_fork_that_fails_before_output_reports_no_partial_output(scenario_run: Run) -> None:
+    result = run(scenario_run, "fork-fails-before-output")
+    seed = result.logs["s1/call_fork"][1 : 1 + result.logs["s1/call_fork"][0]["seedLength"]]
+    assert any(e["type"] == "assistant/message" and "SEEDED_PARENT_MESSAGE" in str(e["data"]) for e in seed)
+    assert events(result, "s1/call_fork", "assistant/message") == []  # it said nothing of its own
+    answer = result_of(result, "call_fork")
+    assert answer["isError"] is True
+    assert text_of(answer) == "Error: subagent run failed"  # never the seeded parent's last message
+    assert turn_ends(result) == [{"kind": "completed"}, {"kind": "completed"}]
+
+
+def test_cancelling_the_parent_aborts_both_children_and_nothing_runs_after(scenario_run: Run) -> None:
+    result = run(scenario_run, "cancel-two-children")
+    assert stop_reasons(result) == ["cancelled", "end_turn"]
+    for route in ("s1/call_wait_a", "s1/call_wait_b"):
+        child = events(result, route)
+        assert child[-1]["type"] == "turn/end"  # nothing after it
+        assert child[-1]["data"]["reason"] == {"kind": "aborted", "reason": "the parent's turn was cancelled"}
+        bash = result_of(result, "call_sleep", route)
+        assert bash["isError"] is True and bash["error"]["code"] == "cancelled"
+        assert len([e for e in child if e["type"] == "step/start"]) == 1  # no model call after the cancel
+    parent_results = [e["data"] for e in events(result, kind="tool/result")]
+    assert [(r["callId"], r["isError"]) for r in parent_results] == [("call_wait_a", True), ("call_wait_b", True)]
+    assert turn_ends(result)[0] == {"kind": "aborted", "reason": "cancelled by the client"}
+    # Once the prompt answered `cancelled`, no child shows anything on the wire.
+    all_frames = frames(result)
+    cancelled = next(i for i, f in enumerate(all_frames) if is_response(f) and f.get("result") == {"stopReason": "cancelled"})
+    assert [child_route(f) for f in all_frames[cancelled:] if child_route(f) is not None] == []
+    assert {child_route(f) for f in all_frames[:cancelled]} - {None} == {"s1/call_wait_a", "s1/call_wait_b"}

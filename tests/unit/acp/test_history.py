@@ -1,0 +1,239 @@
+"""`history_updates`: a stored session and its children's logs as the updates `session/load`
+replays, each held against the official package's model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from acp import schema as official
+
+from acp_agent.acp.history import StoredLog, history_updates
+from acp_agent.acp.schema import SessionNotification
+from acp_agent.session import (
+    AssistantChunkData,
+    AssistantMessageData,
+    Finish,
+    FinishReason,
+    ReasoningDelta,
+    ResourceLink,
+    Session,
+    SessionHeader,
+    Source,
+    StepData,
+    TextBlock,
+    TextContent,
+    TextDelta,
+    ToolCallData,
+    ToolResultData,
+    Trigger,
+    TurnCompleted,
+    TurnEndData,
+    TurnStartData,
+    UserMessageData,
+    default_registry,
+)
+from acp_agent.tools.bash import BashTool
+
+TOOLS = {"bash": BashTool()}
+
+
+class Log:
+    """Writes a valid log one turn at a time (steps are opened and closed as needed)."""
+
+    def __init__(self, session_id: str, *, route: str | None = None, spawn_call_id: str | None = None,
+                 parent: str | None = None, created_at: int = 1, seed: Log | None = None) -> None:  # fmt: skip
+        seed_events = list(seed.session.events) if seed is not None else []
+        header = SessionHeader(
+            id=session_id, created_at=created_at, cwd="/work", route=route, parent_session=parent,
+            spawn_call_id=spawn_call_id, seed_length=len(seed_events) or None,
+        )  # fmt: skip
+        self.session = Session(header, registry=default_registry(), seed=seed_events)
+        self.turn = 0
+        self.step = 0
+
+    def user(self, *content: Any, source: str = "user") -> Log:
+        if source in ("user", "plugin") and self.step == 0:
+            self.turn = self.session.next_turn
+            self.session.append("turn/start", TurnStartData(turn=self.turn, trigger=Trigger(kind="message")))
+        self.session.append("user/message", UserMessageData(content=list(content), source=Source(kind=source)))
+        return self
+
+    def model(self, *, thought: str = "", text: str = "", calls: tuple[tuple[str, str], ...] = ()) -> Log:
+        """A step: the streamed deltas, the message, the calls (each answered `ok <id>`)."""
+        self._close_step()
+        self.step += 1
+        turn, step = self.turn, self.step
+        self.session.append("step/start", StepData(turn=turn, step=step))
+        chunks: list[Any] = [ReasoningDelta(index=0, text=thought)] if thought else []
+        chunks += [TextDelta(index=1, text=word) for word in text.split(" ") if text]
+        chunks.append(Finish(reason=FinishReason(kind="tool-calls" if calls else "stop")))
+        for chunk in chunks:
+            self.session.append("assistant/chunk", AssistantChunkData(turn=turn, step=step, chunk=chunk))
+        message = AssistantMessageData(turn=turn, step=step, content=[TextBlock(text=text or "-")])
+        self.session.append("assistant/message", message)
+        for call_id, name in calls:
+            data = ToolCallData(turn=turn, step=step, call_id=call_id, name=name, arguments='{"command": "ls"}')
+            self.session.append("tool/call", data)
+        for call_id, _ in calls:
+            content = [TextContent(text=f"ok {call_id}")]
+            result = ToolResultData(turn=turn, step=step, call_id=call_id, content=content, is_error=False)
+            self.session.append("tool/result", result)
+        return self
+
+    def end(self) -> Log:
+        self._close_step()
+        self.session.append("turn/end", TurnEndData(turn=self.turn, reason=TurnCompleted()))
+        self.step = 0
+        return self
+
+    def _close_step(self) -> None:
+        if self.step:
+            self.session.append("step/end", StepData(turn=self.turn, step=self.step))
+
+    def stored(self, *children: StoredLog) -> StoredLog:
+        return StoredLog(self.session.header, self.session.events, list(children))
+
+
+def replay(log: StoredLog) -> list[dict[str, Any]]:
+    """The updates as they go out, each checked against the official model on the way."""
+    updates = []
+    for update in history_updates(log, TOOLS.get, TOOLS.get):
+        params = SessionNotification(session_id="s", update=update).dump()
+        official.SessionNotification.model_validate(params)
+        updates.append(params["update"])
+    return updates
+
+
+def shown(updates: list[dict[str, Any]]) -> list[str]:
+    """A short line per update: its kind and its text or tool call id."""
+    lines = []
+    for update in updates:
+        kind = update["sessionUpdate"]
+        if "toolCallId" in update:
+            lines.append(f"{kind} {update['toolCallId']} {update.get('status', '')}".strip())
+        else:
+            content = update["content"]
+            lines.append(f"{kind} {content.get('text', content.get('uri'))}")
+    return lines
+
+
+def test_the_users_words_then_one_chunk_per_delta_and_each_call_with_its_final_status() -> None:
+    link = ResourceLink.model_validate(
+        {"type": "resource_link", "uri": "file:///a.md", "name": "a.md", "title": "A", "mimeType": "text/markdown",
+         "size": 12, "description": 5, "annotations": {"x": 1}, "extra": True}
+    )  # fmt: skip
+    log = (
+        Log("p", route="s1")
+        .user(TextContent(text="Look."), link)
+        .model(thought="Hmm.", text="On it.", calls=(("call_ls", "bash"), ("call_x", "gone")))
+        .user(TextContent(text="Also b."), source="steer")
+        .user(TextContent(text="(a reminder)"), source="plugin")
+        .model(text="Done.")
+        .end()
+    )
+    updates = replay(log.stored())
+    assert shown(updates) == [
+        "user_message_chunk Look.",
+        "user_message_chunk file:///a.md",
+        "agent_thought_chunk Hmm.",
+        "agent_message_chunk On",
+        "agent_message_chunk it.",
+        "tool_call call_ls in_progress",
+        "tool_call call_x in_progress",
+        "tool_call_update call_ls completed",
+        "tool_call_update call_x completed",
+        "user_message_chunk Also b.",
+        "agent_message_chunk Done.",
+    ]
+    # The link keeps the fields ACP knows, when they have the right type.
+    assert updates[1]["content"] == {
+        "type": "resource_link", "uri": "file:///a.md", "name": "a.md", "title": "A",
+        "mimeType": "text/markdown", "size": 12,
+    }  # fmt: skip
+    assert updates[5]["title"] == "ls" and updates[5]["kind"] == "execute"  # the tool's own presentation
+    assert updates[6]["title"] == "gone"  # a tool that no longer exists: its name
+
+
+def test_a_childs_tool_calls_come_right_before_the_update_completing_the_call_that_started_it() -> None:
+    parent = Log("p", route="s1").user(TextContent(text="Go."))
+    parent.model(calls=(("call_a", "subagent"), ("call_b", "subagent"))).end()
+    grandchild = Log("g", route="s1/call_a/call_g", spawn_call_id="call_g", parent="a").user(TextContent(text="g"))
+    grandchild.model(calls=(("call_gg", "bash"),)).end()
+    child_a = Log("a", route="s1/call_a", spawn_call_id="call_a", parent="p").user(TextContent(text="a"))
+    child_a.model(text="Child text stays in its log.", calls=(("call_g", "subagent"), ("call_x", "bash"))).end()
+    child_b = Log("b", route="s1/call_b", spawn_call_id="call_b", parent="p", created_at=0).user(TextContent(text="b"))
+    child_b.model(calls=(("call_y", "bash"),)).end()
+    updates = replay(parent.stored(child_b.stored(), child_a.stored(grandchild.stored())))
+    assert shown(updates) == [
+        "user_message_chunk Go.",
+        "tool_call call_a in_progress",
+        "tool_call call_b in_progress",
+        "tool_call s1/call_a/call_g in_progress",
+        "tool_call s1/call_a/call_x in_progress",
+        "tool_call s1/call_a/call_g/call_gg in_progress",
+        "tool_call_update s1/call_a/call_g/call_gg completed",
+        "tool_call_update s1/call_a/call_g completed",
+        "tool_call_update s1/call_a/call_x completed",
+        "tool_call_update call_a completed",
+        "tool_call s1/call_b/call_y in_progress",
+        "tool_call_update s1/call_b/call_y completed",
+        "tool_call_update call_b completed",
+    ]
+    meta = {u["toolCallId"]: u.get("_meta", {}).get("acpAgent") for u in updates if "toolCallId" in u}
+    assert meta["s1/call_a/call_x"] == {"route": "s1/call_a", "parentToolCallId": "call_a"}
+    assert meta["s1/call_a/call_g/call_gg"] == {"route": "s1/call_a/call_g", "parentToolCallId": "s1/call_a/call_g"}
+    assert meta["call_a"] is None
+
+
+def test_a_reused_call_id_takes_the_child_of_that_occurrence() -> None:
+    parent = Log("p", route="s1").user(TextContent(text="1")).model(calls=(("call_0", "subagent"),)).end()
+    parent.user(TextContent(text="2")).model(calls=(("call_0", "subagent"),)).end()
+    first = Log("c1", route="s1/call_0", spawn_call_id="call_0", parent="p").user(TextContent(text="x"))
+    first.model(calls=(("call_one", "bash"),)).end()
+    second = Log("c2", route="s1/call_0#2", spawn_call_id="call_0", parent="p", created_at=0)
+    second.user(TextContent(text="y"))
+    second.model(calls=(("call_two", "bash"),)).end()
+    updates = shown(replay(parent.stored(second.stored(), first.stored())))
+    assert updates.index("tool_call s1/call_0/call_one in_progress") < updates.index("user_message_chunk 2")
+    assert updates.index("tool_call s1/call_0#2/call_two in_progress") > updates.index("user_message_chunk 2")
+
+
+def test_without_a_matching_route_the_spawn_call_id_decides_and_an_unspawned_child_goes_last() -> None:
+    parent = Log("p", route="s2").user(TextContent(text="Go.")).model(calls=(("call_a", "subagent"),)).end()
+    moved = Log("a", route="s1/call_a", spawn_call_id="call_a", parent="p").user(TextContent(text="a"))
+    moved.model(calls=(("call_x", "bash"),)).end()  # recorded when the parent was s1
+    loose = Log("l", parent="p").user(TextContent(text="l")).model(calls=(("call_l", "bash"),)).end()
+    updates = shown(replay(parent.stored(loose.stored(), moved.stored())))
+    assert updates == [
+        "user_message_chunk Go.",
+        "tool_call call_a in_progress",
+        "tool_call s1/call_a/call_x in_progress",
+        "tool_call_update s1/call_a/call_x completed",
+        "tool_call_update call_a completed",
+        "tool_call l/call_l in_progress",  # no route: the child's id stands in
+        "tool_call_update l/call_l completed",
+    ]
+    unrouted = Log("q").user(TextContent(text="Go.")).model(calls=(("call_a", "subagent"),)).end()
+    assert shown(replay(unrouted.stored(moved.stored())))[2] == "tool_call s1/call_a/call_x in_progress"
+
+
+def test_a_fork_shows_only_its_own_events_and_counts_its_seeds_calls_for_its_childrens_routes() -> None:
+    parent = Log("p", route="s1").user(TextContent(text="Before.")).model(calls=(("call_0", "bash"),)).end()
+    parent.user(TextContent(text="Fork.")).model(calls=(("call_f", "subagent_fork"),)).end()
+    seed = Log("seed", route="s1").user(TextContent(text="Before.")).model(calls=(("call_0", "bash"),)).end()
+    fork = Log("f", route="s1/call_f", spawn_call_id="call_f", parent="p", seed=seed).user(TextContent(text="Go on."))
+    fork.model(calls=(("call_0", "subagent"),)).end()
+    grandchild = Log("g", route="s1/call_f/call_0#2", spawn_call_id="call_0", parent="f").user(TextContent(text="g"))
+    grandchild.model(calls=(("call_deep", "bash"),)).end()
+    assert shown(replay(parent.stored(fork.stored(grandchild.stored())))) == [
+        "user_message_chunk Before.",
+        "tool_call call_0 in_progress",  # the seed's call is the parent's: shown once, as the parent's
+        "tool_call_update call_0 completed",
+        "user_message_chunk Fork.",
+        "tool_call call_f in_progress",
+        "tool_call s1/call_f/call_0 in_progress",
+        "tool_call s1/call_f/call_0#2/call_deep in_progress",
+        "tool_call_update s1/call_f/call_0#2/call_deep completed",
+        "tool_call_update s1/call_f/call_0 completed",
+        "tool_call_update call_f completed",
+    ]
