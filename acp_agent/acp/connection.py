@@ -65,6 +65,9 @@ class Connection:
         self._write = write
         self._send, self._outbox = anyio.create_memory_object_stream[bytes](math.inf)
         self._waiters: dict[int, _Waiter] = {}
+        self._abandoned: set[int] = set()
+        """Requests whose caller stopped waiting (cancelled, timed out): their late answers are
+        expected and dropped quietly."""
         self._next_id = 0
         self._closed = False
         self.state: Any = None
@@ -113,7 +116,11 @@ class Connection:
         # answers no request of ours.
         waiter = self._waiters.get(request_id) if type(request_id) is int else None
         if waiter is None:
-            log.warning("dropping a response to no request of ours: id %r", response.get("id"))
+            if type(request_id) is int and request_id in self._abandoned:
+                self._abandoned.discard(request_id)
+                log.debug("dropping the late answer to request %d, which nobody waits for now", request_id)
+            else:
+                log.warning("dropping a response to no request of ours: id %r", response.get("id"))
             return
         waiter.response = response
         waiter.done.set()
@@ -134,6 +141,8 @@ class Connection:
             await waiter.done.wait()
         finally:
             del self._waiters[request_id]
+            if not waiter.done.is_set():
+                self._abandoned.add(request_id)
         if waiter.response is None:
             raise ClientError(INTERNAL_ERROR, "the client closed the connection")
         if "error" in waiter.response:

@@ -7,7 +7,8 @@ content block of each message the user sent (a prompt or a steer), which the cli
 live. Each child agent's activity (its tool calls, `_meta` naming its route and the parent's call)
 comes from its own log, right before the update that completes the parent's call that started
 it, recursively; that is where the live frames of a child sit once concurrent siblings are put
-in canonical order.
+in canonical order. The title (`session_info_update`) and each model call's `usage_update` come
+back where they were sent live; a terminal a call ran in does not (its text result shows).
 """
 
 from __future__ import annotations
@@ -18,13 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from acp_agent.acp.schema import ContentChunk, ResourceLink, SessionUpdate, Text
-from acp_agent.acp.updates import ChildOrigin, ToolLookup, UpdateMapper
+from acp_agent.acp.updates import USER_SOURCES, ChildOrigin, ToolLookup, UpdateMapper
 from acp_agent.session.content import ContentBlock, TextContent
 from acp_agent.session.events import SessionEvent, SessionHeader
-
-USER_SOURCES = ("user", "steer")
-"""`user/message` sources that are the user's own words (others, such as plugin injections, were
-never shown)."""
 _LINK_EXTRAS: dict[str, type] = {"title": str, "description": str, "mimeType": str, "size": int}
 
 
@@ -37,10 +34,15 @@ class StoredLog:
     children: list[StoredLog] = field(default_factory=list)
 
 
-def history_updates(log: StoredLog, lookup: ToolLookup, child_lookup: ToolLookup) -> list[SessionUpdate]:
+def history_updates(
+    log: StoredLog, lookup: ToolLookup, child_lookup: ToolLookup, *, context_window: int | None = None
+) -> list[SessionUpdate]:
     """The updates of a top-level session's log and its children's, in the order described above.
-    `lookup` finds the session's tools, `child_lookup` the children's (for their presentation)."""
-    return list(_replay(log, UpdateMapper(lookup), child_lookup, top_level=True))
+    `lookup` finds the session's tools, `child_lookup` the children's (for their presentation);
+    with `context_window`, each recorded model call's usage is a `usage_update` again. Terminals a
+    call ran in are left out (released long ago): its result's text shows instead."""
+    mapper = UpdateMapper(lookup, context_window=context_window, live=False)
+    return list(_replay(log, mapper, child_lookup, top_level=True))
 
 
 def _replay(
@@ -76,7 +78,7 @@ def _child(child: StoredLog, parent: UpdateMapper, lookup: ToolLookup) -> Iterat
     header = child.header
     started_by = parent.wire_id(header.spawn_call_id or "")
     origin = ChildOrigin(route=header.route or header.id, parent_tool_call_id=started_by)
-    yield from _replay(child, UpdateMapper(lookup, origin), lookup, top_level=False)
+    yield from _replay(child, UpdateMapper(lookup, origin, live=False), lookup, top_level=False)
 
 
 def _children_by_call(log: StoredLog) -> dict[str, list[StoredLog]]:

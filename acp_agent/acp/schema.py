@@ -95,6 +95,8 @@ class NewSessionParams(Incoming):
 
 class NewSessionResult(Model):
     session_id: str
+    modes: SessionModeState | None = None
+    config_options: list[SessionConfigSelect] | None = None
 
 
 class PromptParams(Incoming):
@@ -131,7 +133,11 @@ class ResumeSessionParams(Incoming):
 
 
 class OpenSessionResult(Model):
-    """The answer to `session/load` and `session/resume`: no modes or config options to report."""
+    """The answer to `session/load` and `session/resume`: the session's modes and config options,
+    with the values it was left with."""
+
+    modes: SessionModeState | None = None
+    config_options: list[SessionConfigSelect] | None = None
 
 
 class ListSessionsParams(Incoming):
@@ -201,7 +207,14 @@ class ToolCallDiff(Model):
     new_text: str
 
 
-ToolCallContentItem = Annotated[ToolCallContent | ToolCallDiff, Field(discriminator="type")]
+class ToolCallTerminal(Model):
+    """Tool call content of type `terminal`: an editor terminal (`terminal/create`) shown live."""
+
+    type: Literal["terminal"] = "terminal"
+    terminal_id: str
+
+
+ToolCallContentItem = Annotated[ToolCallContent | ToolCallDiff | ToolCallTerminal, Field(discriminator="type")]
 
 
 class ToolCallLocation(Model):
@@ -247,11 +260,188 @@ class Plan(Model):
     entries: list[PlanEntry]
 
 
+class UsageUpdate(Model):
+    """How full the model's context is after a model call (`cost` is not reported)."""
+
+    session_update: Literal["usage_update"] = "usage_update"
+    used: int
+    """Tokens in the context after the call: its input (cached or not) and its output."""
+    size: int
+    """The context window, in tokens."""
+
+
+class SessionInfoUpdate(Model):
+    """Session metadata: the title (the first prompt's, as `session/list` shows it)."""
+
+    session_update: Literal["session_info_update"] = "session_info_update"
+    title: str | None = None
+
+
+# -- session modes and config options -------------------------------------------------------
+
+
+class SessionMode(Model):
+    id: str
+    name: str
+    description: str | None = None
+
+
+class SessionModeState(Model):
+    current_mode_id: str
+    available_modes: list[SessionMode]
+
+
+class SessionConfigSelectOption(Model):
+    value: str
+    name: str
+    description: str | None = None
+
+
+class SessionConfigSelect(Model):
+    """A `select` session config option (a dropdown) and its current value."""
+
+    id: str
+    name: str
+    description: str | None = None
+    category: str | None = None
+    """`mode`, `model`, `thought_level`, ... (UX only)."""
+    type: Literal["select"] = "select"
+    current_value: str
+    options: list[SessionConfigSelectOption]
+
+
+class SetSessionModeParams(Incoming):
+    session_id: str
+    mode_id: str
+
+
+class SetSessionConfigOptionParams(Incoming):
+    """A value id for a `select` option (a boolean `value` is refused: this agent offers none)."""
+
+    session_id: str
+    config_id: str
+    value: str
+
+
+class SetSessionConfigOptionResult(Model):
+    config_options: list[SessionConfigSelect]
+
+
+class CurrentModeUpdate(Model):
+    session_update: Literal["current_mode_update"] = "current_mode_update"
+    current_mode_id: str
+
+
+class ConfigOptionUpdate(Model):
+    """Every config option with its current value."""
+
+    session_update: Literal["config_option_update"] = "config_option_update"
+    config_options: list[SessionConfigSelect]
+
+
 SessionUpdate = Annotated[
-    ContentChunk | ToolCallStart | ToolCallProgress | Plan, Field(discriminator="session_update")
+    ContentChunk | ToolCallStart | ToolCallProgress | Plan | UsageUpdate | SessionInfoUpdate
+    | CurrentModeUpdate | ConfigOptionUpdate,
+    Field(discriminator="session_update"),
 ]
 
 
 class SessionNotification(Model):
     session_id: str
     update: SessionUpdate
+
+
+# -- agent -> client: the editor's file system and terminals -----------------------------------
+# Params go out exactly as modelled; results come in leniently (unknown fields ignored).
+
+
+class ReadTextFileParams(Model):
+    session_id: str
+    path: str
+    """Absolute."""
+    line: int | None = None
+    limit: int | None = None
+
+
+class ReadTextFileResult(Incoming):
+    content: str
+
+
+class WriteTextFileParams(Model):
+    session_id: str
+    path: str
+    """Absolute."""
+    content: str
+
+
+class CreateTerminalParams(Model):
+    session_id: str
+    command: str
+    args: list[str] = []
+    cwd: str | None = None
+    output_byte_limit: int | None = None
+
+
+class CreateTerminalResult(Incoming):
+    terminal_id: str
+
+
+class TerminalParams(Model):
+    """The params of `terminal/output`, `terminal/wait_for_exit`, `terminal/kill` and
+    `terminal/release`: one terminal of one session."""
+
+    session_id: str
+    terminal_id: str
+
+
+class TerminalExitStatus(Incoming):
+    """How a terminal's command ended (the answer to `terminal/wait_for_exit`)."""
+
+    exit_code: int | None = None
+    signal: str | None = None
+
+
+class TerminalOutputResult(Incoming):
+    output: str
+    truncated: bool
+    exit_status: TerminalExitStatus | None = None
+
+
+# -- agent -> client: permission -----------------------------------------------------------------
+
+
+class PermissionOption(Model):
+    option_id: str
+    name: str
+    kind: Literal["allow_once", "allow_always", "reject_once", "reject_always"]
+
+
+class PermissionToolCall(Model):
+    """The call asked about (an ACP `ToolCallUpdate`): its wire id and what its card shows."""
+
+    tool_call_id: str
+    title: str | None = None
+    kind: ToolKind | None = None
+    raw_input: Any = None
+    content: list[ToolCallContentItem] | None = None
+    locations: list[ToolCallLocation] | None = None
+    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+
+
+class RequestPermissionParams(Model):
+    session_id: str
+    tool_call: PermissionToolCall
+    options: list[PermissionOption]
+
+
+class SelectedOutcome(Incoming):
+    outcome: Literal["selected"]
+    option_id: str
+
+
+class CancelledOutcome(Incoming):
+    outcome: Literal["cancelled"]
+
+
+class RequestPermissionResult(Incoming):
+    outcome: Annotated[SelectedOutcome | CancelledOutcome, Field(discriminator="outcome")]

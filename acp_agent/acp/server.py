@@ -20,7 +20,7 @@ from jsonrpcserver.methods import Methods
 from pydantic import BaseModel, ValidationError
 
 import acp_agent
-from acp_agent.acp import errors
+from acp_agent.acp import client_services, errors, modes, permission_client
 from acp_agent.acp.connection import Connection
 from acp_agent.acp.schema import (
     PROTOCOL_VERSION,
@@ -46,14 +46,17 @@ from acp_agent.acp.schema import (
     SessionInfo,
     SessionNotification,
     StopReason,
+    SetSessionConfigOptionParams,
+    SetSessionModeParams,
     Supported,
 )
 from acp_agent.acp.history import StoredLog, history_updates
+from acp_agent.acp.titles import session_title
 from acp_agent.acp.updates import ChildOrigin, UpdateMapper
 from acp_agent.agent.agent import Agent
 from acp_agent.agent.factory import PUBLISHED
 from acp_agent.kernel.context import Context
-from acp_agent.session.content import CONTENT_BLOCK_ADAPTER, ContentBlock, ResourceLink, TextContent
+from acp_agent.session.content import CONTENT_BLOCK_ADAPTER, ContentBlock
 from acp_agent.session.errors import (
     InvalidSessionId,
     SessionLogDamaged,
@@ -78,8 +81,6 @@ STOP_REASONS: dict[str, StopReason] = {
 PROMPT_BLOCK_TYPES = ("text", "resource_link")
 LIST_PAGE_SIZE = 50
 """Sessions per `session/list` page."""
-TITLE_LENGTH = 80
-"""A listed session's title: its first user message, whitespace collapsed, cut to this length."""
 CLOSED_BY_CLIENT = "the client closed the session"
 
 
@@ -103,6 +104,10 @@ class AcpServer:
         # Every agent whose activity reaches the wire: its session there, and its mapper.
         self._wire: dict[str, tuple[str, UpdateMapper]] = {}
         ctx.scope.add(ctx.events.on(PUBLISHED, self._on_published))
+        # File tools and bash go through the client for what it advertises (client_services.py).
+        ctx.scope.add(client_services.install(self))
+        # Tools that need approval ask the user through this client (permission_client.py).
+        ctx.scope.add(permission_client.install(self))
 
     async def initialize(self, params: InitializeParams) -> InitializeResult:
         self.client = params.client_capabilities
@@ -124,19 +129,19 @@ class AcpServer:
         agent = await self.ctx.agents.create(cwd=params.cwd)
         self._watch(agent, agent.id)
         self.sessions[agent.id] = AcpSession(agent)
-        return NewSessionResult(session_id=agent.id)
+        return NewSessionResult(session_id=agent.id, **modes.session_state(self.ctx, agent))
 
     # -- the session lifecycle ----------------------------------------------------------------
 
     async def load_session(self, params: LoadSessionParams) -> OpenSessionResult:
         """Reopen a stored session and replay it as `session/update`s before answering."""
-        await self._reopen(params.session_id, params.cwd, params.additional_directories, params.mcp_servers, True)
-        return OpenSessionResult()
+        agent = await self._reopen(params.session_id, params.cwd, params.additional_directories, params.mcp_servers, True)
+        return OpenSessionResult(**modes.session_state(self.ctx, agent))
 
     async def resume_session(self, params: ResumeSessionParams) -> OpenSessionResult:
         """Reopen a stored session without replaying it."""
-        await self._reopen(params.session_id, params.cwd, params.additional_directories, params.mcp_servers, False)
-        return OpenSessionResult()
+        agent = await self._reopen(params.session_id, params.cwd, params.additional_directories, params.mcp_servers, False)
+        return OpenSessionResult(**modes.session_state(self.ctx, agent))
 
     async def _reopen(
         self,
@@ -145,7 +150,7 @@ class AcpServer:
         additional_directories: list[str] | None,
         mcp_servers: Sequence[Any],
         replay: bool,
-    ) -> None:
+    ) -> Agent:
         _check_workspace(cwd, additional_directories, mcp_servers)
         async with self._lifecycle.setdefault(session_id, anyio.Lock()):
             if session_id in self.sessions:  # open here already: reopened from what it wrote
@@ -154,6 +159,7 @@ class AcpServer:
             agent = await self._restore(session_id, cwd, loaded, replay)
             self._watch(agent, agent.id)
             self.sessions[agent.id] = AcpSession(agent)
+            return agent
 
     async def _restore(self, session_id: str, cwd: str, loaded: LoadedSession, replay: bool) -> Agent:
         """Check a stored session against the request, re-create its agent, replay it if asked."""
@@ -173,7 +179,10 @@ class AcpServer:
         agent = await self.ctx.agents.create(cwd=cwd, loaded=loaded)
         if stored is not None:
             updates = history_updates(
-                stored, lambda name: self.ctx.tools.get(name, agent.scope), lambda name: self.ctx.tools.get(name, None)
+                stored,
+                lambda name: self.ctx.tools.get(name, agent.scope),
+                lambda name: self.ctx.tools.get(name, None),
+                context_window=agent.options.context_window,
             )
             for update in updates:
                 self.conn.notify("session/update", SessionNotification(session_id=agent.id, update=update).dump())
@@ -243,7 +252,12 @@ class AcpServer:
 
     def _watch(self, agent: Agent, session_id: str, origin: ChildOrigin | None = None) -> None:
         """Forward `agent`'s activity to `session_id` on the wire, now and for its children."""
-        mapper = UpdateMapper(lambda name: self.ctx.tools.get(name, agent.scope), origin)
+        mapper = UpdateMapper(
+            lambda name: self.ctx.tools.get(name, agent.scope),
+            origin,
+            context_window=agent.options.context_window,
+            shown=agent.session.events,  # a loaded session's: its title was shown already
+        )
         self._wire[agent.id] = (session_id, mapper)
 
         def forward(event: SessionEvent) -> None:
@@ -254,6 +268,11 @@ class AcpServer:
 
         agent.scope.add(agent.session.subscribe(forward))
         agent.scope.add(lambda: self._wire.pop(agent.id, None))
+
+    def wire_of(self, agent_id: str) -> tuple[str, UpdateMapper] | None:
+        """The session on the wire that shows an agent's activity and the agent's mapper (its calls'
+        wire ids, a child's `_meta`), or None for an agent this connection does not show."""
+        return self._wire.get(agent_id)
 
     def _on_published(self, agent: Agent) -> None:
         header = agent.session.header
@@ -343,19 +362,9 @@ def _session_info(summary: SessionSummary) -> SessionInfo:
     return SessionInfo(
         session_id=header.id,
         cwd=header.cwd,
-        title=_title(summary.first_message),
+        title=session_title(summary.first_message),
         updated_at=_iso(summary.updated_at),
     )
-
-
-def _title(content: list[ContentBlock]) -> str | None:
-    """The text of a message (the names of its links when it has none), on one line, cut short."""
-    words = " ".join(block.text for block in content if isinstance(block, TextContent)).split()
-    words = words or " ".join(block.name for block in content if isinstance(block, ResourceLink)).split()
-    title = " ".join(words)
-    if len(title) > TITLE_LENGTH:
-        title = title[: TITLE_LENGTH - 1].rstrip() + "…"
-    return title or None
 
 
 def _iso(epoch_ms: int) -> str:
@@ -420,4 +429,6 @@ METHODS: Methods = {
     "session/list": _method(ListSessionsParams, AcpServer.list_sessions),
     "session/resume": _method(ResumeSessionParams, AcpServer.resume_session),
     "session/close": _method(CloseSessionParams, AcpServer.close_session),
+    "session/set_mode": _method(SetSessionModeParams, modes.set_mode),
+    "session/set_config_option": _method(SetSessionConfigOptionParams, modes.set_config_option),
 }

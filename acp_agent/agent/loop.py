@@ -147,7 +147,7 @@ async def _run_tools(agent: Agent, progress: _Progress, calls: list[ToolCallBloc
     def log(index: int, result: ToolResult) -> None:
         _log_result(agent, progress, calls[index].id, result)
 
-    results = await run_prepared(prepared, context, on_result=log, refuse=agent.ctx.tools.refusal(agent.scope))
+    results = await run_prepared(prepared, context, on_result=log, gate=agent.ctx.tools.gates(agent.scope))
     return any(result.ends_turn and not result.is_error for result in results)
 
 

@@ -13,3 +13,6 @@ class AgentOptions(Model):
     max_tokens: int | None = None
     max_steps: int = 50
     """Model calls one turn may make before it ends with `max-steps` (a runaway guard)."""
+    context_window: int = 128000
+    """The model's context window in tokens (DeepSeek's by default): how full the context is, as
+    the editor shows it (`usage_update`), is measured against it."""

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pydantic import Field
+
+from acp_agent.agent.config import ConfigEvent, ModelEntry
 from acp_agent.agent.factory import AgentFactory
 from acp_agent.agent.options import AgentOptions
 from acp_agent.agent.prompt import Section, SystemPrompt
@@ -22,18 +25,29 @@ class Config(PluginConfig):
     model: str = "deepseek-chat"
     max_tokens: int | None = None
     max_steps: int = 50
+    context_window: int = Field(default=128000, gt=0)
+    """The model's context window in tokens (128000: DeepSeek's), sent to the editor with each
+    model call's usage."""
     persona: str = PERSONA
     """The order-0 `persona` section; `{{model}}` and `{{cwd}}` are filled in per agent."""
+    models: list[ModelEntry] = []
+    """The models a session may switch to (the editor's model picker), `model` among them (it is
+    put first when the list does not name it). Each is a model id of the same `provider`."""
 
 
 def apply(ctx: Context, config: Config) -> Disposer:
     prompt = SystemPrompt()
     prompt.add(Section(order=0, name="persona", text=config.persona))
     options = AgentOptions(
-        provider=config.provider, model=config.model, max_tokens=config.max_tokens, max_steps=config.max_steps
+        provider=config.provider,
+        model=config.model,
+        max_tokens=config.max_tokens,
+        max_steps=config.max_steps,
+        context_window=config.context_window,
     )
-    agents = AgentFactory(ctx, options)
+    agents = AgentFactory(ctx, options, config.models)
     return combine(
+        ctx.sessions.registry.register(ConfigEvent, "free"),
         ctx.provide("prompt", prompt),
         ctx.provide("agents", agents),
         ctx.events.on(SHUTDOWN, agents.dispose_all),

@@ -6,12 +6,16 @@ the session logs it writes as the scenario's fixtures. Loader plugin: `acp_agent
 A script is a JSON object mapping a route to its list of calls, or a list (the route `s1`). A call:
 `{"reasoning"?, "text"?, "toolCalls"?: [{"id", "name", "arguments": {...}}], "finish"?, "message"?,
 "code"?, "usage"?}`, or `{"throw": {"message", "code", "status"?, "text"?}}`, or `{"hang": true}`.
+`{{model}}` in a text or a reasoning is replaced, as it streams, by the model the request names:
+the recorded log then shows which model each call went to.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from contextlib import aclosing
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -35,6 +39,7 @@ from acp_agent.llm.chunks import (
     Usage,
     UsageChunk,
 )
+from acp_agent.llm.request import LlmRequest
 from acp_agent.llm.replay import ChunksEntry, HangEntry, ReplayEntry, ReplayModel, ThrowEntry, install
 
 _PIECE = re.compile(r"\S+\s*|\s+")
@@ -148,6 +153,28 @@ class Config(PluginConfig):
     script: str = Field(description="Path of the JSON script file.")
 
 
+MODEL_PLACEHOLDER = "{{model}}"
+
+
+class ScriptedModel(ReplayModel):
+    """The replay model over compiled script entries, filling in `{{model}}` per request."""
+
+    async def listener(self, request: LlmRequest, next: Callable[[], Awaitable[Any]]) -> AsyncIterator[StreamChunk]:
+        return _fill(await super().listener(request, next), request.model)
+
+
+async def _fill(stream: AsyncIterator[StreamChunk], model: str) -> AsyncIterator[StreamChunk]:
+    # A piece never splits a word (`pieces`), so the placeholder arrives whole in one delta.
+    async with aclosing(stream):  # type: ignore[type-var]  # an async generator
+        async for chunk in stream:
+            if isinstance(chunk, (TextDelta, ReasoningDelta)) and MODEL_PLACEHOLDER in chunk.text:
+                chunk = chunk.model_copy(update={"text": chunk.text.replace(MODEL_PLACEHOLDER, model)})
+            elif isinstance(chunk, BlockEnd) and isinstance(chunk.block, (TextBlock, ReasoningBlock)):
+                text = chunk.block.text.replace(MODEL_PLACEHOLDER, model)
+                chunk = chunk.model_copy(update={"block": chunk.block.model_copy(update={"text": text})})
+            yield chunk
+
+
 def apply(ctx: Context, config: Config) -> Disposer:
     data = json.loads(Path(config.script).read_text(encoding="utf-8"))
-    return install(ctx, ReplayModel(compile_script(data)))
+    return install(ctx, ScriptedModel(compile_script(data)))

@@ -2,8 +2,10 @@
 
 It keeps every stdout line as it came, matches responses to its requests, hands the other
 responses to whoever waits for an unclaimed one (raw steps), wakes watchers on notifications and
-answers the agent's own requests. The official `acp` package is not used: this ships in the
-product and must run without the test extras.
+answers the agent's own requests: permissions from the scenario's answers, and what the scenario's
+`clientCapabilities` advertise (`fs/*` from the run's cwd, `terminal/*` by running the command; a
+request for a method it did not advertise is a failure). The official `acp` package is not used:
+this ships in the product and must run without the test extras.
 """
 
 from __future__ import annotations
@@ -18,8 +20,11 @@ from typing import Any
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
+from acp_agent.snapshot.client_fs import FileServer, RequestFailed
+from acp_agent.snapshot.client_terminal import Terminals
 from acp_agent.snapshot.errors import ServerGone
 from acp_agent.snapshot.frames import Frame, encode, is_agent_request, is_response
+from acp_agent.snapshot.scenario import ClientCapabilities
 
 METHOD_NOT_FOUND = -32601
 CANCELLED_OUTCOME = {"outcome": {"outcome": "cancelled"}}
@@ -40,8 +45,20 @@ class Pending:
 
 
 class Client:
-    def __init__(self, stdin: ByteSendStream, permissions: Sequence[str]) -> None:
+    def __init__(
+        self,
+        stdin: ByteSendStream,
+        permissions: Sequence[str],
+        *,
+        capabilities: ClientCapabilities | None = None,
+        files: FileServer | None = None,
+        terminals: Terminals | None = None,
+    ) -> None:
         self._stdin = stdin
+        self.capabilities = capabilities or ClientCapabilities()
+        """What `initialize` advertises, and which agent requests are served."""
+        self._files = files
+        self._terminals = terminals
         self._lock = anyio.Lock()  # one writer at a time: a step and an answer to the agent may overlap
         self._next_id = 0
         self._pending: dict[int, Pending] = {}
@@ -121,7 +138,11 @@ class Client:
             self.failures.append(f"stdout line {len(self.stdout)} is not a JSON-RPC frame: {text[:200]!r}")
             return
         if is_agent_request(frame):
-            await self._answer(frame)
+            if self._terminals is not None and str(frame["method"]).startswith("terminal/"):
+                # An answer may wait for the command (wait_for_exit): the reading goes on meanwhile.
+                self._terminals.tasks.start_soon(self._answer, frame)
+            else:
+                await self._answer(frame)
         elif is_response(frame):
             request_id = frame.get("id") if isinstance(frame, dict) else None
             # Only our own integer ids match (`type` is exact: `true` must not answer request 1).
@@ -139,10 +160,22 @@ class Client:
 
     async def _answer(self, request: dict[str, Any]) -> None:
         reply: dict[str, Any] = {"jsonrpc": "2.0", "id": request["id"]}
-        if request["method"] == "session/request_permission":
-            reply["result"] = self._choose(request.get("params") or {})
-        else:
-            reply["error"] = {"code": METHOD_NOT_FOUND, "message": f"Method not found: {request['method']}"}
+        method, params = request["method"], request.get("params")
+        try:
+            if method == "session/request_permission":
+                reply["result"] = self._choose(params or {})
+            elif method == "fs/read_text_file" and self._files and self.capabilities.fs.read_text_file:
+                reply["result"] = self._files.read(params)
+            elif method == "fs/write_text_file" and self._files and self.capabilities.fs.write_text_file:
+                reply["result"] = self._files.write(params)
+            elif str(method).startswith("terminal/") and self._terminals and self.capabilities.terminal:
+                reply["result"] = await self._terminals.handle(method, params)
+            else:
+                if str(method).startswith(("fs/", "terminal/")):
+                    self.failures.append(f"the agent called {method}, which the client did not advertise")
+                reply["error"] = {"code": METHOD_NOT_FOUND, "message": f"Method not found: {method}"}
+        except RequestFailed as exc:
+            reply["error"] = {"code": exc.code, "message": exc.message}
         try:
             await self.write(encode(reply))
         except ServerGone:
@@ -154,6 +187,8 @@ class Client:
             self.failures.append(f"the agent asked for permission (tool call {call}) and input.json has no answer left")
             return CANCELLED_OUTCOME
         kind = self._permissions.popleft()
+        if kind == "cancelled":
+            return CANCELLED_OUTCOME
         for option in params.get("options") or []:
             if option.get("kind") == kind:
                 return {"outcome": {"outcome": "selected", "optionId": option.get("optionId")}}

@@ -22,14 +22,12 @@ from acp_agent.snapshot.scenario import (
     PromptAndCancelWhen,
     PromptExpectError,
     Raw,
+    SetConfigOption,
+    SetMode,
     Step,
 )
 
 PROTOCOL_VERSION = 1
-INITIALIZE_PARAMS = {
-    "protocolVersion": PROTOCOL_VERSION,
-    "clientCapabilities": {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False},
-}
 NO_SESSION = "no session yet: a newSession step must come first"
 
 
@@ -64,7 +62,8 @@ class Driver:
         client = self.client
         match step:
             case Initialize():
-                return _expect_result(await client.call("initialize", INITIALIZE_PARAMS))
+                params = {"protocolVersion": PROTOCOL_VERSION, "clientCapabilities": client.capabilities.dump()}
+                return _expect_result(await client.call("initialize", params))
             case NewSession():
                 response = await client.call("session/new", {"cwd": str(self.cwd), "mcpServers": []})
                 if "result" in response:
@@ -93,6 +92,12 @@ class Driver:
                 ready = _children_in_tool_calls(self.session_id, step.children)
                 awaited = f"{step.children} child agent(s) showed a tool call"
                 return await self._prompt_and_cancel(step.text, self.session_id, ready, awaited)
+            case SetMode():
+                params = {"sessionId": self.session_id, "modeId": step.mode_id}
+                return _expect(await client.call("session/set_mode", params), step.expect_error)
+            case SetConfigOption():
+                params = {"sessionId": self.session_id, "configId": step.config_id, "value": step.value}
+                return _expect(await client.call("session/set_config_option", params), step.expect_error)
             case _:  # Cancel, a notification: there is no answer to wait for
                 await client.notify("session/cancel", {"sessionId": self.session_id})
                 return None
@@ -181,6 +186,11 @@ def _is_notification(line: str) -> bool:
         return False
     items = obj if isinstance(obj, list) and obj else [obj]
     return all(isinstance(item, dict) and "method" in item and "id" not in item for item in items)
+
+
+def _expect(response: dict[str, Any], error: int | None) -> str | None:
+    """A result, or (`error` given) an error of that code."""
+    return _expect_result(response) if error is None else _expect_error(response, error)
 
 
 def _expect_result(response: dict[str, Any]) -> str | None:

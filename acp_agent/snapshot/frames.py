@@ -41,16 +41,20 @@ def session_update(frame: Frame) -> dict[str, Any] | None:
 
 
 def _attribution(frame: Frame, key: str) -> str | None:
-    """A string of the `_meta.acpAgent` of a `session/update` (set on a child agent's updates)."""
+    """A string of the `_meta.acpAgent` of a `session/update`, or of the tool call a
+    `session/request_permission` asks about (set for a child agent's calls)."""
     update = session_update(frame)
-    meta = update.get("_meta") if update is not None else None
+    if update is None and is_agent_request(frame) and frame["method"] == "session/request_permission":
+        update = (frame.get("params") or {}).get("toolCall")
+    meta = update.get("_meta") if isinstance(update, dict) else None
     attribution = meta.get(META_KEY) if isinstance(meta, dict) else None
     value = attribution.get(key) if isinstance(attribution, dict) else None
     return value if isinstance(value, str) else None
 
 
 def child_route(frame: Frame) -> str | None:
-    """The route of the child agent a `session/update` comes from (its `_meta` names it)."""
+    """The route of the child agent a `session/update` (or a permission request) comes from (its
+    `_meta` names it)."""
     return _attribution(frame, "route")
 
 

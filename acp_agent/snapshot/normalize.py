@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from acp_agent.snapshot.frames import Frame, canonical_order, encode, is_agent_request, is_response
@@ -80,10 +80,15 @@ class Normalized:
     """The stdout frames, one per line."""
     logs: dict[str, list[str]]
     """Each session log, one line per event, header first, keyed by route in route order."""
+    answers: list[str] = field(default_factory=list)
+    """The client's answers to the agent's requests (fs, terminals, permissions), by request id."""
 
     def text(self) -> str:
-        """The snapshot document: the transcript, then each log under a heading naming its route."""
+        """The snapshot document: the transcript, the client's answers to the agent's requests
+        (when it made any), then each log under a heading naming its route."""
         parts = ["--- stdout ---", *self.transcript]
+        if self.answers:
+            parts += ["", "--- client answers ---", *self.answers]
         for route, lines in self.logs.items():
             parts += ["", f"--- log {route} ---", *lines]
         return "\n".join(parts) + "\n"
@@ -102,13 +107,29 @@ def normalize_run(result: RunResult) -> Normalized:
             placeholders.learn_session(lines[0].get("id"))
             placeholders.learn_session(lines[0].get("parentSession"))
     # Concurrent children's frames in one order, so a snapshot never depends on scheduling.
-    transcript = normalize_frames(canonical_order(frames), placeholders)
+    requests = _Ids()
+    transcript = normalize_frames(canonical_order(frames), placeholders, requests)
     logs = {route: [encode(line) for line in normalize_log(lines, placeholders)] for route, lines in result.logs.items()}
-    return Normalized(transcript, logs)
+    return Normalized(transcript, logs, _answers(result.sent, frames, placeholders, requests))
 
 
-def normalize_frames(frames: Sequence[Frame], placeholders: Placeholders) -> list[str]:
-    responses, requests = _Ids(), _Ids()
+def _answers(sent: Sequence[str], frames: Sequence[Frame], placeholders: Placeholders, requests: _Ids) -> list[str]:
+    """The client's answers to the agent's requests, their ids numbered as the requests were,
+    in that order (a client answers when it is ready, not in the order it was asked)."""
+    asked = {frame["id"] for frame in frames if is_agent_request(frame) and type(frame["id"]) is int}
+    answers = []
+    for line in sent:
+        frame = _parse(line)
+        if is_response(frame) and isinstance(frame, dict) and type(frame.get("id")) is int and frame["id"] in asked:
+            answers.append(requests(frame))
+    answers.sort(key=lambda frame: frame["id"])
+    return [encode(placeholders.value(frame)) for frame in answers]
+
+
+def normalize_frames(frames: Sequence[Frame], placeholders: Placeholders, requests: _Ids | None = None) -> list[str]:
+    """Frames as snapshot lines; `requests` numbers the agent's own request ids (shared with
+    the client's answers to them)."""
+    responses, requests = _Ids(), requests or _Ids()
     out = []
     for frame in frames:
         if isinstance(frame, _Unparsed):

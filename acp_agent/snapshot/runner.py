@@ -24,6 +24,8 @@ from anyio.abc import ByteReceiveStream, Process
 from acp_agent.snapshot import fixtures
 from acp_agent.llm.replay import PRESEEDED
 from acp_agent.snapshot.client import Client
+from acp_agent.snapshot.client_fs import FileServer
+from acp_agent.snapshot.client_terminal import open_terminals
 from acp_agent.snapshot.driver import Driver
 from acp_agent.snapshot.frames import encode
 from acp_agent.snapshot.scenario import WORKSPACE, load_scenario
@@ -34,6 +36,9 @@ STEP_TIMEOUT = 20.0
 """Seconds a step may wait for its answer, and the server for its exit once stdin is closed.
 Replayed steps take milliseconds: reaching this means something hangs."""
 REPLAY_PROBLEM = "replay: "
+PERMISSIONS_VARIABLE = "ACP_AGENT_PERMISSIONS"
+"""The permissions row's default rule in the snapshot and record configs (input.json's
+`permissionPolicy`)."""
 
 
 def packaged(name: str) -> Path:
@@ -81,19 +86,29 @@ async def run_scenario(
     sessions.mkdir()
     preseed(directory / PRESEEDED, sessions, cwd)
     command = server or [sys.executable, "-m", "acp_agent", "--config", str(config or packaged(SNAPSHOT_CONFIG))]
-    child_env = {**os.environ, "ACP_AGENT_FIXTURES": str(directory), "ACP_AGENT_SESSIONS": str(sessions), **(env or {})}
+    child_env = {**os.environ, "ACP_AGENT_FIXTURES": str(directory), "ACP_AGENT_SESSIONS": str(sessions)}
+    # The scenario's permission policy, never the caller's environment's (a snapshot must not
+    # depend on the shell it runs in).
+    child_env.pop(PERMISSIONS_VARIABLE, None)
+    if scenario.permission_policy is not None:
+        child_env[PERMISSIONS_VARIABLE] = scenario.permission_policy
+    child_env.update(env or {})
     if jitter is not None:
         child_env["ACP_AGENT_REPLAY_JITTER"] = str(jitter)
     stderr = bytearray()
-    async with await anyio.open_process(list(command), env=child_env) as process:
+    async with await anyio.open_process(list(command), env=child_env) as process, open_terminals(cwd) as terminals:
         assert process.stdin and process.stdout and process.stderr  # all three are pipes
-        client = Client(process.stdin, scenario.permissions)
+        capabilities = scenario.client_capabilities
+        client = Client(
+            process.stdin, scenario.permissions, capabilities=capabilities, files=FileServer(cwd), terminals=terminals
+        )
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(client.read, process.stdout)
             tasks.start_soon(_collect, process.stderr, stderr)
             failures = await Driver(client, cwd, timeout).run(scenario.steps)
             await process.stdin.aclose()  # EOF: the server cancels what runs, flushes logs, exits
             failures += await _wait_exit(process, timeout)
+        failures += terminals.unreleased()
     stderr_text = stderr.decode("utf-8", errors="replace")
     logs, log_problems = read_logs(sessions)
     failures += client.failures + client.leftovers() + log_problems

@@ -1,4 +1,5 @@
-"""A scenario's `input.json`: the steps an ACP client takes, and its answers to permission requests."""
+"""A scenario's `input.json`: the steps an ACP client takes, its answers to permission requests,
+and the capabilities it advertises."""
 
 from __future__ import annotations
 
@@ -13,11 +14,15 @@ from acp_agent.snapshot.errors import InvalidScenario
 INPUT = "input.json"
 WORKSPACE = "workspace"
 
-PermissionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
+PermissionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always", "cancelled"]
+"""An option kind to pick, or `cancelled`: the outcome a client gives when the prompt turn was
+cancelled before the user answered."""
+PermissionPolicy = Literal["ask", "allow", "deny"]
 
 
 class Initialize(Model):
-    """`initialize` with protocol version 1 and a client that offers no fs or terminal."""
+    """`initialize` with protocol version 1 and the scenario's `clientCapabilities` (by default no
+    fs and no terminal)."""
 
     op: Literal["initialize"]
 
@@ -85,6 +90,24 @@ class PromptAndCancelWhen(Model):
     children: int = Field(ge=1)
 
 
+class SetMode(Model):
+    """`session/set_mode` for the newest session; with `expect_error` it must answer that error."""
+
+    op: Literal["setMode"]
+    mode_id: str
+    expect_error: int | None = None
+
+
+class SetConfigOption(Model):
+    """`session/set_config_option` (a select's value) for the newest session; with `expect_error`
+    it must answer that error."""
+
+    op: Literal["setConfigOption"]
+    config_id: str
+    value: str
+    expect_error: int | None = None
+
+
 class Cancel(Model):
     """`session/cancel` for the newest session (a notification: nothing to wait for)."""
 
@@ -112,16 +135,36 @@ Step = Annotated[
     | PromptExpectError
     | PromptAndCancel
     | PromptAndCancelWhen
+    | SetMode
+    | SetConfigOption
     | Cancel
     | Raw,
     Field(discriminator="op"),
 ]
 
 
+class FileSystemCapabilities(Model):
+    read_text_file: bool = False
+    write_text_file: bool = False
+
+
+class ClientCapabilities(Model):
+    """What the client advertises in `initialize`, and serves: `fs/read_text_file` and
+    `fs/write_text_file` from the run's cwd (`client_fs.py`), `terminal/*` by running the command
+    in it (`client_terminal.py`). A request for a method it did not advertise is a failure."""
+
+    fs: FileSystemCapabilities = FileSystemCapabilities()
+    terminal: bool = False
+
+
 class Scenario(Model):
     steps: list[Step]
     permissions: list[PermissionKind] = []
     """Answers to `session/request_permission`, in order, each picking the option of that kind."""
+    permission_policy: PermissionPolicy | None = None
+    """The permissions row's default rule for the run (`ACP_AGENT_PERMISSIONS`); unset: the
+    config's own default (`allow` in the snapshot and record configs)."""
+    client_capabilities: ClientCapabilities = ClientCapabilities()
 
 
 def load_scenario(directory: Path) -> Scenario:

@@ -31,6 +31,12 @@ MAX_SAFE_INTEGER = 2**53 - 1
 """The depth domain: JavaScript's safe integers, so logs stay valid for the TypeScript tools."""
 
 PARENT_CANCELLED = "the parent's turn was cancelled"
+INHERIT = "subagents/inherit"
+"""Policy inheritance (an approval service's session mode, say): each listener is called with
+the parent before the child is created, and returns what to install in the child's unpublished
+setup window (a callable taking the child: it appends a source-tagged event after any fork seed)
+or None. The snapshot is taken before creation, so a later switch in the parent does not reach a
+running child, and the child's own later switches win."""
 STRUCTURED_MISSING = "the child ended its turn without calling `structured_output`"
 
 
@@ -119,6 +125,7 @@ async def start_in_process_run(request: SubagentRequest, seed: Sequence[SessionE
     if request.output_schema is not None:
         check_schema(request.output_schema)
     capture: StructuredCapture | None = None
+    inherited = [listener(parent) for listener in parent.ctx.events.listeners(INHERIT)]
 
     def setup(child: Agent) -> None:
         nonlocal capture
@@ -130,6 +137,9 @@ async def start_in_process_run(request: SubagentRequest, seed: Sequence[SessionE
             ctx.tools.restrict(scope, allowed.__contains__)
         if request.output_schema is not None:
             capture = attach_structured_runtime(child, request.output_schema)
+        for install in inherited:
+            if install is not None:
+                install(child)
 
     child = await parent.ctx.agents.create(
         cwd=parent.session.cwd,

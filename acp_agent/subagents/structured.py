@@ -20,6 +20,7 @@ from acp_agent.session.events import SessionEvent
 from acp_agent.subagents import texts
 from acp_agent.subagents.errors import UnsupportedSchema
 from acp_agent.tools.base import Tool, ToolCallContext, ToolResult
+from acp_agent.tools.pipeline import PreparedCall
 
 if TYPE_CHECKING:
     from acp_agent.agent.agent import Agent
@@ -90,6 +91,11 @@ class StructuredCapture:
     def refuse_after_commit(self, tool: str) -> str | None:
         return texts.structured_already_recorded(tool) if self.committed else None
 
+    async def gate(self, call: PreparedCall, context: ToolCallContext) -> ToolResult | None:
+        """The run's tool gate: once the value is recorded, every later call is refused."""
+        reason = self.refuse_after_commit(call.block.name)
+        return ToolResult.failure(reason, "refused") if reason is not None else None
+
 
 class StructuredOutputTool(Tool[StructuredParams]):
     name = texts.STRUCTURED_TOOL
@@ -126,6 +132,6 @@ def attach_structured_runtime(child: Agent, schema: dict[str, Any]) -> Structure
         Section(order=texts.STRUCTURED_SECTION_ORDER, name="structured-output", text=texts.STRUCTURED_INSTRUCTION),
         owner=scope,
     )
-    ctx.tools.guard(scope, capture.refuse_after_commit)
+    ctx.tools.gate(scope, capture.gate)
     scope.add(child.session.subscribe(capture.observe))
     return capture

@@ -17,7 +17,7 @@ from acp_agent.tools.base import (
     ToolSchema,
     code_block,
 )
-from acp_agent.tools.bash import BashParams, BashTool, CommandOutcome, run_command
+from acp_agent.tools.bash import LOCAL, BashParams, BashTool, LocalRunner, run_command, runner_for
 from acp_agent.tools.errors import DuplicateTool, OutsideWorkspace, ToolsError
 from acp_agent.tools.files import (
     EditFileParams,
@@ -31,26 +31,32 @@ from acp_agent.tools.files import (
 )
 from acp_agent.tools.pipeline import PreparedCall, prepare, run_prepared
 from acp_agent.tools.registry import ToolRegistry
+from acp_agent.tools.runner import RUNNER_SERVICE, CommandOutcome, CommandRunner, RunnerProvider
 from acp_agent.tools.todo import TODO_EVENT, Todo, TodoParams, TodoUpdateData, TodoUpdateEvent, TodoWriteTool
 from acp_agent.tools.workspace import WORKSPACE_SERVICE, DiskWorkspace, Workspace, WorkspaceProvider, workspace_for
 
 __all__ = [
     "DISPLAY_EVENT",
+    "LOCAL",
+    "RUNNER_SERVICE",
     "TODO_EVENT",
     "WORKSPACE_SERVICE",
     "BashParams",
     "BashTool",
     "CommandOutcome",
+    "CommandRunner",
     "Diff",
     "DiskWorkspace",
     "DuplicateTool",
     "EditFileParams",
     "EditFileTool",
+    "LocalRunner",
     "Location",
     "OutsideWorkspace",
     "PreparedCall",
     "ReadFileParams",
     "ReadFileTool",
+    "RunnerProvider",
     "Target",
     "Todo",
     "TodoParams",
@@ -76,5 +82,6 @@ __all__ = [
     "resolve_in",
     "run_command",
     "run_prepared",
+    "runner_for",
     "workspace_for",
 ]

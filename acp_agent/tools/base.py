@@ -91,6 +91,8 @@ class ToolDisplayData(Model):
     call_id: str
     locations: list[Location] | None = None
     diffs: list[Diff] | None = None
+    terminal_id: str | None = None
+    """An editor terminal the call runs in (ACP `terminal/create`), to embed in the call's view."""
 
 
 class ToolDisplayEvent(SessionEvent):
@@ -118,10 +120,15 @@ class ToolCallContext:
         session: Session = self.ctx.agents.get(self.session_id).session
         return session
 
-    def show(self, *, locations: Sequence[Location] = (), diffs: Sequence[Diff] = ()) -> None:
-        """Show the editor, while the call runs, the files it works on and the changes it made.
-        Logged as `tool/display`; the diffs stay in the call's view once its result is in."""
-        data = ToolDisplayData(call_id=self.call_id, locations=list(locations) or None, diffs=list(diffs) or None)
+    def show(
+        self, *, locations: Sequence[Location] = (), diffs: Sequence[Diff] = (), terminal_id: str | None = None
+    ) -> None:
+        """Show the editor, while the call runs, the files it works on, the changes it made and
+        the editor terminal it runs in. Logged as `tool/display`; the diffs and the terminal stay
+        in the call's view once its result is in."""
+        data = ToolDisplayData(
+            call_id=self.call_id, locations=list(locations) or None, diffs=list(diffs) or None, terminal_id=terminal_id
+        )
         self.session.append(DISPLAY_EVENT, data)
 
 
@@ -131,12 +138,16 @@ class Tool(ABC, Generic[ParamsT]):
     Subclasses set `name`, `description` and `Params` (the pydantic model the JSON arguments are
     validated into), usually as class attributes; a tool configured per instance may set them in
     `__init__`. `concurrency_safe` tools of one step run in parallel with each other.
+    `needs_approval` tools change things outside the conversation (run commands, write files): a
+    composed approval service (`acp_agent.permissions`) decides before each call whether it runs,
+    may run after asking the user, or is refused.
     """
 
     name: str
     description: str
     Params: type[ParamsT]
     concurrency_safe: bool = False
+    needs_approval: bool = False
 
     @abstractmethod
     async def run(self, params: ParamsT, call: ToolCallContext) -> ToolResult:

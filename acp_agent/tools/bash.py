@@ -1,8 +1,10 @@
 """The `bash` tool, and the plugin that registers it.
 
-A command runs as `bash -c` in its own session (so its own process group), with stdin from
-/dev/null and stdout+stderr merged into one pipe that is read while the command runs. A timeout
-or a cancellation kills the whole group, so nothing the command started outlives the call.
+The call's `CommandRunner` runs the command (`runner.py`): the `command_runner` service's pick
+(the editor's terminal), else `LocalRunner`. Locally a command runs as `bash -c` in its own session
+(so its own process group), with stdin from /dev/null and stdout+stderr merged into one pipe that
+is read while the command runs. A timeout or a cancellation kills the whole group, so nothing the
+command started outlives the call.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ import shutil
 import signal
 import subprocess
 from contextlib import suppress
-from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
@@ -25,6 +26,7 @@ from acp_agent.kernel.scope import Disposer
 from acp_agent.session.content import TextContent
 from acp_agent.session.events import ToolError
 from acp_agent.tools.base import Tool, ToolCallContext, ToolPresentation, ToolResult, code_block
+from acp_agent.tools.runner import RUNNER_SERVICE, CommandOutcome, CommandRunner, RunnerProvider
 
 _SHELL = shutil.which("bash") or "/bin/sh"
 # Bound on the shielded kill-and-reap after a timeout or a cancellation: a SIGKILLed group dies at
@@ -42,22 +44,12 @@ class BashParams(BaseModel):
     )
 
 
-@dataclass(frozen=True)
-class CommandOutcome:
-    """What a finished (or killed) command produced."""
-
-    output: str
-    """Merged stdout and stderr, decoded, with the middle cut out if it was too long."""
-    exit_code: int
-    """The shell's exit status; negative: killed by that signal."""
-    timed_out: bool
-
-
 class BashTool(Tool[BashParams]):
     """Runs a shell command in the call's working directory and returns its output."""
 
     name = "bash"
     Params = BashParams
+    needs_approval = True
 
     def __init__(self, *, timeout_seconds: float = 120, max_output_bytes: int = 30000) -> None:
         self.timeout_seconds = timeout_seconds
@@ -71,9 +63,9 @@ class BashTool(Tool[BashParams]):
         )
 
     async def run(self, params: BashParams, call: ToolCallContext) -> ToolResult:
-        outcome = await run_command(
+        outcome = await runner_for(call).run(
             params.command,
-            cwd=call.cwd,
+            call=call,
             timeout_seconds=self.timeout_seconds,
             max_output_bytes=self.max_output_bytes,
         )
@@ -88,6 +80,26 @@ class BashTool(Tool[BashParams]):
 
     def render_result(self, result: ToolResult) -> list[str]:
         return [code_block(result.plain_text(), "console")]
+
+
+class LocalRunner(CommandRunner):
+    """The default: `run_command`, a process group of this machine, with the server's rights."""
+
+    async def run(
+        self, command: str, *, call: ToolCallContext, timeout_seconds: float, max_output_bytes: int
+    ) -> CommandOutcome:
+        return await run_command(command, cwd=call.cwd, timeout_seconds=timeout_seconds, max_output_bytes=max_output_bytes)
+
+
+LOCAL = LocalRunner()
+
+
+def runner_for(call: ToolCallContext) -> CommandRunner:
+    """The runner `call` goes through: the `command_runner` service's pick, else `LOCAL`."""
+    if call.ctx.has(RUNNER_SERVICE):
+        provider: RunnerProvider = call.ctx.get(RUNNER_SERVICE)
+        return provider(call)
+    return LOCAL
 
 
 async def run_command(
@@ -180,7 +192,7 @@ def _result(outcome: CommandOutcome, timeout_seconds: float) -> ToolResult:
     status = (
         f"[exit code {outcome.exit_code}]"
         if outcome.exit_code > 0
-        else f"[killed by signal {-outcome.exit_code}]"
+        else f"[killed by signal {outcome.signal or -outcome.exit_code}]"
     )
     return ToolResult(content=[TextContent(text=_add_line(text, status))], is_error=True)
 

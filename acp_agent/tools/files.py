@@ -181,6 +181,7 @@ class WriteFileTool(FileTool[WriteFileParams]):
         "directories are created. To change part of a file, use edit_file."
     )
     Params = WriteFileParams
+    needs_approval = True
 
     async def run_on(
         self, target: Target, params: WriteFileParams, workspace: Workspace, call: ToolCallContext
@@ -210,6 +211,7 @@ class EditFileTool(FileTool[EditFileParams]):
         "every occurrence."
     )
     Params = EditFileParams
+    needs_approval = True
 
     async def run_on(
         self, target: Target, params: EditFileParams, workspace: Workspace, call: ToolCallContext

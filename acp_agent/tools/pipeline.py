@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +37,12 @@ class PreparedCall:
     error: ToolResult | None
 
 
+Gate = Callable[[PreparedCall, ToolCallContext], Awaitable[ToolResult | None]]
+"""Asked just before a valid call runs (with the context it would run with): a result answers the
+call instead (it does not run), None lets it run. A gate may wait (for the user's approval, say);
+while it waits the call has not started."""
+
+
 def prepare(call: ToolCallBlock, registry: ToolRegistry, owner: Scope | None) -> PreparedCall:
     """Find the tool the agent of scope `owner` may call by `call.name`, validate the arguments."""
     tool = registry.get(call.name, owner)
@@ -63,24 +69,23 @@ async def run_prepared(
     make_context: Callable[[str], ToolCallContext],
     *,
     on_result: Callable[[int, ToolResult], None] | None = None,
-    refuse: Callable[[str], ToolResult | None] | None = None,
+    gate: Gate | None = None,
 ) -> list[ToolResult]:
     """Run the calls of one step; results come back in model order.
 
     Consecutive concurrency-safe calls run together in a task group, any other call runs alone.
     A tool's exception becomes an error result so the turn goes on; cancellation propagates.
     `on_result(index, result)` hears each result, in model order, as soon as it and every earlier
-    one are final (so a cancel later in the step loses none of them). `refuse(call)`, asked just
-    before a call would run (with the tool's name), may answer it instead (a guard that closes after an earlier result).
+    one are final (so a cancel later in the step loses none of them). `gate` is asked just before
+    each valid call would run, in the call's turn (so it sees earlier results of the step, and a
+    cancel reaches it), and may answer the call instead (see `Gate`).
     """
     results: dict[int, ToolResult] = {}
     reported = 0
 
     async def run_at(index: int) -> None:
         nonlocal reported
-        call = prepared[index]
-        refusal = refuse(call.block.name) if refuse is not None and call.error is None else None
-        results[index] = refusal or await _run_one(call, make_context)
+        results[index] = await _run_one(prepared[index], make_context, gate)
         while reported in results:
             if on_result is not None:
                 on_result(reported, results[reported])
@@ -110,13 +115,16 @@ def _parallel(call: PreparedCall) -> bool:
 
 
 async def _run_one(
-    call: PreparedCall, make_context: Callable[[str], ToolCallContext]
+    call: PreparedCall, make_context: Callable[[str], ToolCallContext], gate: Gate | None
 ) -> ToolResult:
     if call.error is not None:
         return call.error
     assert call.tool is not None and call.params is not None  # prepare() sets both without error
+    context = make_context(call.block.id)
     try:
-        return await call.tool.run(call.params, make_context(call.block.id))
+        # A failing gate is a failed call too: the call does not run and the turn goes on.
+        answer = await gate(call, context) if gate is not None else None
+        return answer if answer is not None else await call.tool.run(call.params, context)
     except Exception as exc:  # cancellation is a BaseException and is not caught
         logger.warning("tool %r failed", call.tool.name, exc_info=True)
         return ToolResult.failure(str(exc) or type(exc).__name__, "tool_failed")

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp_agent.kernel.scope import Disposer, Scope
-from acp_agent.tools.base import Tool, ToolResult
+from acp_agent.tools.base import Tool, ToolCallContext, ToolResult
 from acp_agent.tools.errors import DuplicateTool
+
+if TYPE_CHECKING:
+    from acp_agent.tools.pipeline import Gate, PreparedCall
 
 
 @dataclass(frozen=True, eq=False)
@@ -28,7 +31,7 @@ class ToolRegistry:
     def __init__(self) -> None:
         self._entries: list[_Entry] = []
         self._filters: dict[Scope | None, list[Callable[[str], bool]]] = {}
-        self._guards: dict[Scope | None, list[Callable[[str], str | None]]] = {}
+        self._gates: dict[Scope | None, list[Gate]] = {}
 
     def register(self, tool: Tool[Any], *, owner: Scope | None = None) -> Disposer:
         """Add `tool` for `owner` until the returned disposer runs (or `owner` is disposed)."""
@@ -42,22 +45,25 @@ class ToolRegistry:
         """Hide from `owner` every tool whose name `allowed` rejects; filters of one owner combine."""
         return self._per_owner(self._filters, owner, allowed)
 
-    def guard(self, owner: Scope | None, check: Callable[[str], str | None]) -> Disposer:
-        """Let `check(tool name)` refuse `owner`'s calls just before they run: it returns the
-        reason (the model reads `Error: <reason>`) or None to let the call run."""
-        return self._per_owner(self._guards, owner, check)
+    def gate(self, owner: Scope | None, gate: Gate) -> Disposer:
+        """Ask `gate` before each call runs (see `pipeline.Gate`): `owner`'s calls only, or every
+        agent's with owner None (an approval service). It may answer the call instead."""
+        return self._per_owner(self._gates, owner, gate)
 
-    def refusal(self, owner: Scope | None) -> Callable[[str], ToolResult | None]:
-        """What the pipeline asks before each of `owner`'s calls runs (see `guard`)."""
+    def gates(self, owner: Scope | None) -> Gate:
+        """The one gate the pipeline asks before each of `owner`'s calls: the owner's own gates
+        first (cheap refusals, such as a closed structured-output run), then the global ones (which
+        may ask the user), in registration order; the first answer wins."""
 
-        def refuse(name: str) -> ToolResult | None:
-            for check in self._guards.get(owner, ()):
-                reason = check(name)
-                if reason is not None:
-                    return ToolResult.failure(reason, "refused")
+        async def ask(call: PreparedCall, context: ToolCallContext) -> ToolResult | None:
+            own = self._gates.get(owner, []) if owner is not None else []
+            for gate in [*own, *self._gates.get(None, [])]:
+                answer = await gate(call, context)
+                if answer is not None:
+                    return answer
             return None
 
-        return refuse
+        return ask
 
     def visible(self, owner: Scope | None) -> list[Tool[Any]]:
         """The tools an agent of scope `owner` may call, in registration order."""

@@ -2,7 +2,8 @@
 
 The transcripts come from the snapshot runner: the upstream scenarios (when present), the
 project's `fixtures/*` scenarios and a few scripted ones that reach corners the others do not
-(failed and unknown tools, max tokens, a turn error, a resource link). Each frame is checked
+(failed and unknown tools, max tokens, a turn error, a resource link, an editor terminal killed at
+a timeout). Each frame is checked
 (a) against the official `acp` package's model for its method and direction, round-tripped so
 that the package's lenient parsing cannot hide a dropped, coerced or salvaged field, and (b) when
 the shared JSON Schema is present, against its definition with Draft 2020-12.
@@ -40,6 +41,7 @@ AGENT_METHODS: dict[str, Models] = {
     "session/resume": (official.ResumeSessionRequest, official.ResumeSessionResponse),
     "session/close": (official.CloseSessionRequest, official.CloseSessionResponse),
     "session/set_mode": (official.SetSessionModeRequest, official.SetSessionModeResponse),
+    "session/set_config_option": (official.SetSessionConfigOptionSelectRequest, official.SetSessionConfigOptionResponse),
     "session/prompt": (official.PromptRequest, official.PromptResponse),
     "session/cancel": (official.CancelNotification, None),
 }
@@ -55,6 +57,9 @@ CLIENT_METHODS: dict[str, Models] = {
     "terminal/wait_for_exit": (official.WaitForTerminalExitRequest, official.WaitForTerminalExitResponse),
     "terminal/kill": (official.KillTerminalRequest, official.KillTerminalResponse),
 }
+CLIENT_REQUESTS = [method for method in CLIENT_METHODS if method.startswith(("fs/", "terminal/"))]
+"""The agent's requests for the client's file system and terminals (the scenarios client-fs and
+client-terminal make them; a terminal is killed on a timeout, so `scripted/terminal-timeout`)."""
 HANDLED_BY = {"agent": AGENT_METHODS, "client": CLIENT_METHODS}
 OTHER: dict[Direction, Direction] = {"agent": "client", "client": "agent"}
 PROVOKED = {-32700, -32600, -32601, -32602}
@@ -116,7 +121,20 @@ SCRIPTED: dict[str, tuple[list[dict[str, Any]], Any]] = {
             ],
         },
     ),
+    "terminal-timeout": (
+        [{"op": "initialize"}, {"op": "newSession"}, {"op": "prompt", "text": "Wait for it in the terminal."}],
+        [
+            {"toolCalls": [{"id": "call_sleep", "name": "bash", "arguments": {"command": "echo waiting; sleep 30"}}]},
+            {"text": "It timed out."},
+        ],
+    ),
 }
+EXTRA_INPUT: dict[str, dict[str, Any]] = {
+    "terminal-timeout": {"clientCapabilities": {"terminal": True}},
+}
+"""More of a scripted scenario's input.json."""
+BASH_TIMEOUT = {"terminal-timeout": 0.5}
+"""Scripted scenarios whose bash row times out after so many seconds (the kill of a terminal)."""
 
 
 @dataclass(frozen=True)
@@ -140,16 +158,22 @@ SOURCES = sources()
 async def run_source(source: Source, workdir: Path) -> RunResult:
     if source.directory is not None:
         return await run_scenario(source.directory, workdir)
-    steps, script = SCRIPTED[source.name.removeprefix("scripted/")]
+    name = source.name.removeprefix("scripted/")
+    steps, script = SCRIPTED[name]
     scenario = workdir / "scenario"
     scenario.mkdir()
-    (scenario / "input.json").write_text(json.dumps({"steps": steps}), encoding="utf-8")
+    (scenario / "input.json").write_text(json.dumps({"steps": steps, **EXTRA_INPUT.get(name, {})}), encoding="utf-8")
     (scenario / "script.json").write_text(json.dumps(script), encoding="utf-8")
+    config = RECORD_CONFIG
+    if name in BASH_TIMEOUT:
+        config = workdir / "cordis.yml"
+        bash_row = "  name: acp_agent.tools.bash\n"
+        text = RECORD_CONFIG.read_text(encoding="utf-8")
+        assert bash_row in text
+        config.write_text(text.replace(bash_row, f"{bash_row}  config: {{timeoutSeconds: {BASH_TIMEOUT[name]}}}\n"))
     run = workdir / "run"
     run.mkdir()
-    return await run_scenario(
-        scenario, run, config=RECORD_CONFIG, env={"ACP_AGENT_SCRIPT": str(scenario / "script.json")}
-    )
+    return await run_scenario(scenario, run, config=config, env={"ACP_AGENT_SCRIPT": str(scenario / "script.json")})
 
 
 @pytest.fixture(scope="module")
@@ -217,7 +241,7 @@ def frames_of(result: RunResult) -> Iterator[Checked]:
     for direction, frames in sides.items():
         for number, frame in enumerate(frames, 1):
             where = f"{direction} frame {number}: {json.dumps(frame)[:300]}"
-            if direction == "client" and _provoked(frame, answers["agent"]):
+            if direction == "client" and _provoked(frame, answers["agent"], requests["agent"]):
                 continue
             assert isinstance(frame, dict), where
             _check_envelope(frame, where)
@@ -236,8 +260,11 @@ def _key(request_id: Any) -> Any:
     return json.dumps(request_id)  # `1` and `true` and `1.0` stay apart, lists hash
 
 
-def _provoked(frame: Any, agent_answers: dict[Any, Any]) -> bool:
-    """Whether a frame we sent is garbage on purpose: not a request, or refused as malformed."""
+def _provoked(frame: Any, agent_answers: dict[Any, Any], agent_requests: dict[Any, str]) -> bool:
+    """Whether a frame we sent is garbage on purpose: not a request (nor an answer to one of the
+    agent's), or refused as malformed."""
+    if isinstance(frame, dict) and "method" not in frame and _key(frame.get("id")) in agent_requests:
+        return False  # the client's answer to the agent's request (fs, terminal, permission)
     if not (isinstance(frame, dict) and isinstance(frame.get("method"), str)):
         return True
     if frame["method"] not in AGENT_METHODS:
@@ -356,6 +383,9 @@ def test_the_transcripts_cover_every_kind_of_frame_we_produce(transcripts: dict[
                 kinds.add(f"update:{update['sessionUpdate']}:{update.get('status', '')}")
                 if "_meta" in update:
                     kinds.add("update:child")
+                content = update.get("content")
+                if isinstance(content, list) and any(block.get("type") == "terminal" for block in content):
+                    kinds.add("update:terminal")
             elif item.kind == "error":
                 kinds.add(f"error:{item.body['code']}")
             else:
@@ -384,7 +414,20 @@ def test_the_transcripts_cover_every_kind_of_frame_we_produce(transcripts: dict[
         "update:tool_call_update:failed",
         "update:tool_call_update:",  # a running tool's locations and diffs (the file tools)
         "update:plan:",
+        "update:current_mode_update:",
+        "update:config_option_update:",
+        "agent:result:session/set_mode",
+        "agent:result:session/set_config_option",
+        "client:params:session/set_mode",
+        "client:params:session/set_config_option",
+        "agent:params:session/request_permission",
+        "client:result:session/request_permission",
         "update:child",
+        "update:usage_update:",
+        "update:session_info_update:",
+        "update:terminal",  # a bash call's terminal embedded in its card
+        *(f"agent:params:{method}" for method in CLIENT_REQUESTS),
+        *(f"client:result:{method}" for method in CLIENT_REQUESTS),
         *(f"error:{code}" for code in (-32700, -32600, -32601, -32602, -32603, -32002)),
     }
     assert expected <= kinds, sorted(expected - kinds)

@@ -4,25 +4,37 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process, text_block
 from acp.schema import (
     AgentMessageChunk,
     AgentThoughtChunk,
     ClientCapabilities,
+    CreateTerminalResponse,
     FileSystemCapabilities,
     Implementation,
     PermissionOption,
+    ReadTextFileResponse,
+    ReleaseTerminalResponse,
     RequestPermissionResponse,
+    SessionInfoUpdate,
+    TerminalExitStatus,
+    TerminalOutputResponse,
+    TerminalToolCallContent,
     TextContentBlock,
     ToolCallProgress,
     ToolCallStart,
     ToolCallUpdate,
+    UsageUpdate,
     UserMessageChunk,
+    WaitForTerminalExitResponse,
+    WriteTextFileResponse,
 )
 
 from tests.e2e.wire import RECORD_CONFIG
@@ -140,4 +152,97 @@ async def test_the_official_client_lists_loads_resumes_and_closes_a_stored_sessi
     assert isinstance(said.content, TextContentBlock) and said.content.text == "Write the marker."
     assert [u for u in replayed if not isinstance(u, UserMessageChunk)] == [update for _, update in first.updates]
     assert response.stop_reason == "end_turn"
-    assert len(client.updates) == len(replayed) + 1  # the resume replayed nothing; then "Resumed."
+    # The resume replayed nothing; then "Resumed." and its usage (no title: the session has one).
+    assert [type(u) for _, u in client.updates[len(replayed) :]] == [AgentMessageChunk, UsageUpdate]
+
+
+class EditorClient(RecordingClient):
+    """An editor with unsaved buffers (files held in memory, never on disk) and a terminal that
+    runs the command for real when it is created."""
+
+    def __init__(self, buffers: dict[str, str]) -> None:
+        super().__init__()
+        self.buffers = buffers
+        self.calls: list[str] = []
+        self.terminals: dict[str, tuple[str, int]] = {}
+
+    async def read_text_file(
+        self, session_id: str, path: str, line: int | None = None, limit: int | None = None, **kwargs: Any
+    ) -> ReadTextFileResponse:
+        self.calls.append(f"read {Path(path).name}")
+        if path not in self.buffers:
+            raise RequestError.resource_not_found(path)
+        return ReadTextFileResponse(content=self.buffers[path])
+
+    async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any) -> WriteTextFileResponse:
+        self.calls.append(f"write {Path(path).name}")
+        self.buffers[path] = content
+        return WriteTextFileResponse()
+
+    async def create_terminal(
+        self, session_id: str, command: str, args: list[str] | None = None, cwd: str | None = None, **kwargs: Any
+    ) -> CreateTerminalResponse:
+        done = await anyio.run_process([command, *(args or [])], cwd=cwd, check=False, stderr=subprocess.STDOUT)
+        terminal_id = f"term-{len(self.terminals) + 1}"
+        self.terminals[terminal_id] = (done.stdout.decode(), done.returncode)
+        self.calls.append(f"create {terminal_id}")
+        return CreateTerminalResponse(terminal_id=terminal_id)
+
+    async def wait_for_terminal_exit(self, session_id: str, terminal_id: str, **kwargs: Any) -> WaitForTerminalExitResponse:
+        self.calls.append(f"wait {terminal_id}")
+        return WaitForTerminalExitResponse(exit_code=self.terminals[terminal_id][1])
+
+    async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any) -> TerminalOutputResponse:
+        self.calls.append(f"output {terminal_id}")
+        output, code = self.terminals[terminal_id]
+        return TerminalOutputResponse(output=output, truncated=False, exit_status=TerminalExitStatus(exit_code=code))
+
+    async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> ReleaseTerminalResponse:
+        self.calls.append(f"release {terminal_id}")
+        return ReleaseTerminalResponse()
+
+
+EDITOR_SCRIPT = [
+    {"toolCalls": [{"id": "call_read", "name": "read_file", "arguments": {"path": "draft.md"}}]},
+    {"toolCalls": [{"id": "call_edit", "name": "edit_file",
+                    "arguments": {"path": "draft.md", "old_text": "draft", "new_text": "final"}}]},  # fmt: skip
+    {"toolCalls": [{"id": "call_ls", "name": "bash", "arguments": {"command": "ls; echo EDITOR_OK"}}]},
+    {"text": "Done."},
+]
+
+
+async def test_the_official_client_serves_files_from_its_buffers_and_runs_bash_in_its_terminal(tmp_path: Path) -> None:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "on-disk.txt").write_text("x")
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(EDITOR_SCRIPT), encoding="utf-8")
+    env = {**os.environ, "ACP_AGENT_SCRIPT": str(script), "ACP_AGENT_SESSIONS": str(tmp_path / "sessions")}
+    draft = str(workspace / "draft.md")
+    client = EditorClient({draft: "status: draft\n"})
+    command, *args = agent_command()
+    async with spawn_agent_process(client, command, *args, env=env, cwd=ROOT) as (conn, process):
+        await conn.initialize(
+            protocol_version=PROTOCOL_VERSION,
+            client_capabilities=ClientCapabilities(
+                fs=FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=True
+            ),
+        )
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        response = await conn.prompt(session_id=session.session_id, prompt=[text_block("Finalize the draft.")])
+    assert process.returncode == 0
+    assert response.stop_reason == "end_turn"
+    assert client.calls == [
+        "read draft.md", "read draft.md", "write draft.md", "create term-1", "wait term-1", "output term-1", "release term-1"
+    ]  # fmt: skip
+    assert client.buffers[draft] == "status: final\n" and not (workspace / "draft.md").exists()
+    updates = [update for _, update in client.updates]
+    (title,) = [u for u in updates if isinstance(u, SessionInfoUpdate)]
+    assert title.title == "Finalize the draft."
+    assert [u.used for u in updates if isinstance(u, UsageUpdate)] == [120] * 4  # the scripted usage
+    read_result = next(u for u in updates if isinstance(u, ToolCallProgress) and u.tool_call_id == "call_read" and u.status)
+    assert read_result.content is not None and "status: draft" in str(read_result.content[0])
+    bash = [u for u in updates if isinstance(u, ToolCallProgress) and u.tool_call_id == "call_ls"]
+    assert [type(c) for u in bash for c in u.content or []] == [TerminalToolCallContent, TerminalToolCallContent]
+    assert {c.terminal_id for u in bash for c in u.content or [] if isinstance(c, TerminalToolCallContent)} == {"term-1"}
+    assert client.terminals["term-1"] == ("on-disk.txt\nEDITOR_OK\n", 0)

@@ -93,12 +93,15 @@ async def test_a_tool_turn_against_an_openai_compatible_server(tmp_path: Path) -
     async with fake_openai(*replies) as server:
         env = {"DEEPSEEK_API_KEY": DUMMY_KEY, "ACP_AGENT_SESSIONS": str(sessions), "ACP_AGENT_MODEL": "deepseek-chat"}
         async with spawn_server(config=composition(tmp_path, server.url), env=env) as wire:
+            wire.answer = allow_once  # the packaged composition asks before bash runs
             await wire.request("initialize", {"protocolVersion": 1})
             session_id = result_of(await wire.request("session/new", {"cwd": str(cwd), "mcpServers": []}))["sessionId"]
             answered = await wire.request("session/prompt", {"sessionId": session_id, "prompt": [text("Prove it.")]})
             exit_code = await wire.finish()
     check_stdout(wire)
     assert exit_code == 0
+    [asked] = [f["params"] for f in wire.received if f.get("method") == "session/request_permission"]
+    assert (asked["sessionId"], asked["toolCall"]["toolCallId"]) == (session_id, "call_00_e2e")
     assert result_of(answered) == {"stopReason": "end_turn"}
     assert (cwd / "proof.txt").read_text() == "E2E_OK\n"  # bash really ran, in the session's cwd
     assert message_text(wire, session_id) == "Done."
@@ -126,6 +129,11 @@ async def test_a_tool_turn_against_an_openai_compatible_server(tmp_path: Path) -
     [retry] = [event["data"] for event in log if event.get("type") == "llm/retry"]
     assert (retry["code"], retry["status"], retry["attempt"]) == ("RATE_LIMIT", 429, 1)
     assert DUMMY_KEY not in json.dumps(log) and DUMMY_KEY not in wire.stderr_text
+
+
+async def allow_once(request: dict[str, Any]) -> dict[str, Any]:
+    assert request["method"] == "session/request_permission"
+    return {"jsonrpc": "2.0", "id": request["id"], "result": {"outcome": {"outcome": "selected", "optionId": "allow_once"}}}
 
 
 async def test_without_a_key_the_server_starts_and_a_prompt_asks_for_authentication(tmp_path: Path) -> None:

@@ -36,6 +36,11 @@ def result_of(response: Frame) -> Any:
     return response["result"]
 
 
+def opened(response: Frame) -> bool:
+    """A `session/load` / `session/resume` answer: the session's modes and config options, as left."""
+    return set(result_of(response)) == {"modes", "configOptions"}
+
+
 def error_of(response: Frame) -> tuple[int, str]:
     assert "error" in response, response
     return response["error"]["code"], response["error"]["message"]
@@ -172,7 +177,7 @@ async def test_a_loaded_session_replays_what_the_user_saw_then_the_next_prompt_c
 
     async with store.serve({"s1": [{"text": "Still here."}]}) as wire:
         loaded, replayed = await load(wire, session_id, store.cwd)
-        assert result_of(loaded) == {}
+        assert opened(loaded)
         answered, third = await prompt(wire, session_id, text("Anything else?"))
     # Every replayed update came before the answer, and they are what the user saw, with the
     # user's own messages (which the editor showed itself) in their place.
@@ -220,11 +225,12 @@ async def test_a_session_open_in_the_connection_is_closed_then_loaded_again(stor
         await wire.wait_for(partial_shown)
         loaded, replayed = await load(wire, session_id, store.cwd)
         assert result_of(await wire.response(hanging)) == {"stopReason": "cancelled"}
-        assert result_of(loaded) == {}
+        assert opened(loaded)
         answered, _ = await prompt(wire, session_id, text("three"))
         assert result_of(answered) == {"stopReason": "end_turn"}
-    shown = [u["content"] for u in updates_of(replayed)]
-    assert shown == [text("one"), text("One."), text("two"), text("partial")]
+    shown = [u.get("content") or u.get("title") or u["used"] for u in updates_of(replayed)]
+    # The title once, at the first prompt; the usage of the call that finished (120: the script's).
+    assert shown == [text("one"), "one", text("One."), 120, text("two"), text("partial")]
     log = store.log(session_id)
     assert turns(log) == [(1, "completed"), (2, "aborted"), (3, "completed")]
     [aborted] = [e["data"] for e in log if e.get("type") == "turn/end" and e["data"]["turn"] == 2]
@@ -245,8 +251,8 @@ async def test_resume_reopens_without_replaying_and_the_conversation_goes_on(sto
         again = await wire.request(
             "session/resume", {"sessionId": session_id, "cwd": str(store.cwd), "mcpServers": [{"name": "x"}]}
         )
-    assert result_of(resumed) == {} and replayed == []
-    assert result_of(again) == {}
+    assert opened(resumed) and replayed == []
+    assert opened(again)
     assert "MCP servers are not supported yet; ignoring 1 configured server(s)" in wire.stderr_text
     assert result_of(answered) == {"stopReason": "end_turn"}
     assert said(shown) == "Second."
@@ -270,9 +276,9 @@ async def test_close_cancels_the_running_prompt_flushes_the_log_and_the_session_
         assert error_of(await wire.request("session/close", {"sessionId": session_id}))[0] == -32002
         await wire.notify("session/cancel", {"sessionId": session_id})
         loaded, replayed = await load(wire, session_id, store.cwd)
-        assert result_of(loaded) == {}
+        assert opened(loaded)
         answered, _ = await prompt(wire, session_id, text("again"))
-    assert [u["content"] for u in updates_of(replayed)] == [text("wait"), text("partial")]
+    assert [u.get("content") or u.get("title") for u in updates_of(replayed)] == [text("wait"), "wait", text("partial")]
     assert result_of(answered) == {"stopReason": "end_turn"}
     assert turns(store.log(session_id)) == [(1, "aborted"), (2, "completed")]
 
@@ -367,7 +373,7 @@ async def test_load_errors_name_the_session_and_what_is_wrong(store: Store) -> N
         )
         # A refused load leaves nothing open, and the server goes on.
         assert error_of(await wire.request("session/close", {"sessionId": "parent"}))[0] == -32002
-        assert result_of(await wire.request("session/load", params("parent"))) == {}
+        assert opened(await wire.request("session/load", params("parent")))
     assert damaged.read_text().splitlines()[2] == "{not json"  # never rewritten
 
 
@@ -385,7 +391,7 @@ async def test_a_torn_tail_is_repaired_written_back_and_the_session_continues(st
     async with store.serve([{"text": "Three."}]) as wire:
         loaded, replayed = await load(wire, session_id, store.cwd)
         answered, _ = await prompt(wire, session_id, text("three"))
-    assert result_of(loaded) == {} and result_of(answered) == {"stopReason": "end_turn"}
+    assert opened(loaded) and result_of(answered) == {"stopReason": "end_turn"}
     updates = updates_of(replayed)
     assert updates[-2]["sessionUpdate"] == "tool_call" and updates[-2]["toolCallId"] == "call_slow"
     assert updates[-1] == {
@@ -403,8 +409,8 @@ async def test_a_log_without_a_cwd_takes_the_clients(store: Store) -> None:
     store.write("old", [header("old", None, route="s1"), *turn(1, 0, 2_000, "hello")])
     async with store.serve([]) as wire:
         loaded, replayed = await load(wire, "old", store.cwd)
-    assert result_of(loaded) == {}
-    assert updates_of(replayed) == user_chunks(text("hello"))
+    assert opened(loaded)
+    assert updates_of(replayed) == [*user_chunks(text("hello")), {"sessionUpdate": "session_info_update", "title": "hello"}]
     assert store.log("old")[0]["cwd"] == str(store.cwd)
 
 

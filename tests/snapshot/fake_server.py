@@ -42,7 +42,7 @@ def prompt(request_id: Any, text: str) -> None:
         params = {"sessionId": SESSION_ID, "toolCall": {"toolCallId": "call_1"}, "options": options}
         send({"jsonrpc": "2.0", "id": 0, "method": "session/request_permission", "params": params})
         permission = read()
-        send({"jsonrpc": "2.0", "id": 1, "method": "fs/read_text_file", "params": {"path": "/x"}})
+        send({"jsonrpc": "2.0", "id": 1, "method": "x/unknown", "params": {"path": "/x"}})
         chunk(json.dumps([permission, read()]))
         answer()
     elif text in ("stream", "stream-ignoring-cancel"):  # think, stream, then wait for the cancel

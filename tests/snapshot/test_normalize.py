@@ -72,3 +72,25 @@ def test_a_line_that_is_not_json_is_kept() -> None:
 def test_the_snapshot_text_is_the_transcript_then_each_log_under_its_route() -> None:
     text = Normalized(["{}", "[]"], {"s1": ["{}"], "s2": []}).text()
     assert text == "--- stdout ---\n{}\n[]\n\n--- log s1 ---\n{}\n\n--- log s2 ---\n"
+
+
+def test_the_clients_answers_to_the_agents_requests_follow_the_transcript_numbered_like_them() -> None:
+    frames = [
+        {"jsonrpc": "2.0", "id": 1, "result": {}},
+        {"jsonrpc": "2.0", "id": 40, "method": "fs/read_text_file", "params": {"path": f"{CWD}/a"}},
+        {"jsonrpc": "2.0", "id": 41, "method": "terminal/create", "params": {}},
+    ]
+    sent = [
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}),  # a request of ours
+        json.dumps({"jsonrpc": "2.0", "id": 41, "result": {"terminalId": OTHER}}),  # answered first
+        json.dumps({"jsonrpc": "2.0", "id": 40, "result": {"content": "x"}}),
+        json.dumps({"jsonrpc": "2.0", "id": 99, "result": {}}),  # a raw line answering nothing the agent asked
+        "not json",
+    ]
+    result = RunResult([json.dumps(f) for f in frames], "", {}, Path(CWD), sent, 0, [])
+    normalized = normalize_run(result)
+    assert normalized.answers == [
+        '{"jsonrpc":"2.0","id":1,"result":{"content":"x"}}',
+        '{"jsonrpc":"2.0","id":2,"result":{"terminalId":"{{uuid:1}}"}}',
+    ]
+    assert normalized.text().split("\n")[4:8] == ["", "--- client answers ---", *normalized.answers]

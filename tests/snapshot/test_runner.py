@@ -241,7 +241,7 @@ async def test_the_client_reports_a_closed_stdin_as_server_gone() -> None:
         await client.write("{}")
     # An agent request that arrives when the client can no longer answer is let go.
     chunks = anyio.create_memory_object_stream[bytes](2)
-    await chunks[0].send(b'{"jsonrpc":"2.0","id":0,"method":"fs/read_text_file","params":{}}\n{"torn')
+    await chunks[0].send(b'{"jsonrpc":"2.0","id":0,"method":"x/unknown","params":{}}\n{"torn')
     chunks[0].close()
     await client.read(chunks[1])  # type: ignore[arg-type]
     assert client.stdout[-1] == '{"torn' and client.failures[0].startswith("stdout line 2 is not a JSON-RPC frame")

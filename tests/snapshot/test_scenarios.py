@@ -37,6 +37,7 @@ def test_the_expected_scenarios_exist() -> None:
         "fork-recall", "two-sequential-children", "spawn-then-fork", "concurrent-children", "grandchild",
         "depth-rejected", "structured-output", "structured-missing", "child-model-fails",
         "fork-fails-before-output", "cancel-two-children", "delegation", "load-session",
+        "client-fs", "client-terminal",
     }  # fmt: skip
 
 
@@ -74,7 +75,7 @@ def test_provider_error_ends_the_turn_with_the_error(scenario_run: Run) -> None:
 def test_load_session_replays_the_stored_turn_then_continues_it(scenario_run: Run) -> None:
     result = scenario_run(FIXTURES / "load-session")
     frames = [json.loads(line) for line in result.stdout]
-    loaded = next(i for i, f in enumerate(frames) if f.get("result") == {} and isinstance(f.get("id"), int))
+    loaded = next(i for i, f in enumerate(frames) if "modes" in (f.get("result") or {}) and isinstance(f.get("id"), int))
     replayed = [f["params"]["update"] for f in frames[:loaded] if f.get("method") == "session/update"]
     assert replayed[0] == {
         "sessionUpdate": "user_message_chunk",

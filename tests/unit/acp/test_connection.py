@@ -519,3 +519,22 @@ async def test_unknown_members_of_a_request_are_tolerated() -> None:
     async with serving(methods_for(Gates())) as peer:
         written = await peer.exchange({**request("ping", id=1), "extension": {"x": 1}})
     assert written == [{"jsonrpc": "2.0", "result": "pong", "id": 1}]
+
+
+async def test_the_late_answer_to_a_request_nobody_waits_for_now_is_dropped_quietly(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def impatient(conn: Connection) -> Any:
+        with anyio.move_on_after(0):  # gives up at once: the request went out, nobody waits for it
+            await conn.request("terminal/wait_for_exit", {})
+        return Success("gave up")
+
+    async with serving({"impatient": impatient}) as peer:
+        await peer.send(request("impatient", id=1))
+        frames = await peer.wait_frames(2)
+        assert frames[0]["method"] == "terminal/wait_for_exit" and frames[1]["result"] == "gave up"
+        with caplog.at_level("DEBUG", logger="acp_agent.acp.connection"):
+            assert await peer.exchange({"jsonrpc": "2.0", "id": 0, "result": {"exitCode": 0}}) == []
+            assert [r.levelname for r in caplog.records] == ["DEBUG"]
+            await peer.exchange({"jsonrpc": "2.0", "id": 0, "result": {"exitCode": 0}})  # twice: unexpected
+            assert [r.levelname for r in caplog.records] == ["DEBUG", "WARNING"]

@@ -111,6 +111,10 @@ def shown(updates: list[dict[str, Any]]) -> list[str]:
         kind = update["sessionUpdate"]
         if "toolCallId" in update:
             lines.append(f"{kind} {update['toolCallId']} {update.get('status', '')}".strip())
+        elif kind == "session_info_update":
+            lines.append(f"{kind} {update['title']}")
+        elif kind == "usage_update":
+            lines.append(f"{kind} {update['used']}/{update['size']}")
         else:
             content = update["content"]
             lines.append(f"{kind} {content.get('text', content.get('uri'))}")
@@ -135,6 +139,7 @@ def test_the_users_words_then_one_chunk_per_delta_and_each_call_with_its_final_s
     assert shown(updates) == [
         "user_message_chunk Look.",
         "user_message_chunk file:///a.md",
+        "session_info_update Look.",
         "agent_thought_chunk Hmm.",
         "agent_message_chunk On",
         "agent_message_chunk it.",
@@ -150,8 +155,8 @@ def test_the_users_words_then_one_chunk_per_delta_and_each_call_with_its_final_s
         "type": "resource_link", "uri": "file:///a.md", "name": "a.md", "title": "A",
         "mimeType": "text/markdown", "size": 12,
     }  # fmt: skip
-    assert updates[5]["title"] == "ls" and updates[5]["kind"] == "execute"  # the tool's own presentation
-    assert updates[6]["title"] == "gone"  # a tool that no longer exists: its name
+    assert updates[6]["title"] == "ls" and updates[6]["kind"] == "execute"  # the tool's own presentation
+    assert updates[7]["title"] == "gone"  # a tool that no longer exists: its name
 
 
 def test_a_childs_tool_calls_come_right_before_the_update_completing_the_call_that_started_it() -> None:
@@ -166,6 +171,7 @@ def test_a_childs_tool_calls_come_right_before_the_update_completing_the_call_th
     updates = replay(parent.stored(child_b.stored(), child_a.stored(grandchild.stored())))
     assert shown(updates) == [
         "user_message_chunk Go.",
+        "session_info_update Go.",
         "tool_call call_a in_progress",
         "tool_call call_b in_progress",
         "tool_call s1/call_a/call_g in_progress",
@@ -206,6 +212,7 @@ def test_without_a_matching_route_the_spawn_call_id_decides_and_an_unspawned_chi
     updates = shown(replay(parent.stored(loose.stored(), moved.stored())))
     assert updates == [
         "user_message_chunk Go.",
+        "session_info_update Go.",
         "tool_call call_a in_progress",
         "tool_call s1/call_a/call_x in_progress",
         "tool_call_update s1/call_a/call_x completed",
@@ -214,7 +221,7 @@ def test_without_a_matching_route_the_spawn_call_id_decides_and_an_unspawned_chi
         "tool_call_update l/call_l completed",
     ]
     unrouted = Log("q").user(TextContent(text="Go.")).model(calls=(("call_a", "subagent"),)).end()
-    assert shown(replay(unrouted.stored(moved.stored())))[2] == "tool_call s1/call_a/call_x in_progress"
+    assert shown(replay(unrouted.stored(moved.stored())))[3] == "tool_call s1/call_a/call_x in_progress"
 
 
 def test_a_fork_shows_only_its_own_events_and_counts_its_seeds_calls_for_its_childrens_routes() -> None:
@@ -227,6 +234,7 @@ def test_a_fork_shows_only_its_own_events_and_counts_its_seeds_calls_for_its_chi
     grandchild.model(calls=(("call_deep", "bash"),)).end()
     assert shown(replay(parent.stored(fork.stored(grandchild.stored())))) == [
         "user_message_chunk Before.",
+        "session_info_update Before.",
         "tool_call call_0 in_progress",  # the seed's call is the parent's: shown once, as the parent's
         "tool_call_update call_0 completed",
         "user_message_chunk Fork.",

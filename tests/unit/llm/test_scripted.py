@@ -186,3 +186,16 @@ async def test_the_plugin_serves_ctx_llm_from_the_script_file(tmp_path: Path) ->
     assert (caught.value.code, caught.value.status) == ("RATE_LIMIT", 429)
     ctx.scope.dispose()
 
+
+
+@pytest.mark.anyio
+async def test_model_placeholders_are_filled_with_the_requests_model_as_they_stream() -> None:
+    from acp_agent.llm.scripted import ScriptedModel
+
+    script = compile_script([{"reasoning": "As {{model}}:", "text": "I am {{model}}.", "toolCalls": [{"id": "c", "name": "t"}]}])
+    model = ScriptedModel(script)
+    chunks = await collect(await model.listener(request().model_copy(update={"model": "large"}), next=None))  # type: ignore[arg-type]
+    deltas = [chunk.text for chunk in chunks if isinstance(chunk, TextDelta)]
+    assert deltas == ["I ", "am ", "large."]
+    assembled = assemble(chunks)
+    assert assembled.blocks() == [ReasoningBlock(text="As large:"), TextBlock(text="I am large."), ToolCallBlock(id="c", name="t", arguments="{}")]

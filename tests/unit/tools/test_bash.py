@@ -12,14 +12,21 @@ from pydantic import ValidationError
 from acp_agent.kernel.context import Context
 from acp_agent.session.content import ToolCallBlock
 from acp_agent.tools import (
+    LOCAL,
+    RUNNER_SERVICE,
     BashParams,
     BashTool,
+    CommandOutcome,
+    CommandRunner,
+    LocalRunner,
+    ToolCallContext,
     ToolPresentation,
     ToolRegistry,
     ToolResult,
     prepare,
     run_command,
     run_prepared,
+    runner_for,
 )
 from acp_agent.tools import bash as bash_plugin
 
@@ -212,3 +219,35 @@ def test_plugin_config_defaults_and_validation() -> None:
         bash_plugin.Config(timeout_seconds=0)
     with pytest.raises(ValidationError):
         bash_plugin.Config.model_validate({"timeout": 5})  # unknown keys fail at load
+
+
+def test_a_call_runs_locally_unless_the_command_runner_service_picks_a_runner() -> None:
+    call = call_context()
+    assert runner_for(call) is LOCAL and isinstance(LOCAL, LocalRunner)
+    picked: list[str] = []
+
+    class Elsewhere(CommandRunner):
+        async def run(self, command: str, *, call: ToolCallContext, timeout_seconds: float, max_output_bytes: int) -> CommandOutcome:
+            raise NotImplementedError
+
+    elsewhere = Elsewhere()
+
+    def provider(asking: ToolCallContext) -> CommandRunner:
+        picked.append(asking.call_id)
+        return elsewhere
+
+    call.ctx.provide(RUNNER_SERVICE, provider)
+    assert runner_for(call) is elsewhere and picked == ["call_1"]
+
+
+@pytest.mark.anyio
+async def test_bash_reports_what_the_picked_runner_says(tmp_path: Path) -> None:
+    class Canned(CommandRunner):
+        async def run(self, command: str, *, call: ToolCallContext, timeout_seconds: float, max_output_bytes: int) -> CommandOutcome:
+            assert (command, call.cwd, timeout_seconds, max_output_bytes) == ("make", tmp_path, 7, 99)
+            return CommandOutcome("partial", -1, timed_out=False, signal="SIGLOST")
+
+    call = call_context(cwd=tmp_path)
+    call.ctx.provide(RUNNER_SERVICE, lambda _call: Canned())
+    result = await BashTool(timeout_seconds=7, max_output_bytes=99).run(BashParams(command="make"), call)
+    assert result.is_error and result.plain_text() == "partial\n[killed by signal SIGLOST]"

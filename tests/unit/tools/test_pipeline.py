@@ -301,24 +301,73 @@ async def test_results_are_reported_in_model_order_as_soon_as_they_are_final() -
 
 
 @pytest.mark.anyio
-async def test_a_guard_refuses_calls_just_before_they_run() -> None:
+async def test_a_gate_may_answer_a_call_just_before_it_runs() -> None:
     closed: list[str] = []
+    seen: list[tuple[str, str]] = []
     registry = ToolRegistry()
     registry.register(EchoTool())
 
-    def check(name: str) -> str | None:
-        return f"the run is complete, so `{name}` is not executed" if closed else None
+    async def gate(call: PreparedCall, context: ToolCallContext) -> ToolResult | None:
+        seen.append((call.block.id, context.call_id))
+        return ToolResult.failure(f"the run is complete, so `{call.block.name}` is not executed", "refused") if closed else None
 
-    registry.guard(None, check)
-    other_owner = Scope()
-    lift = registry.guard(other_owner, lambda name: "never")
+    registry.gate(None, gate)
     prepared = [prepare(block("echo", {"text": t}, call_id=t), registry, None) for t in ("a", "b")]
+    prepared.append(prepare(block("nope", call_id="c"), registry, None))  # not asked: it cannot run
     results = await run_prepared(
-        prepared, call_context, on_result=lambda i, r: closed.append("x"), refuse=registry.refusal(None)
+        prepared, call_context, on_result=lambda i, r: closed.append("x"), gate=registry.gates(None)
     )
-    assert text(results[0]) == "a: a"
-    assert text(results[1]) == "Error: the run is complete, so `echo` is not executed"
+    assert [text(r) for r in results] == ["a: a", "Error: the run is complete, so `echo` is not executed", "Error: unknown tool 'nope'"]
     assert results[1].error is not None and results[1].error.code == "refused"
+    assert seen == [("a", "a"), ("b", "b")]
+
+
+@pytest.mark.anyio
+async def test_an_owners_gates_come_before_the_global_ones_and_the_first_answer_wins() -> None:
+    asked: list[str] = []
+    registry = ToolRegistry()
+    owner, other = Scope(), Scope()
+
+    def gate(name: str, answer: str | None) -> Callable[[PreparedCall, ToolCallContext], Awaitable[ToolResult | None]]:
+        async def ask(call: PreparedCall, context: ToolCallContext) -> ToolResult | None:
+            asked.append(name)
+            return ToolResult.text(answer) if answer is not None else None
+
+        return ask
+
+    registry.gate(None, gate("global", "from global"))
+    registry.gate(owner, gate("own-pass", None))
+    lift = registry.gate(owner, gate("own", "from own"))
+    registry.gate(other, gate("other", "never"))
+    call = prepare(block("echo", {"text": "x"}), ToolRegistry(), None)
+    context = call_context("call_1")
+    assert await registry.gates(owner)(call, context) == ToolResult.text("from own")
+    assert asked == ["own-pass", "own"]
     lift()
     lift()
-    assert registry.refusal(other_owner)("echo") is None
+    assert await registry.gates(owner)(call, context) == ToolResult.text("from global")
+    assert await registry.gates(None)(call, context) == ToolResult.text("from global")
+    owner.dispose()
+    other.dispose()
+    assert asked == ["own-pass", "own", "own-pass", "global", "global"]
+    assert await ToolRegistry().gates(owner)(call, context) is None
+
+
+@pytest.mark.anyio
+async def test_a_failing_gate_fails_the_call_without_running_it(caplog: pytest.LogCaptureFixture) -> None:
+    ran: list[str] = []
+    registry = ToolRegistry()
+
+    async def body(call: ToolCallContext) -> ToolResult:
+        ran.append(call.call_id)
+        return ToolResult.text("ran")
+
+    registry.register(FuncTool("t", body))
+
+    async def broken(call: PreparedCall, context: ToolCallContext) -> ToolResult | None:
+        raise RuntimeError("the gate broke")
+
+    with caplog.at_level(logging.WARNING):
+        [result] = await run_prepared([prepare(block("t"), registry, None)], call_context, gate=broken)
+    assert text(result) == "Error: the gate broke" and result.error is not None and result.error.code == "tool_failed"
+    assert ran == []

@@ -1,0 +1,83 @@
+"""The file tools' `Workspace` through the editor: ACP `fs/read_text_file` and `fs/write_text_file`.
+
+A client that advertises `fs.readTextFile` serves reads from its buffers (unsaved changes
+included); one that advertises `fs.writeTextFile` takes writes into them (the edit lands in the
+editor, with its undo history). Each half goes to the disk when it is not advertised, so a client
+that only reads gets editor reads and disk writes. Requests name the top-level session on the wire
+(a child's calls show there) and an absolute path.
+"""
+
+from __future__ import annotations
+
+import errno
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import ValidationError
+
+from acp_agent.acp.connection import Connection
+from acp_agent.acp.errors import RESOURCE_NOT_FOUND, ClientError
+from acp_agent.acp.schema import Incoming, ReadTextFileParams, ReadTextFileResult, WriteTextFileParams
+from acp_agent.tools.workspace import DISK, Workspace
+
+READ = "fs/read_text_file"
+WRITE = "fs/write_text_file"
+
+R = TypeVar("R", bound=Incoming)
+
+
+class ClientWorkspace(Workspace):
+    """Reads and writes of one session's calls: through the client where it advertised the
+    method, else the disk.
+
+    A client's error answer becomes the OSError the file tools report: `FileNotFoundError` for a
+    read the client answers "resource not found" (-32002), or any failed read of a path the disk
+    has no file at (clients word a missing file in their own way); `IsADirectoryError` when the
+    path is a directory; else an `OSError` (EIO) quoting the client. Reads are whole files (no
+    `line`/`limit`): `read_file` reports how many lines the file has and how many remain, and
+    `edit_file` and `write_file` need the whole text.
+    """
+
+    def __init__(self, conn: Connection, session_id: str, *, read: bool, write: bool) -> None:
+        self.conn = conn
+        self.session_id = session_id
+        """The session on the wire (a child's calls go to its top-level session)."""
+        self.read = read
+        self.write = write
+
+    async def read_text(self, path: Path) -> str:
+        if not self.read:
+            return await DISK.read_text(path)
+        params = ReadTextFileParams(session_id=self.session_id, path=str(path))
+        result = await self._ask(READ, params.dump(), path)
+        return _parse(ReadTextFileResult, result, READ).content
+
+    async def write_text(self, path: Path, text: str) -> None:
+        if not self.write:
+            return await DISK.write_text(path, text)
+        # The Workspace contract creates missing parents; ACP does not say whether a client does.
+        path.parent.mkdir(parents=True, exist_ok=True)
+        params = WriteTextFileParams(session_id=self.session_id, path=str(path), content=text)
+        await self._ask(WRITE, params.dump(), path)
+
+    async def _ask(self, method: str, params: dict[str, object], path: Path) -> object:
+        try:
+            return await self.conn.request(method, params)
+        except ClientError as exc:
+            raise _os_error(method, exc, path) from None
+
+
+def _os_error(method: str, exc: ClientError, path: Path) -> OSError:
+    """The OSError a file tool reports for the client's error answer to `method` on `path`."""
+    if path.is_dir():
+        return IsADirectoryError(errno.EISDIR, "is a directory", str(path))
+    if method == READ and (exc.code == RESOURCE_NOT_FOUND or not path.exists()):
+        return FileNotFoundError(errno.ENOENT, "no such file", str(path))
+    return OSError(errno.EIO, f"the editor answered {method} with error {exc.code}: {exc.message}", str(path))
+
+
+def _parse(model: type[R], result: object, method: str) -> R:
+    try:
+        return model.model_validate(result)
+    except ValidationError:
+        raise OSError(errno.EIO, f"the editor's answer to {method} is not valid: {str(result)[:200]}") from None

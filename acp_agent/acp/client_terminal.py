@@ -1,0 +1,134 @@
+"""The `bash` tool's `CommandRunner` through the editor: ACP `terminal/*`.
+
+A client that advertises `terminal` runs the command in a terminal of its own, which the tool call
+embeds while it runs (`{"type": "terminal", "terminalId"}` content), so the user watches the
+output live. The sequence: `terminal/create` (`bash -c <command>` in the session's cwd, the tool's
+output budget as `outputByteLimit`) -> `terminal/wait_for_exit` -> `terminal/output` (the final
+output, and whether the client cut its beginning) -> `terminal/release`. On a timeout:
+`terminal/kill`, then the output, then the release; on a cancellation: the kill and the release,
+shielded (bounded), before the cancellation goes on. The create itself is shielded (bounded by the
+command's timeout), so a cancellation never leaves a terminal the agent does not know of. Requests
+name the top-level session on the wire (a child's calls show there).
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+from contextlib import suppress
+from typing import Any, TypeVar
+
+import anyio
+import anyio.lowlevel
+from pydantic import ValidationError
+
+from acp_agent.acp.connection import Connection
+from acp_agent.acp.errors import ClientError
+from acp_agent.acp.schema import (
+    CreateTerminalParams,
+    CreateTerminalResult,
+    Incoming,
+    TerminalExitStatus,
+    TerminalOutputResult,
+    TerminalParams,
+)
+from acp_agent.tools.base import ToolCallContext
+from acp_agent.tools.runner import CommandOutcome, CommandRunner
+
+log = logging.getLogger(__name__)
+
+SHELL = "bash"
+CLEANUP_SECONDS = 5.0
+"""Bound on the shielded kill and release after a cancellation: a client that does not answer
+cannot hold the cancellation up for longer."""
+
+R = TypeVar("R", bound=Incoming)
+
+
+class TerminalFailed(RuntimeError):
+    """The client refused a terminal request or answered it with something that is not an answer;
+    the `bash` call fails with this message."""
+
+
+class TerminalRunner(CommandRunner):
+    """Runs each command in a new client terminal of the session `session_id` (on the wire)."""
+
+    def __init__(self, conn: Connection, session_id: str) -> None:
+        self.conn = conn
+        self.session_id = session_id
+
+    async def run(
+        self, command: str, *, call: ToolCallContext, timeout_seconds: float, max_output_bytes: int
+    ) -> CommandOutcome:
+        create = CreateTerminalParams(
+            session_id=self.session_id,
+            command=SHELL,
+            args=["-c", command],
+            cwd=str(call.cwd),
+            output_byte_limit=max_output_bytes,
+        )
+        created: CreateTerminalResult | None = None
+        # Shielded: a cancellation must not abandon a terminal the client is creating (it could
+        # never be killed or released); it lands once the id is known, and the finally cleans up.
+        with anyio.CancelScope(shield=True), anyio.move_on_after(timeout_seconds):
+            created = await self._ask("terminal/create", create.dump(), CreateTerminalResult)
+        if created is None:
+            raise TerminalFailed(f"the editor's terminal failed: no answer to terminal/create within {timeout_seconds:g} s")
+        ids = TerminalParams(session_id=self.session_id, terminal_id=created.terminal_id).dump()
+        status: TerminalExitStatus | None = None
+        killed = False
+        try:
+            await anyio.lowlevel.checkpoint()  # a cancellation during the create lands here
+            call.show(terminal_id=created.terminal_id)
+            with anyio.move_on_after(timeout_seconds):
+                status = await self._ask("terminal/wait_for_exit", ids, TerminalExitStatus)
+            if status is None:  # timed out
+                killed = True
+                await self._ask("terminal/kill", ids)
+            output = await self._ask("terminal/output", ids, TerminalOutputResult)
+        finally:
+            await self._clean_up(ids, kill=status is None and not killed)
+        return _outcome(output, status or output.exit_status, timed_out=killed, limit=max_output_bytes)
+
+    async def _ask(self, method: str, params: dict[str, Any], model: type[R] | None = None) -> Any:
+        try:
+            result = await self.conn.request(method, params)
+        except ClientError as exc:
+            raise TerminalFailed(f"the editor's terminal failed: {method} answered error {exc.code}: {exc.message}") from None
+        if model is None:
+            return result
+        try:
+            return model.model_validate(result)
+        except ValidationError:
+            raise TerminalFailed(f"the editor's answer to {method} is not valid: {str(result)[:200]}") from None
+
+    async def _clean_up(self, ids: dict[str, Any], *, kill: bool) -> None:
+        """Kill (after a cancellation or a failure) and release the terminal, whatever happens:
+        shielded, bounded, and quiet about a client that refuses or went away."""
+        with anyio.CancelScope(shield=True), anyio.move_on_after(CLEANUP_SECONDS):
+            for method in ["terminal/kill", "terminal/release"] if kill else ["terminal/release"]:
+                try:
+                    await self.conn.request(method, ids)
+                except ClientError as exc:
+                    log.debug("%s of terminal %s: %s", method, ids["terminalId"], exc)
+
+
+def _outcome(
+    output: TerminalOutputResult, status: TerminalExitStatus | None, *, timed_out: bool, limit: int
+) -> CommandOutcome:
+    text = output.output
+    if output.truncated:
+        text = f"[... earlier output omitted: the terminal kept the last {limit} bytes ...]\n{text}"
+    exit_code, name = _exit(status)
+    return CommandOutcome(text, exit_code, timed_out=timed_out, signal=name)
+
+
+def _exit(status: TerminalExitStatus | None) -> tuple[int, str | None]:
+    """An exit status as `CommandOutcome` has it: the code, or minus the signal's number; a signal
+    known only by its name (or no status at all) is -1 with the name."""
+    if status is not None and status.exit_code is not None:
+        return status.exit_code, None
+    name = status.signal if status is not None and status.signal else "unknown"
+    with suppress(KeyError):
+        return -signal.Signals[name if name.startswith("SIG") else f"SIG{name}"].value, None
+    return -1, name

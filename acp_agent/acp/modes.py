@@ -1,0 +1,136 @@
+"""Session modes and config options over ACP: what `session/new`, `session/load` and `session/resume`
+advertise, `session/set_mode` and `session/set_config_option`.
+
+The modes (`ask`, `auto`, `plan`) are the permissions service's, offered only when the composition
+has one. The config options are a `mode` select (category `mode`: the same modes, for clients that
+prefer config options, which ACP says they should) and a `model` select (category `model`: the
+agents row's models, current = the agent's model). Both methods change the same state, so both
+views stay in step: a mode change sends `current_mode_update` and `config_option_update`, a model
+change `config_option_update`; each is logged in the session (`session/mode`, `session/config`).
+
+A loaded or resumed session answers with the mode and model it was left with; the replay does not
+repeat earlier switches (they are settings, not conversation), the response is the last word.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from acp_agent.acp import errors
+from acp_agent.acp.schema import (
+    ConfigOptionUpdate,
+    CurrentModeUpdate,
+    SessionConfigSelect,
+    SessionConfigSelectOption,
+    SessionMode,
+    SessionModeState,
+    SessionNotification,
+    SessionUpdate,
+    SetSessionConfigOptionParams,
+    SetSessionConfigOptionResult,
+    SetSessionModeParams,
+)
+from acp_agent.agent.agent import Agent
+from acp_agent.agent.config import MODEL_CONFIG, choose_model
+from acp_agent.agent.errors import UnknownModel
+from acp_agent.kernel.context import Context
+from acp_agent.permissions.errors import UnknownMode
+
+if TYPE_CHECKING:
+    from acp_agent.acp.server import AcpServer
+
+MODE_CONFIG = "mode"
+
+
+def session_state(ctx: Context, agent: Agent) -> dict[str, Any]:
+    """The `modes` and `configOptions` of a session response (as keyword arguments)."""
+    return {"modes": mode_state(ctx, agent), "config_options": config_options(ctx, agent)}
+
+
+def mode_state(ctx: Context, agent: Agent) -> SessionModeState | None:
+    if not ctx.has("permissions"):
+        return None
+    permissions = ctx.permissions
+    return SessionModeState(
+        current_mode_id=permissions.mode(agent),
+        available_modes=[SessionMode(id=m.id, name=m.name, description=m.description) for m in permissions.modes],
+    )
+
+
+def config_options(ctx: Context, agent: Agent) -> list[SessionConfigSelect]:
+    options = []
+    modes = mode_state(ctx, agent)
+    if modes is not None:
+        options.append(
+            SessionConfigSelect(
+                id=MODE_CONFIG,
+                name="Mode",
+                description="How much the agent may do without asking you",
+                category="mode",
+                current_value=modes.current_mode_id,
+                options=[
+                    SessionConfigSelectOption(value=m.id, name=m.name, description=m.description)
+                    for m in modes.available_modes
+                ],
+            )
+        )
+    options.append(
+        SessionConfigSelect(
+            id=MODEL_CONFIG,
+            name="Model",
+            category="model",
+            current_value=agent.options.model,
+            options=[
+                SessionConfigSelectOption(value=m.id, name=m.name or m.id, description=m.description)
+                for m in ctx.agents.models
+            ],
+        )
+    )
+    return options
+
+
+async def set_mode(server: AcpServer, params: SetSessionModeParams) -> dict[str, Any]:
+    agent = _agent(server, params.session_id)
+    _switch_mode(server, agent, params.mode_id, "modeId")
+    _notify(server, agent, CurrentModeUpdate(current_mode_id=params.mode_id))
+    _notify(server, agent, ConfigOptionUpdate(config_options=config_options(server.ctx, agent)))
+    return {}
+
+
+async def set_config_option(server: AcpServer, params: SetSessionConfigOptionParams) -> SetSessionConfigOptionResult:
+    agent = _agent(server, params.session_id)
+    offered = [option.id for option in config_options(server.ctx, agent)]
+    if params.config_id == MODE_CONFIG and MODE_CONFIG in offered:
+        _switch_mode(server, agent, params.value, "value")
+        _notify(server, agent, CurrentModeUpdate(current_mode_id=params.value))
+    elif params.config_id == MODEL_CONFIG:
+        try:
+            choose_model(agent, params.value)
+        except UnknownModel as exc:
+            raise errors.invalid_params(f"value: {exc}") from None
+    else:
+        known = ", ".join(map(repr, offered))
+        raise errors.invalid_params(f"configId {params.config_id!r} is not a config option of this session ({known})")
+    options = config_options(server.ctx, agent)
+    _notify(server, agent, ConfigOptionUpdate(config_options=options))
+    return SetSessionConfigOptionResult(config_options=options)
+
+
+def _agent(server: AcpServer, session_id: str) -> Agent:
+    entry = server.sessions.get(session_id)
+    if entry is None:
+        raise errors.session_not_found(session_id)
+    return entry.agent
+
+
+def _switch_mode(server: AcpServer, agent: Agent, mode_id: str, field: str) -> None:
+    if not server.ctx.has("permissions"):
+        raise errors.invalid_params(f"{field}: this agent offers no session modes")
+    try:
+        server.ctx.permissions.set_mode(agent, mode_id)
+    except UnknownMode as exc:
+        raise errors.invalid_params(f"{field}: {exc}") from None
+
+
+def _notify(server: AcpServer, agent: Agent, update: SessionUpdate) -> None:
+    server.conn.notify("session/update", SessionNotification(session_id=agent.id, update=update).dump())

@@ -1,0 +1,90 @@
+"""How the user is asked over ACP: `session/request_permission`, the `Asker` of `acp_agent.permissions`.
+
+`install(server)` gives the composition's permissions service (when there is one) an asker that
+sends the request on the session the calling agent's activity shows on: a child's call is asked on
+its top-level session, with the call's wire id (`<child route>/<call id>`) and the `_meta` that
+names the parent's delegating call, as its `tool_call` was. The options are allow once, allow
+always, reject once and reject always (option ids equal to their kinds); the answer is the kind
+of the option picked, or `cancelled`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from acp_agent.acp.errors import ClientError
+from acp_agent.acp.schema import (
+    PermissionOption,
+    PermissionToolCall,
+    RequestPermissionParams,
+    RequestPermissionResult,
+    Text,
+    ToolCallContent,
+    ToolCallLocation,
+)
+from acp_agent.kernel.scope import Disposer
+from acp_agent.permissions import texts
+from acp_agent.permissions.asker import OPTION_KINDS, Answer, Asker, PermissionRequest
+from acp_agent.permissions.errors import AskFailed
+
+if TYPE_CHECKING:
+    from acp_agent.acp.server import AcpServer
+
+METHOD = "session/request_permission"
+
+
+def install(server: AcpServer) -> Disposer:
+    """Ask `server`'s client whenever the permissions service must ask; the disposer stops it."""
+    if not server.ctx.has("permissions"):
+        return lambda: None
+    disposer: Disposer = server.ctx.permissions.use_asker(AcpAsker(server))
+    return disposer
+
+
+class AcpAsker(Asker):
+    def __init__(self, server: AcpServer) -> None:
+        self._server = server
+
+    async def ask(self, request: PermissionRequest) -> Answer:
+        wire = self._server.wire_of(request.session_id)
+        if wire is None:
+            raise AskFailed("the session is not open on this connection")
+        session_id, mapper = wire
+        call = request.call
+        assert call.tool is not None and call.params is not None  # only valid calls are asked about
+        shown = call.tool.present(call.params)
+        options = [PermissionOption(option_id=kind, name=texts.option_name(kind, request.tool), kind=kind) for kind in OPTION_KINDS]
+        params = RequestPermissionParams(
+            session_id=session_id,
+            tool_call=PermissionToolCall(
+                tool_call_id=mapper.wire_id(call.block.id),
+                title=shown.title,
+                kind=shown.kind,
+                raw_input=_raw_input(call.block.arguments),
+                content=[ToolCallContent(content=Text(text=text)) for text in shown.content] or None,
+                locations=[ToolCallLocation(path=loc.path, line=loc.line) for loc in shown.locations] or None,
+                meta=mapper.meta(),
+            ),
+            options=options,
+        )
+        try:
+            answer = RequestPermissionResult.model_validate(await self._server.conn.request(METHOD, params.dump()))
+        except ClientError as exc:
+            raise AskFailed(exc.message or f"the client answered error {exc.code}") from None
+        except ValidationError:
+            raise AskFailed("the client's answer is not a permission outcome") from None
+        outcome = answer.outcome
+        if outcome.outcome == "cancelled":
+            return "cancelled"
+        picked = next((option.kind for option in options if option.option_id == outcome.option_id), None)
+        if picked is None:
+            raise AskFailed(f"the client picked {outcome.option_id!r}, which is not an option it was offered")
+        return picked
+
+
+def _raw_input(arguments: str) -> Any:
+    # The call's arguments validated, so they are a JSON object (or empty: no arguments).
+    return json.loads(arguments) if arguments.strip() else {}

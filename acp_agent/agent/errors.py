@@ -1,0 +1,16 @@
+"""Errors of the agent package."""
+
+from __future__ import annotations
+
+
+class AgentError(Exception):
+    """Base of the agent package's errors."""
+
+
+class UnknownModel(AgentError, ValueError):
+    """A model choice that is not among the configured models."""
+
+    def __init__(self, model: str, known: list[str]) -> None:
+        super().__init__(f"unknown model {model!r}; the models offered are {', '.join(map(repr, known))}")
+        self.model = model
+        self.known = known

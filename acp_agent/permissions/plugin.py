@@ -1,0 +1,40 @@
+"""Loader plugin providing `ctx.permissions`: session modes and the approval gate of every agent.
+
+Row: `{id: permissions, name: acp_agent.permissions.plugin, config: {default: ask, tools: {bash:
+ask}, defaultMode: ask}}`. It registers the `session/mode` and `permission/grant` event types, the
+gate (for every agent's calls) and the policy inheritance of children (their parent's explicit
+mode). A client layer installs how the user is asked (`ctx.permissions.use_asker`).
+"""
+
+from __future__ import annotations
+
+from acp_agent.kernel import Context, Disposer, PluginConfig, combine
+from acp_agent.permissions.events import GrantEvent, ModeEvent
+from acp_agent.permissions.modes import ModeId
+from acp_agent.permissions.policy import Policy, Rule
+from acp_agent.permissions.service import Permissions
+from acp_agent.subagents.driver import INHERIT
+
+name = "permissions"
+inject = ("sessions", "tools")
+
+
+class Config(PluginConfig):
+    default: Rule = "ask"
+    """What happens to a call of a tool that needs approval: `ask` the user, `allow` it, `deny` it."""
+    tools: dict[str, Rule] = {}
+    """Per tool name, instead of `default` (tools that need no approval are never gated)."""
+    default_mode: ModeId = "ask"
+    """The mode of a session nobody chose one for (children do not inherit it)."""
+
+
+def apply(ctx: Context, config: Config) -> Disposer:
+    permissions = Permissions(Policy(default=config.default, tools=config.tools), config.default_mode)
+    registry = ctx.sessions.registry
+    return combine(
+        registry.register(ModeEvent, "free"),
+        registry.register(GrantEvent, "free"),
+        ctx.provide("permissions", permissions),
+        ctx.tools.gate(None, permissions.gate),
+        ctx.events.on(INHERIT, permissions.inherit),
+    )

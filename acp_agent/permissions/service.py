@@ -1,0 +1,137 @@
+"""`ctx.permissions`: session modes, the user's "always" answers, and the gate before each call.
+
+The gate (registered for every agent in `ctx.tools`) lets a call of a tool that does not need
+approval through at once. For one that does, `policy.decide` rules with the calling agent's mode,
+the thread's grants and the deployment's policy; `ask` goes to the installed `Asker`. A thread's
+grants live in its top-level session (the one the user sees): a child's call answered "always"
+holds for the parent and every other child too, and survives `session/load` with that session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Literal
+
+import anyio
+
+from acp_agent.kernel.scope import Disposer
+from acp_agent.permissions import texts
+from acp_agent.permissions.asker import Answer, Asker, PermissionRequest
+from acp_agent.permissions.choices import choices
+from acp_agent.permissions.errors import AskFailed, UnknownMode
+from acp_agent.permissions.events import GRANT_EVENT, INHERITED, MODE_EVENT, USER, GrantData, ModeData, ModeSource
+from acp_agent.permissions.modes import MODE_IDS, MODES, ModeId, ModeInfo
+from acp_agent.permissions.policy import ASK, RUN, Policy, Refuse, decide
+from acp_agent.tools.base import ToolCallContext, ToolResult
+from acp_agent.tools.pipeline import PreparedCall
+
+if TYPE_CHECKING:
+    from acp_agent.agent.agent import Agent
+
+DECISIONS: dict[Answer, Literal["allow", "reject"]] = {"allow_always": "allow", "reject_always": "reject"}
+
+
+class Permissions:
+    """Modes, grants and the approval gate of one composition."""
+
+    modes: tuple[ModeInfo, ...] = MODES
+
+    def __init__(self, policy: Policy, default_mode: ModeId = "ask") -> None:
+        self.policy = policy
+        self.default_mode = default_mode
+        self._askers: list[Asker] = []
+
+    # -- modes ---------------------------------------------------------------------------------
+
+    def mode(self, agent: Agent) -> str:
+        """The agent's mode: the last one chosen in its session (a mode no longer offered is
+        ignored), else the deployment's default."""
+        chosen = self.explicit_mode(agent)
+        return chosen if chosen is not None else self.default_mode
+
+    def explicit_mode(self, agent: Agent) -> str | None:
+        """The mode chosen in the agent's session (by the user, or inherited), if any."""
+        mode = choices(agent.session).mode
+        return mode if mode in MODE_IDS else None
+
+    def set_mode(self, agent: Agent, mode_id: str) -> None:
+        """The user chose `mode_id` for the agent's session: logged, in force from the next call."""
+        if mode_id not in MODE_IDS:
+            raise UnknownMode(mode_id, list(MODE_IDS))
+        agent.session.append(MODE_EVENT, ModeData(mode_id=mode_id, source=ModeSource(kind=USER)))
+
+    def inherit(self, parent: Agent) -> Callable[[Agent], None] | None:
+        """A child of `parent` starts in the parent's explicit mode, as it is now (never the
+        deployment's default, never a grant): what to install in the child's setup window."""
+        mode = self.explicit_mode(parent)
+        if mode is None:
+            return None
+        source = ModeSource(kind=INHERITED, session=parent.id)
+
+        def install(child: Agent) -> None:
+            child.session.append(MODE_EVENT, ModeData(mode_id=mode, source=source))
+
+        return install
+
+    # -- asking --------------------------------------------------------------------------------
+
+    def use_asker(self, asker: Asker) -> Disposer:
+        """Ask the user through `asker` (the newest installed one) until the disposer runs."""
+        self._askers.append(asker)
+        return lambda: self._askers.remove(asker) if asker in self._askers else None
+
+    def grants(self, agent: Agent) -> dict[str, Literal["allow", "reject"]]:
+        """The "always" answers in force for the agent: those of its thread's top-level session."""
+        return choices(_root(agent).session).grants
+
+    async def gate(self, call: PreparedCall, context: ToolCallContext) -> ToolResult | None:
+        """None lets the call run; a result answers it instead (it did not run)."""
+        tool = call.tool
+        assert tool is not None and call.params is not None  # the pipeline asks for valid calls only
+        if not tool.needs_approval:
+            return None
+        agent: Agent = context.ctx.agents.get(context.session_id)
+        root = _root(agent)
+        verdict = decide(
+            tool=tool.name,
+            edits_files=tool.present(call.params).kind == "edit",
+            mode=self.mode(agent),
+            grant=choices(root.session).grants.get(tool.name),
+            rule=self.policy.rule(tool.name),
+        )
+        if verdict == RUN:
+            return None
+        if isinstance(verdict, Refuse):
+            return ToolResult.failure(verdict.message, verdict.code)
+        assert verdict == ASK
+        return await self._ask(agent, root, call)
+
+    async def _ask(self, agent: Agent, root: Agent, call: PreparedCall) -> ToolResult | None:
+        name = call.block.name
+        if not self._askers:
+            return ToolResult.failure(texts.no_asker(name), "approval_unavailable")
+        try:
+            answer = await self._askers[-1].ask(PermissionRequest(agent.id, agent.route, call))
+        except AskFailed as exc:
+            return ToolResult.failure(texts.ask_failed(name, str(exc)), "approval_unavailable")
+        if answer == "cancelled":
+            # The prompt turn was cancelled: stop it. Cancelling the top-level turn reaches every
+            # child through its delegating call, each ending with its usual reason.
+            (root if root.busy else agent).cancel(texts.CANCELLED)
+            await anyio.sleep_forever()
+        decision = DECISIONS.get(answer)
+        if decision is not None:
+            route = agent.route if agent is not root else None
+            root.session.append(GRANT_EVENT, GrantData(tool=name, decision=decision, route=route, call_id=call.block.id))
+        return None if answer.startswith("allow") else ToolResult.failure(texts.declined(name), "declined")
+
+
+def _root(agent: Agent) -> Agent:
+    """The top-level agent of `agent`'s thread (itself when it is top-level, or when its parent is
+    gone)."""
+    while (parent_id := agent.session.header.parent_session) is not None:
+        parent = agent.ctx.agents.get(parent_id)
+        if parent is None:
+            break
+        agent = parent
+    return agent

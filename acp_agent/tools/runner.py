@@ -1,0 +1,46 @@
+"""Where the `bash` tool runs a command: a local process group by default (`bash.LocalRunner`), or
+whatever the `command_runner` service picks for a call (the editor's terminal, through ACP's
+`terminal/*` methods, when the ACP layer provides one). Nothing here knows ACP.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from acp_agent.tools.base import ToolCallContext
+
+RUNNER_SERVICE = "command_runner"
+"""The context service a composition may provide: a `RunnerProvider`."""
+
+
+@dataclass(frozen=True)
+class CommandOutcome:
+    """What a finished (or killed) command produced."""
+
+    output: str
+    """Merged stdout and stderr, decoded, shortened by the runner when it was too long (with a
+    note saying so)."""
+    exit_code: int
+    """The shell's exit status; negative: killed by that signal."""
+    timed_out: bool
+    signal: str | None = None
+    """The name of the signal that ended the command, when the runner knows it only by a name
+    that has no number here (`exit_code` is then -1)."""
+
+
+class CommandRunner(ABC):
+    """Runs one shell command for a `bash` call and waits for it to end."""
+
+    @abstractmethod
+    async def run(
+        self, command: str, *, call: ToolCallContext, timeout_seconds: float, max_output_bytes: int
+    ) -> CommandOutcome:
+        """Run `command` with bash in `call.cwd`; after `timeout_seconds` kill it (`timed_out`);
+        keep at most about `max_output_bytes` of its output. A cancellation kills the command
+        before it propagates: nothing the command started may outlive the call."""
+
+
+RunnerProvider = Callable[[ToolCallContext], CommandRunner]
+"""Picks the runner of one call (it knows the call's session, route and cwd)."""

@@ -1,0 +1,273 @@
+"""`ctx.permissions` through the real loop: what runs, what is asked, what is refused, and what
+the user's answers leave in the log."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import anyio
+import pytest
+
+from acp_agent.agent.factory import Lineage
+from acp_agent.permissions import AskFailed, UnknownMode, texts
+from acp_agent.subagents.driver import PARENT_CANCELLED
+from tests.unit.permissions.conftest import Harness, ScriptedAsker, bash, call, codes, of_type, results
+
+pytestmark = pytest.mark.anyio
+
+Make = Callable[..., Harness]
+DONE = {"text": "done"}
+
+
+async def test_tools_that_need_no_approval_run_unasked_whatever_the_mode(harness: Make) -> None:
+    (harness_ := harness(
+        {
+            "s1": [
+                {"toolCalls": [call("r", "read_file", path="a.txt"), call("t", "todo_write", todos=[])]},
+                {"toolCalls": [call("c", "subagent", description="d", prompt="p")]},
+                DONE,
+            ],
+            "s1/c": [DONE],
+        },
+        default="deny",
+    ))
+    (harness_.workspace / "a.txt").write_text("hello\n")
+    async with harness_.ctx.running():
+        agent = await harness_.ctx.agents.create(cwd=str(harness_.workspace))
+        harness_.permissions.set_mode(agent, "plan")
+        await harness_.run(agent=agent)
+    assert codes(agent) == [None, None, None]
+    assert results(agent)[0].endswith("hello")
+
+
+async def test_asked_calls_run_only_when_the_user_allows_them(harness: Make) -> None:
+    h = harness({"s1": [{"toolCalls": [bash("a", "touch allowed")]}, {"toolCalls": [bash("b", "touch rejected")]}, DONE]})
+    asker = ScriptedAsker(["allow_once", "reject_once"])
+    h.permissions.use_asker(asker)
+    async with h.ctx.running():
+        agent = await h.run()
+    assert (h.workspace / "allowed").exists() and not (h.workspace / "rejected").exists()
+    assert results(agent)[1] == "Error: the user declined to run this bash call"
+    assert codes(agent) == [None, "declined"]
+    assert [(r.session_id, r.route, r.tool, r.call.block.id) for r in asker.asked] == [
+        (agent.id, "s1", "bash", "a"),
+        (agent.id, "s1", "bash", "b"),
+    ]
+    assert of_type(agent, "permission/grant") == []  # one-shot answers are not kept
+
+
+async def test_always_answers_hold_for_the_session_and_are_logged(harness: Make) -> None:
+    h = harness(
+        {
+            "s1": [
+                {"toolCalls": [bash("a")]},
+                {"toolCalls": [bash("b")]},
+                {"toolCalls": [call("w", "write_file", path="x.txt", content="x")]},
+                {"toolCalls": [call("w2", "write_file", path="y.txt", content="y")]},
+                DONE,
+            ]
+        }
+    )
+    asker = ScriptedAsker(["allow_always", "reject_always"])
+    h.permissions.use_asker(asker)
+    async with h.ctx.running():
+        agent = await h.run()
+        assert h.permissions.grants(agent) == {"bash": "allow", "write_file": "reject"}
+    assert [r.call.block.id for r in asker.asked] == ["a", "w"]
+    assert codes(agent) == [None, None, "declined", "declined"]
+    assert results(agent)[2] == "Error: the user declined to run this write_file call"
+    assert results(agent)[3] == "Error: " + texts.declined_always("write_file")
+    grants = [g.dump() for g in of_type(agent, "permission/grant")]
+    assert grants == [
+        {"tool": "bash", "decision": "allow", "callId": "a"},
+        {"tool": "write_file", "decision": "reject", "callId": "w"},
+    ]
+
+
+async def test_without_an_asker_or_when_asking_fails_the_call_does_not_run(harness: Make) -> None:
+    h = harness({"s1": [{"toolCalls": [bash("a", "touch a")]}, {"toolCalls": [bash("b", "touch b")]}, DONE]})
+    async with h.ctx.running():
+        agent = await h.ctx.agents.create(cwd=str(h.workspace))
+        await h.run(agent=agent)
+    assert results(agent)[0] == "Error: " + texts.no_asker("bash")
+    asker = ScriptedAsker([AskFailed("the client went away")])
+    stop = h.permissions.use_asker(asker)
+    assert results(agent)[1] == "Error: " + texts.no_asker("bash")
+    stop()
+    stop()  # once is enough
+
+
+async def test_a_failed_ask_and_the_newest_asker(harness: Make) -> None:
+    h = harness({"s1": [{"toolCalls": [bash("a", "touch a")]}, DONE]})
+    old, new = ScriptedAsker(["allow_once"]), ScriptedAsker([AskFailed("the client went away")])
+    h.permissions.use_asker(old)
+    h.permissions.use_asker(new)
+    async with h.ctx.running():
+        agent = await h.run()
+    assert (old.asked, len(new.asked)) == ([], 1)
+    assert results(agent) == ["Error: " + texts.ask_failed("bash", "the client went away")]
+    assert codes(agent) == ["approval_unavailable"] and not (h.workspace / "a").exists()
+
+
+async def test_modes_ask_auto_plan(harness: Make) -> None:
+    h = harness(
+        {
+            "s1": [
+                {"toolCalls": [call("w", "write_file", path="x.txt", content="x"), bash("b")]},
+                DONE,
+                {"toolCalls": [call("e", "edit_file", path="x.txt", old_text="x", new_text="y"), bash("c")]},
+                DONE,
+            ]
+        }
+    )
+    asker = ScriptedAsker(["allow_once"])
+    h.permissions.use_asker(asker)
+    async with h.ctx.running():
+        agent = await h.ctx.agents.create(cwd=str(h.workspace))
+        assert (h.permissions.mode(agent), h.permissions.explicit_mode(agent)) == ("ask", None)
+        h.permissions.set_mode(agent, "auto")
+        await h.run(agent=agent)
+        h.permissions.set_mode(agent, "plan")
+        await h.run(agent=agent)
+        with pytest.raises(UnknownMode, match="unknown session mode 'yolo'; the modes are 'ask', 'auto', 'plan'"):
+            h.permissions.set_mode(agent, "yolo")
+        # A mode this deployment does not offer (written by another version) is ignored.
+        agent.session.append("session/mode", {"modeId": "yolo", "source": {"kind": "user"}})
+        assert (h.permissions.mode(agent), h.permissions.explicit_mode(agent)) == ("ask", None)
+    assert [r.call.block.id for r in asker.asked] == ["b"]  # auto: the edit ran unasked, bash asked
+    assert codes(agent) == [None, None, "plan_mode", "plan_mode"]
+    assert (h.workspace / "x.txt").read_text() == "x"
+    assert [m.dump() for m in of_type(agent, "session/mode")][:2] == [
+        {"modeId": "auto", "source": {"kind": "user"}},
+        {"modeId": "plan", "source": {"kind": "user"}},
+    ]
+
+
+async def test_the_deployment_default_mode_and_a_deny_rule(harness: Make) -> None:
+    h = harness({"s1": [{"toolCalls": [call("w", "write_file", path="x.txt", content="x"), bash("b")]}, DONE]}, defaultMode="auto", tools={"bash": "deny"})
+    async with h.ctx.running():
+        agent = await h.run()
+    assert h.permissions.mode(agent) == "auto" and h.permissions.explicit_mode(agent) is None
+    assert codes(agent) == [None, "denied"]
+    assert results(agent)[1] == "Error: " + texts.denied("bash")
+
+
+CHILD_BASH = {"s1": [{"toolCalls": [call("c", "subagent", description="d", prompt="p")]}, DONE], "s1/c": [{"toolCalls": [bash("b")]}, DONE]}
+
+
+async def test_a_child_starts_in_its_parents_explicit_mode_only(harness: Make) -> None:
+    h = harness({**CHILD_BASH, "s2": CHILD_BASH["s1"], "s2/c": CHILD_BASH["s1/c"]}, default="allow", defaultMode="plan")
+    async with h.ctx.running():
+        parent = await h.ctx.agents.create(cwd=str(h.workspace))
+        h.permissions.set_mode(parent, "auto")
+        await h.run(agent=parent)
+        default_parent = await h.run()  # in the deployment's default mode, plan
+    child, default_child = h.agent("s1/c"), h.agent("s2/c")
+    assert [m.dump() for m in of_type(child, "session/mode")] == [
+        {"modeId": "auto", "source": {"kind": "inherited", "session": parent.id}}
+    ]
+    assert child.session.events[0].type == "session/mode"  # before the child's first turn
+    assert codes(child) == [None]  # auto, and bash is allowed by the deployment
+    assert of_type(default_child, "session/mode") == []  # a default is not a choice to inherit
+    assert codes(default_child) == ["plan_mode"]  # the child has the same default itself
+    assert h.permissions.mode(default_parent) == "plan"
+
+
+async def test_a_childs_own_switch_wins_over_the_inherited_mode(harness: Make) -> None:
+    h = harness(CHILD_BASH, default="allow")
+    installed = []
+
+    async with h.ctx.running():
+        parent = await h.ctx.agents.create(cwd=str(h.workspace))
+        h.permissions.set_mode(parent, "plan")
+        install = h.permissions.inherit(parent)
+        assert install is not None
+        child = await h.ctx.agents.create(
+            cwd=str(h.workspace), lineage=Lineage(parent_session=parent.id, delegation_depth=1), setup=install
+        )
+        installed.append(child)
+        assert h.permissions.mode(child) == "plan"
+        h.permissions.set_mode(child, "ask")
+        assert (h.permissions.mode(child), h.permissions.mode(parent)) == ("ask", "plan")
+        await child.dispose()
+
+
+async def test_a_childs_always_answer_holds_for_the_whole_thread(harness: Make) -> None:
+    h = harness(
+        {
+            "s1": [{"toolCalls": [call("c", "subagent", description="d", prompt="p")]}, {"toolCalls": [bash("own")]}, DONE],
+            "s1/c": [{"toolCalls": [bash("b")]}, DONE],
+        }
+    )
+    asker = ScriptedAsker(["allow_always"])
+    h.permissions.use_asker(asker)
+    async with h.ctx.running():
+        parent = await h.run()
+    child = h.agent("s1/c")
+    assert [(r.session_id, r.route) for r in asker.asked] == [(child.id, "s1/c")]
+    assert [g.dump() for g in of_type(parent, "permission/grant")] == [
+        {"tool": "bash", "decision": "allow", "route": "s1/c", "callId": "b"}
+    ]
+    assert of_type(child, "permission/grant") == []
+    assert codes(parent) == [None, None] and codes(child) == [None]
+
+
+async def test_a_cancelled_request_stops_the_turn(harness: Make) -> None:
+    h = harness({"s1": [{"toolCalls": [bash("a", "touch a")]}, DONE]})
+    h.permissions.use_asker(ScriptedAsker(["cancelled"]))
+    async with h.ctx.running():
+        agent = await h.run()
+    [end] = of_type(agent, "turn/end")
+    assert end.reason.kind == "aborted" and end.reason.reason == texts.CANCELLED
+    assert codes(agent) == ["cancelled"] and not (h.workspace / "a").exists()
+
+
+async def test_a_cancelled_request_of_a_child_stops_the_top_level_turn(harness: Make) -> None:
+    h = harness(CHILD_BASH)
+    h.permissions.use_asker(ScriptedAsker(["cancelled"]))
+    async with h.ctx.running():
+        parent = await h.run()
+    child = h.agent("s1/c")
+    assert [e.reason.dump() for e in of_type(parent, "turn/end")] == [{"kind": "aborted", "reason": texts.CANCELLED}]
+    assert [e.reason.dump() for e in of_type(child, "turn/end")] == [{"kind": "aborted", "reason": PARENT_CANCELLED}]
+    assert codes(child) == ["cancelled"]
+
+
+async def test_a_cancelled_request_of_an_agent_whose_top_level_is_idle_stops_its_own_turn(harness: Make) -> None:
+    h = harness({"s1": [DONE], "s2": [{"toolCalls": [bash("a")]}, DONE]})
+    h.permissions.use_asker(ScriptedAsker(["cancelled"]))
+    async with h.ctx.running():
+        parent = await h.run()
+        orphan = await h.ctx.agents.create(
+            cwd=str(h.workspace), route="s2", lineage=Lineage(parent_session=parent.id, delegation_depth=1)
+        )
+        await h.run(agent=orphan)
+    assert [e.reason.dump() for e in of_type(orphan, "turn/end")] == [{"kind": "aborted", "reason": texts.CANCELLED}]
+
+
+async def test_an_agent_whose_parent_is_gone_is_its_own_thread(harness: Make) -> None:
+    h = harness({"s1": [{"toolCalls": [bash("a")]}, {"toolCalls": [bash("b")]}, DONE]})
+    h.permissions.use_asker(ScriptedAsker(["allow_always"]))
+    async with h.ctx.running():
+        agent = await h.ctx.agents.create(
+            cwd=str(h.workspace), lineage=Lineage(parent_session="gone", delegation_depth=1)
+        )
+        await h.run(agent=agent)
+        assert h.permissions.grants(agent) == {"bash": "allow"}
+    assert [g.dump() for g in of_type(agent, "permission/grant")] == [{"tool": "bash", "decision": "allow", "callId": "a"}]
+
+
+async def test_a_waiting_request_is_cancelled_with_its_turn(harness: Make) -> None:
+    h = harness({"s1": [{"toolCalls": [bash("a", "touch a")]}, DONE]})
+    asker = ScriptedAsker(["allow_once"])
+    asker.hold = True
+    h.permissions.use_asker(asker)
+    async with h.ctx.running():
+        agent = await h.ctx.agents.create(cwd=str(h.workspace))
+        ticket = agent.followup([])
+        with anyio.fail_after(5):
+            await asker.waiting.wait()
+            agent.cancel("stop")
+            reason = await ticket.wait()
+    assert reason.dump() == {"kind": "aborted", "reason": "stop"}
+    assert codes(agent) == ["cancelled"] and not (h.workspace / "a").exists()
