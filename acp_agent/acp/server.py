@@ -3,14 +3,10 @@ session lifecycle: session/load, session/list, session/resume, session/close."""
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 import logging
 import os
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
 from typing import Any, TypeVar
 
 import anyio
@@ -43,7 +39,6 @@ from acp_agent.acp.schema import (
     PromptResult,
     ResumeSessionParams,
     SessionCapabilities,
-    SessionInfo,
     SessionNotification,
     StopReason,
     SetSessionConfigOptionParams,
@@ -51,11 +46,12 @@ from acp_agent.acp.schema import (
     Supported,
 )
 from acp_agent.acp.history import StoredLog, history_updates
-from acp_agent.acp.titles import session_title
+from acp_agent.acp.listing import list_page
 from acp_agent.acp.updates import ChildOrigin, UpdateMapper
 from acp_agent.agent.agent import Agent
 from acp_agent.agent.factory import PUBLISHED
 from acp_agent.kernel.context import Context
+from acp_agent.llm.codes import MISSING_CREDENTIAL
 from acp_agent.session.content import CONTENT_BLOCK_ADAPTER, ContentBlock
 from acp_agent.session.errors import (
     InvalidSessionId,
@@ -64,7 +60,7 @@ from acp_agent.session.errors import (
     UnsupportedVersion,
 )
 from acp_agent.session.events import SessionEvent, SessionHeader, TurnEndReason
-from acp_agent.session.persistence import LoadedSession, SessionSummary
+from acp_agent.session.persistence import LoadedSession
 
 log = logging.getLogger(__name__)
 
@@ -219,22 +215,7 @@ class AcpServer:
     async def list_sessions(self, params: ListSessionsParams) -> ListSessionsResult:
         """The stored top-level sessions someone prompted, most recently active first, a page at a
         time; `cwd` keeps those of one working directory."""
-        wanted = None
-        if params.cwd is not None:
-            if not os.path.isabs(params.cwd):
-                raise errors.invalid_params(f"cwd must be an absolute path, got {params.cwd!r}")
-            wanted = os.path.normpath(params.cwd)
-        summaries = self.ctx.sessions.summaries()
-        listed = sorted((summary for summary in summaries if _listed(summary, wanted)), key=_list_order)
-        if params.cursor is not None:
-            after = _cursor_position(params.cursor)
-            listed = [summary for summary in listed if _list_order(summary) > after]
-        page = listed[: self.list_page_size]
-        more = len(listed) > len(page)
-        return ListSessionsResult(
-            sessions=[_session_info(summary) for summary in page],
-            next_cursor=_cursor(page[-1]) if more else None,
-        )
+        return list_page(self.ctx.sessions.summaries(), params.cwd, params.cursor, self.list_page_size)
 
     async def close_session(self, params: CloseSessionParams) -> CloseSessionResult:
         """Cancel what runs, dispose the agent (its log is flushed and closed), forget the session."""
@@ -324,56 +305,6 @@ def _check_workspace(cwd: str, additional_directories: list[str] | None, mcp_ser
         log.warning("MCP servers are not supported yet; ignoring %d configured server(s)", len(mcp_servers))
 
 
-def _listed(summary: SessionSummary, cwd: str | None) -> bool:
-    """Whether `session/list` shows a session: a top-level one (never a child) with a cwd (`cwd`,
-    when given, normalized) that someone prompted."""
-    header = summary.header
-    return (
-        header.parent_session is None
-        and header.cwd is not None
-        and summary.first_message is not None
-        and (cwd is None or os.path.normpath(header.cwd) == cwd)
-    )
-
-
-def _list_order(summary: SessionSummary) -> tuple[int, str]:
-    return -summary.updated_at, summary.header.id
-
-
-def _cursor(summary: SessionSummary) -> str:
-    """An opaque cursor: the position of the page's last session in the listing order."""
-    raw = json.dumps([summary.updated_at, summary.header.id], separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode()
-
-
-def _cursor_position(cursor: str) -> tuple[int, str]:
-    try:
-        updated_at, session_id = json.loads(base64.urlsafe_b64decode(cursor.encode()))
-        if type(updated_at) is int and isinstance(session_id, str):
-            return -updated_at, session_id
-    except (binascii.Error, ValueError, TypeError):
-        pass
-    raise errors.invalid_params(f"cursor {cursor!r} is not a cursor this agent gave")
-
-
-def _session_info(summary: SessionSummary) -> SessionInfo:
-    header = summary.header
-    assert header.cwd is not None and summary.first_message is not None  # `_listed` holds
-    return SessionInfo(
-        session_id=header.id,
-        cwd=header.cwd,
-        title=session_title(summary.first_message),
-        updated_at=_iso(summary.updated_at),
-    )
-
-
-def _iso(epoch_ms: int) -> str:
-    """Epoch milliseconds as ISO 8601 UTC, exactly (no float on the way)."""
-    seconds, millis = divmod(epoch_ms, 1000)
-    moment = datetime.fromtimestamp(seconds, tz=timezone.utc).replace(microsecond=millis * 1000)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
 def _content_block(index: int, block: dict[str, Any]) -> ContentBlock:
     kind = block.get("type")
     if kind not in PROMPT_BLOCK_TYPES:
@@ -388,8 +319,6 @@ def _content_block(index: int, block: dict[str, Any]) -> ContentBlock:
 
 def _stop_reason(reason: TurnEndReason) -> StopReason:
     if reason.kind == "error":
-        from acp_agent.llm.codes import MISSING_CREDENTIAL
-
         if reason.code == MISSING_CREDENTIAL:  # the message names the environment variable to set
             raise JsonRpcError(errors.AUTH_REQUIRED, reason.message)
         raise JsonRpcError(errors.INTERNAL_ERROR, f"Internal error: turn failed: {reason.message}")
@@ -400,9 +329,6 @@ def _brief(exc: ValidationError) -> str:
     return "; ".join(
         f"{'.'.join(map(str, err['loc'])) or 'params'}: {err['msg']}" for err in exc.errors()
     )
-
-
-Handler = Callable[[AcpServer, Any], Awaitable[BaseModel | dict[str, Any] | None]]
 
 
 def _method(params_model: type[P], handler: Callable[[AcpServer, P], Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:

@@ -7,12 +7,11 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-import anyio
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
 from acp_agent.snapshot.normalize import normalize_run
-from acp_agent.snapshot.runner import RunResult, run_scenario
+from acp_agent.snapshot.runner import RunResult
 from tests.paths import FIXTURES
 
 SCENARIOS = sorted(path.name for path in FIXTURES.iterdir() if (path / "input.json").is_file())

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 
 from acp_agent.acp.titles import TITLE_LENGTH, session_title
 from acp_agent.acp.updates import ChildOrigin, UpdateMapper
