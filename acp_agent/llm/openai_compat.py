@@ -384,7 +384,8 @@ class OpenAICompat:
                 status=error.status,
                 message=error.message,
             )
-            agent.session.append(RETRY_EVENT, data)
+            # Informative only: a log holding it still loads in a composition without this adapter.
+            agent.session.append(RETRY_EVENT, data, ignorable=True)
 
 
 async def _read_capped(response: httpx.Response) -> bytes:

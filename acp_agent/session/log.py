@@ -73,9 +73,11 @@ class Session:
     def next_turn(self) -> int:
         return self.state.last_turn + 1
 
-    def append(self, type: str, data: BaseModel | Mapping[str, Any]) -> SessionEvent:
-        """Log a new event of a registered type, stamped with the next seq and the clock's time."""
-        return self.append_event(self.registry.build(type, len(self._events), self._clock(), data))
+    def append(self, type: str, data: BaseModel | Mapping[str, Any], *, ignorable: bool = False) -> SessionEvent:
+        """Log a new event of a registered type, stamped with the next seq and the clock's time;
+        an `ignorable` one loads even where its type is not registered."""
+        event = self.registry.build(type, len(self._events), self._clock(), data, ignorable=ignorable)
+        return self.append_event(event)
 
     def append_event(self, event: SessionEvent) -> SessionEvent:
         """Log a prebuilt event as it is (its own seq and time; repair uses this)."""

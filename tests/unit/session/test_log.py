@@ -197,3 +197,10 @@ def test_a_failing_subscriber_does_not_keep_events_from_the_others() -> None:
     with pytest.raises(RuntimeError, match="listener bug at 2"):
         session.append("step/start", {"turn": 1, "step": 1})
     assert seen == [0, 1, 2]
+
+
+def test_an_ignorable_append_is_marked_so() -> None:
+    session = Session(SessionHeader(id="s", created_at=0), registry=default_registry())
+    event = session.append("turn/start", {"turn": 1, "trigger": {"kind": "message"}}, ignorable=True)
+    assert event.dump()["ignorable"] is True
+    assert "ignorable" not in session.append("user/message", {"content": [], "source": {"kind": "user"}}).dump()
