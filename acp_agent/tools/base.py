@@ -24,6 +24,7 @@ ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think
 """The ACP tool kinds: the editor picks an icon and a treatment from it."""
 
 ParamsT = TypeVar("ParamsT", bound=BaseModel)
+PickedT = TypeVar("PickedT")
 
 
 class Location(Model):
@@ -130,6 +131,14 @@ class ToolCallContext:
             call_id=self.call_id, locations=list(locations) or None, diffs=list(diffs) or None, terminal_id=terminal_id
         )
         self.session.append(DISPLAY_EVENT, data)
+
+    def pick(self, service: str, default: PickedT) -> PickedT:
+        """What the context service `service` (a callable of the call, provided by a composition
+        such as the ACP layer's) picks for this call; `default` when no such service is provided."""
+        if self.ctx.has(service):
+            picked: PickedT = self.ctx.get(service)(self)
+            return picked
+        return default
 
 
 class Tool(ABC, Generic[ParamsT]):

@@ -26,7 +26,7 @@ from acp_agent.kernel.scope import Disposer
 from acp_agent.session.content import TextContent
 from acp_agent.session.events import ToolError
 from acp_agent.tools.base import Tool, ToolCallContext, ToolPresentation, ToolResult, code_block
-from acp_agent.tools.runner import RUNNER_SERVICE, CommandOutcome, CommandRunner, RunnerProvider
+from acp_agent.tools.runner import RUNNER_SERVICE, CommandOutcome, CommandRunner
 
 _SHELL = shutil.which("bash") or "/bin/sh"
 # Bound on the shielded kill-and-reap after a timeout or a cancellation: a SIGKILLed group dies at
@@ -96,10 +96,7 @@ LOCAL = LocalRunner()
 
 def runner_for(call: ToolCallContext) -> CommandRunner:
     """The runner `call` goes through: the `command_runner` service's pick, else `LOCAL`."""
-    if call.ctx.has(RUNNER_SERVICE):
-        provider: RunnerProvider = call.ctx.get(RUNNER_SERVICE)
-        return provider(call)
-    return LOCAL
+    return call.pick(RUNNER_SERVICE, LOCAL)
 
 
 async def run_command(

@@ -56,7 +56,4 @@ DISK = DiskWorkspace()
 
 def workspace_for(call: ToolCallContext) -> Workspace:
     """The workspace `call` goes through: the `workspace` service's pick, else the disk."""
-    if call.ctx.has(WORKSPACE_SERVICE):
-        provider: WorkspaceProvider = call.ctx.get(WORKSPACE_SERVICE)
-        return provider(call)
-    return DISK
+    return call.pick(WORKSPACE_SERVICE, DISK)
