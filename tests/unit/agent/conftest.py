@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from acp_agent.kernel import Context, Row, compose
+from acp_agent.llm.service import STREAM
 
 
 def rows(sessions: Path, model: Row, **agents: Any) -> list[Row]:
@@ -19,6 +20,25 @@ def rows(sessions: Path, model: Row, **agents: Any) -> list[Row]:
         Row(id="bash", name="acp_agent.tools.bash", config={"timeoutSeconds": 5}),
         model,
     ]
+
+
+def spied(tmp_path: Path, script: Any, **agents: Any) -> tuple[Context, list[Any]]:
+    """A context on the scripted model playing `script`, with every model request kept. The spy is
+    registered before the model's row: the model owns every call it gets."""
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps(script))
+    model = Row(id="model", name="acp_agent.llm.scripted", config={"script": str(path)})
+    base = rows(tmp_path / "sessions", model, **agents)
+    requests: list[Any] = []
+
+    async def spy(request: Any, next: Any) -> Any:
+        requests.append(request)
+        return await next()
+
+    ctx = compose(base[:-1])
+    ctx.events.on(STREAM, spy)
+    compose(base[-1:], ctx)
+    return ctx, requests
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@ children started later), and a loaded session starting with its last choice."""
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 from typing import Any
@@ -12,31 +11,13 @@ import pytest
 
 from acp_agent.agent.config import ConfigData, ModelEntry, choose_model, chosen, offered
 from acp_agent.agent.errors import UnknownModel
-from acp_agent.kernel import Context, Row, compose
-from acp_agent.llm.service import STREAM
 from acp_agent.session import LoadedSession, TextContent
-from tests.unit.agent.conftest import rows
+from tests.unit.agent.conftest import spied
 
 pytestmark = pytest.mark.anyio
 
 MODELS = [{"id": "large", "name": "Large"}]
 """The agents row of `rows` runs on the model `test`, put first."""
-
-
-def spied(tmp_path: Path, script: Any, **agents: Any) -> tuple[Context, list[Any]]:
-    path = tmp_path / "script.json"
-    path.write_text(json.dumps(script))
-    base = rows(tmp_path / "sessions", Row(id="model", name="acp_agent.llm.scripted", config={"script": str(path)}), **agents)
-    requests: list[Any] = []
-
-    async def spy(request: Any, next: Any) -> Any:
-        requests.append(request)
-        return await next()
-
-    ctx = compose(base[:-1])
-    ctx.events.on(STREAM, spy)
-    compose(base[-1:], ctx)
-    return ctx, requests
 
 
 def test_the_default_model_is_always_offered_first_when_the_list_lacks_it() -> None:

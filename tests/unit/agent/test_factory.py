@@ -3,41 +3,21 @@ top-level sessions when loaded ones hold some."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from acp_agent.agent.factory import Lineage
-from acp_agent.kernel import Context, Row, compose
-from acp_agent.llm.service import STREAM
+from acp_agent.kernel import Context
 from acp_agent.session import LoadedSession, SessionHeader, TextContent
-from tests.unit.agent.conftest import rows
+from tests.unit.agent.conftest import spied
 
 pytestmark = pytest.mark.anyio
 
 
 def text(value: str) -> list[TextContent]:
     return [TextContent(text=value)]
-
-
-def spied(tmp_path: Path, script: Any) -> tuple[Context, list[Any]]:
-    """A context on the scripted model, with every model request kept."""
-    path = tmp_path / "script.json"
-    path.write_text(json.dumps(script))
-    base = rows(tmp_path / "sessions", Row(id="model", name="acp_agent.llm.scripted", config={"script": str(path)}))
-    requests: list[Any] = []
-
-    async def spy(request: Any, next: Any) -> Any:
-        requests.append(request)
-        return await next()
-
-    ctx = compose(base[:-1])
-    ctx.events.on(STREAM, spy)
-    compose(base[-1:], ctx)
-    return ctx, requests
 
 
 async def test_a_loaded_session_keeps_its_header_and_continues_its_conversation(tmp_path: Path) -> None:

@@ -11,11 +11,10 @@ import anyio
 import pytest
 
 from acp_agent.agent import Agent
-from acp_agent.kernel import Context, Row, compose
-from acp_agent.llm.service import STREAM
+from acp_agent.kernel import Context
 from acp_agent.session import SessionEvent, TextContent
 from tests.paths import UPSTREAM
-from tests.unit.agent.conftest import rows
+from tests.unit.agent.conftest import spied
 
 pytestmark = pytest.mark.anyio
 
@@ -88,20 +87,7 @@ async def test_a_tool_turn_runs_bash_in_the_session_cwd(scripted: Callable[..., 
 
 
 async def test_the_model_sees_the_whole_conversation_and_the_system_prompt(tmp_path: Path) -> None:
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps([{"text": "one"}, {"text": "two"}]))
-    model = Row(id="model", name="acp_agent.llm.scripted", config={"script": str(script)})
-    base = rows(tmp_path / "sessions", model)
-    requests = []
-
-    async def spy(request: Any, next: Any) -> Any:
-        requests.append(request)
-        return await next()
-
-    # The model owns every call it gets, so the spy is registered before the model's row.
-    ctx = compose(base[:-1])
-    ctx.events.on(STREAM, spy)
-    compose(base[-1:], ctx)
+    ctx, requests = spied(tmp_path, [{"text": "one"}, {"text": "two"}])
     async with ctx.running():
         agent = await ctx.agents.create(cwd=str(tmp_path))
         await agent.followup(text("first")).wait()
