@@ -107,14 +107,16 @@ class UpdateMapper:
 
     def map(self, event: SessionEvent) -> SessionUpdate | None:
         data: Any = event.data
-        meta = self._origin.meta() if self._origin is not None else None
-        if event.type == "assistant/chunk" and self._origin is None:
+        if event.type == "assistant/chunk":  # the hot path: one event per streamed chunk
+            if self._origin is not None:
+                return None
             chunk = data.chunk
             if chunk.type == "text-delta":
                 return ContentChunk(session_update="agent_message_chunk", content=Text(text=chunk.text))
             if chunk.type == "reasoning-delta":
                 return ContentChunk(session_update="agent_thought_chunk", content=Text(text=chunk.text))
             return None
+        meta = self.meta()
         if self._origin is None and event.type == "assistant/message":
             usage = data.usage
             if usage is None or self._context_window is None:
