@@ -25,6 +25,7 @@ import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing, suppress
+from dataclasses import fields
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
@@ -149,15 +150,8 @@ class Config(PluginConfig):
         return value.rstrip("/")
 
     def options(self) -> RequestOptions:
-        return RequestOptions(
-            model=self.model,
-            max_tokens=self.max_tokens,
-            temperature=self.temperature,
-            reasoning_effort=self.reasoning_effort,
-            thinking=self.thinking,
-            reasoning_history=self.reasoning_history,
-            extra_body=self.extra_body,
-        )
+        """The request options this config sets: its fields of the same names."""
+        return RequestOptions(**{option.name: getattr(self, option.name) for option in fields(RequestOptions)})
 
 
 # --- failures -----------------------------------------------------------------------------------
