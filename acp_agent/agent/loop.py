@@ -74,7 +74,7 @@ async def run_turn(agent: Agent, ticket: Ticket) -> TurnEndReason:
         session.append("turn/end", TurnEndData(turn=progress.turn, reason=TurnDisposed()))
         raise
     except Exception as exc:
-        reason = TurnFailed(step=progress.step, message=str(exc) or type(exc).__name__, code=getattr(exc, "code", None))
+        reason = _failure(exc, progress.step)
         _close_step(agent, progress, "failed", "the turn failed before this call finished")
     finally:
         agent.turn_over()
@@ -84,6 +84,13 @@ async def run_turn(agent: Agent, ticket: Ticket) -> TurnEndReason:
         reason = TurnAborted(reason=agent.cancel_reason)
     session.append("turn/end", TurnEndData(turn=progress.turn, reason=reason))
     return reason
+
+
+def _failure(exc: Exception, step: int | None) -> TurnFailed:
+    """The failed ending for any exception: a `code` that is not a string (a JSON-RPC error's int)
+    is logged as its text, so building the ending can never raise in its turn's handler."""
+    code = getattr(exc, "code", None)
+    return TurnFailed(step=step, message=str(exc) or type(exc).__name__, code=None if code is None else str(code))
 
 
 async def _run_steps(agent: Agent, progress: _Progress) -> TurnEndReason:

@@ -164,6 +164,34 @@ async def test_prompt_errors_name_the_culprit_and_leave_the_session_usable(tmp_p
     assert next(e for e in log if e.get("type") == "user/message")["data"]["content"] == [text("hi"), link]
 
 
+FAILING_MODEL_CONFIG = """\
+- {id: sessions, name: acp_agent.session.plugin}
+- {id: llm, name: acp_agent.llm.service}
+- {id: tools, name: acp_agent.tools.plugin}
+- {id: agents, name: acp_agent.agent.plugin, config: {provider: failing, model: failing}}
+- {id: model, name: tests.e2e.failing_model}
+"""
+
+
+async def test_an_exception_with_a_non_string_code_fails_the_turn_and_the_server_lives_on(tmp_path: Path) -> None:
+    config = tmp_path / "cordis.yml"
+    config.write_text(FAILING_MODEL_CONFIG, encoding="utf-8")
+    sessions = tmp_path / "sessions"
+    async with spawn_server(config=config, env={"ACP_AGENT_SESSIONS": str(sessions)}) as wire:
+        await wire.request("initialize", {"protocolVersion": 1})
+        session_id = result_of(await wire.request("session/new", {"cwd": str(tmp_path), "mcpServers": []}))["sessionId"]
+        for _ in range(2):  # the second prompt is answered too: the server outlived the first failure
+            code, message = error_of(
+                await wire.request("session/prompt", {"sessionId": session_id, "prompt": [text("hi")]})
+            )
+            assert (code, message) == (-32603, "Internal error: turn failed: upstream answered a JSON-RPC error")
+        assert await wire.finish() == 0
+    check_stdout(wire)
+    ends = [e["data"] for e in session_log(sessions, session_id) if e.get("type") == "turn/end"]
+    failed = {"kind": "error", "step": 1, "message": "upstream answered a JSON-RPC error", "code": "-32603"}
+    assert ends == [{"turn": 1, "reason": failed}, {"turn": 2, "reason": failed}]
+
+
 async def test_a_second_prompt_on_a_busy_session_is_refused_while_the_first_completes(tmp_path: Path) -> None:
     go = tmp_path / "go"
     wait_for_go = f"while [ ! -e {go} ]; do sleep 0.01; done; echo went"
