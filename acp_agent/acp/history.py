@@ -106,4 +106,4 @@ def _wire(block: ContentBlock) -> Text | ResourceLink:
         for key, value in dumped.items()
         if isinstance(value, _LINK_EXTRAS.get(key, ())) and not isinstance(value, bool)
     }
-    return ResourceLink(uri=block.uri, name=block.name, **extras)
+    return ResourceLink.model_validate({"uri": block.uri, "name": block.name, **extras})

@@ -49,7 +49,7 @@ from acp_agent.acp.history import StoredLog, history_updates
 from acp_agent.acp.listing import list_page
 from acp_agent.acp.updates import ChildOrigin, UpdateMapper
 from acp_agent.agent.agent import Agent
-from acp_agent.agent.factory import PUBLISHED
+from acp_agent.agent.factory import PUBLISHED, AgentFactory
 from acp_agent.kernel.context import Context
 from acp_agent.llm.codes import MISSING_CREDENTIAL
 from acp_agent.session.content import CONTENT_BLOCK_ADAPTER, ContentBlock
@@ -60,7 +60,7 @@ from acp_agent.session.errors import (
     UnsupportedVersion,
 )
 from acp_agent.session.events import SessionEvent, SessionHeader, TurnEndReason
-from acp_agent.session.persistence import LoadedSession
+from acp_agent.session.persistence import LoadedSession, SessionStore
 
 log = logging.getLogger(__name__)
 
@@ -172,7 +172,8 @@ class AcpServer:
                 f"cwd {cwd!r} is not the cwd of session {session_id!r}, which was created in {header.cwd!r}"
             )
         stored = StoredLog(header, loaded.events, self._children(session_id)) if replay else None
-        agent = await self.ctx.agents.create(cwd=cwd, loaded=loaded)
+        factory: AgentFactory = self.ctx.agents
+        agent = await factory.create(cwd=cwd, loaded=loaded)
         if stored is not None:
             updates = history_updates(
                 stored,
@@ -188,7 +189,8 @@ class AcpServer:
         """A stored log, read back (a torn tail repaired); errors as the client should see them,
         naming the session being loaded (`loading`, when the log is one of its children's)."""
         try:
-            return self.ctx.sessions.load(session_id)
+            store: SessionStore = self.ctx.sessions
+            return store.load(session_id)
         except (SessionNotFound, InvalidSessionId):
             raise errors.session_not_found(session_id) from None
         except (SessionLogDamaged, UnsupportedVersion) as exc:
@@ -248,7 +250,11 @@ class AcpServer:
                 self.conn.notify("session/update", notification.dump())
 
         agent.scope.add(agent.session.subscribe(forward))
-        agent.scope.add(lambda: self._wire.pop(agent.id, None))
+
+        def forget() -> None:
+            self._wire.pop(agent.id, None)
+
+        agent.scope.add(forget)
 
     def wire_of(self, agent_id: str) -> tuple[str, UpdateMapper] | None:
         """The session on the wire that shows an agent's activity and the agent's mapper (its calls'

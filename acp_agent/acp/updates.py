@@ -130,15 +130,15 @@ class UpdateMapper:
         if event.type == "tool/call":
             tool = self._tools[data.call_id] = self._lookup(data.name)
             raw_input = _raw_input(data.arguments)
-            shown = _present(tool, raw_input) or ToolPresentation(title=data.name)
+            card = _present(tool, raw_input) or ToolPresentation(title=data.name)
             return ToolCallStart(
                 tool_call_id=self.wire_id(data.call_id),
-                title=shown.title,
-                kind=shown.kind,
+                title=card.title,
+                kind=card.kind,
                 status="in_progress",
                 raw_input=raw_input,
-                content=_content(shown.content) or None,
-                locations=_locations(shown.locations),
+                content=_content(card.content) or None,
+                locations=_locations(card.locations),
                 meta=meta,
             )
         if event.type == DISPLAY_EVENT:

@@ -130,7 +130,11 @@ class AgentFactory:
             scope.dispose()
             raise
         self._agents[agent.id] = agent
-        scope.add(lambda: self._agents.pop(agent.id, None))
+
+        def forget() -> None:
+            self._agents.pop(agent.id, None)
+
+        scope.add(forget)
         ctx.events.emit(PUBLISHED, agent)
         agent.start()
         return agent

@@ -6,12 +6,19 @@ from dataclasses import dataclass, field
 
 from acp_agent.llm.chunks import (
     AssistantBlock,
+    BlockEnd,
+    BlockStart,
+    Finish,
     FinishReason,
     ReasoningBlock,
+    ReasoningDelta,
     StreamChunk,
     TextBlock,
+    TextDelta,
     ToolCallBlock,
+    ToolCallDelta,
     Usage,
+    UsageChunk,
 )
 
 
@@ -46,22 +53,24 @@ class BlockAssembler:
         self.finish: FinishReason | None = None
 
     def feed(self, chunk: StreamChunk) -> None:
-        kind = chunk.type
-        if kind == "block-start":
-            self._blocks[chunk.index] = _Partial(chunk.block_type)
-        elif kind in ("text-delta", "reasoning-delta"):
-            self._partial(chunk.index, "text" if kind == "text-delta" else "reasoning").parts.append(chunk.text)
-        elif kind == "tool-call-delta":
-            partial = self._partial(chunk.index, "tool-call")
-            partial.call_id = chunk.id or partial.call_id
-            partial.name = chunk.name or partial.name
-            partial.parts.append(chunk.arguments_delta)
-        elif kind == "block-end":
-            self._blocks[chunk.index] = chunk.block
-        elif kind == "usage":
-            self.usage = chunk.usage
-        else:
-            self.finish = chunk.reason
+        match chunk:
+            case BlockStart():
+                self._blocks[chunk.index] = _Partial(chunk.block_type)
+            case TextDelta():
+                self._partial(chunk.index, "text").parts.append(chunk.text)
+            case ReasoningDelta():
+                self._partial(chunk.index, "reasoning").parts.append(chunk.text)
+            case ToolCallDelta():
+                partial = self._partial(chunk.index, "tool-call")
+                partial.call_id = chunk.id or partial.call_id
+                partial.name = chunk.name or partial.name
+                partial.parts.append(chunk.arguments_delta)
+            case BlockEnd():
+                self._blocks[chunk.index] = chunk.block
+            case UsageChunk():
+                self.usage = chunk.usage
+            case Finish():
+                self.finish = chunk.reason
 
     def _partial(self, index: int, block_type: str) -> _Partial:
         # Deltas without a block-start open the block implicitly: adapters need not send one.

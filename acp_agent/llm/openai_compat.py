@@ -52,6 +52,7 @@ from acp_agent.llm.request import LlmRequest
 from acp_agent.llm.service import STREAM
 from acp_agent.session.errors import DuplicateEventType
 from acp_agent.session.events import SessionEvent
+from acp_agent.session.registry import EventRegistry
 
 if TYPE_CHECKING:
     import httpx
@@ -327,7 +328,8 @@ class OpenAICompat:
                             codes.MALFORMED_RESPONSE,
                         )
                     streaming = True
-                    async with aclosing(response.aiter_bytes()) as pieces:
+                    # httpx types `aiter_bytes()` as an AsyncIterator; it is an async generator.
+                    async with aclosing(response.aiter_bytes()) as pieces:  # type: ignore[type-var]
                         async for piece in pieces:
                             for chunk in translator.feed(decoder.feed(piece)):
                                 reached = True
@@ -357,7 +359,7 @@ class OpenAICompat:
         if after is not None and after <= RETRY_AFTER_CAP:
             return after
         policy = self.config.retry
-        backoff = min(policy.max_delay, policy.base_delay * 2 ** (attempt - 1))
+        backoff = min(policy.max_delay, policy.base_delay * 2.0 ** (attempt - 1))
         return backoff * (1 - 0.25 * self._jitter())
 
     def _record_retry(self, request: LlmRequest, attempt: int, delay: float, error: LlmError) -> None:
@@ -417,6 +419,7 @@ def apply(ctx: Context, config: Config) -> Disposer:
 
 def _register_retry_event(ctx: Context) -> Disposer:
     try:
-        return ctx.sessions.registry.register(RetryEvent, "turn")
+        registry: EventRegistry = ctx.sessions.registry
+        return registry.register(RetryEvent, "turn")
     except DuplicateEventType:  # a second adapter row (another provider) shares the type
         return lambda: None

@@ -168,12 +168,15 @@ class ReplayModel:
 
     async def _play(self, entry: ReplayEntry, route: str) -> AsyncIterator[StreamChunk]:
         pause = self._pauses(route)
-        hang = isinstance(entry, HangEntry)
-        chunks = [BlockStart(index=0, block_type="text"), TextDelta(index=0, text="partial")] if hang else entry.chunks
+        chunks: list[StreamChunk]
+        if isinstance(entry, HangEntry):
+            chunks = [BlockStart(index=0, block_type="text"), TextDelta(index=0, text="partial")]
+        else:
+            chunks = entry.chunks
         for chunk in chunks:
             await pause()
             yield chunk
-        if hang:
+        if isinstance(entry, HangEntry):
             await anyio.sleep_forever()
         if isinstance(entry, ThrowEntry):
             raise LlmError(entry.message, entry.code, entry.status)

@@ -224,6 +224,7 @@ def read_log(path: Path, registry: EventRegistry) -> LoadedSession:
                 raise SessionLogDamaged(path, index + 2, _describe(problem)) from problem
             repaired = True
             break
+        assert isinstance(item, SessionEvent)  # a line that did not parse is a problem above
         state.apply(item)
         events.append(item)
     if state.open_turn is not None:
@@ -276,7 +277,7 @@ def _close_open_turn(state: LogState, turn: int, events: list[SessionEvent]) -> 
         events.append(event)
 
     for call_id, step in list(state.pending_calls.items()):
-        content = [TextContent(text=f"Error: {INTERRUPTED_MESSAGE}")]
+        content: list[ContentBlock] = [TextContent(text=f"Error: {INTERRUPTED_MESSAGE}")]
         error = ToolError(code="interrupted", message=INTERRUPTED_MESSAGE)
         data = ToolResultData(turn=turn, step=step, call_id=call_id, content=content, is_error=True, error=error)
         add(ToolResultEvent, data)

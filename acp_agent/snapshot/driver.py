@@ -62,8 +62,8 @@ class Driver:
         client = self.client
         match step:
             case Initialize():
-                params = {"protocolVersion": PROTOCOL_VERSION, "clientCapabilities": client.capabilities.dump()}
-                return _expect_result(await client.call("initialize", params))
+                hello = {"protocolVersion": PROTOCOL_VERSION, "clientCapabilities": client.capabilities.dump()}
+                return _expect_result(await client.call("initialize", hello))
             case NewSession():
                 response = await client.call("session/new", {"cwd": str(self.cwd), "mcpServers": []})
                 if "result" in response:

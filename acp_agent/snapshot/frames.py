@@ -95,8 +95,9 @@ def canonical_order(frames: Sequence[Frame]) -> list[Frame]:
 
     def emit(sequence: list[Frame]) -> None:
         for frame in sequence:
-            if _completes_call(frame):
-                routes = started_by.get(session_update(frame)["toolCallId"], [])
+            update = session_update(frame)
+            if update is not None and _completes_call(frame):
+                routes = started_by.get(update["toolCallId"], [])
                 if routes:
                     emit(children.pop(routes.pop(0), []))
             out.append(frame)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from acp_agent.kernel import Context, Disposer, PluginConfig
 from acp_agent.session.log import completed_turn_prefix
 from acp_agent.subagents.driver import InProcessRun, start_in_process_run
-from acp_agent.subagents.registry import SubagentRequest
+from acp_agent.subagents.registry import SubagentRegistry, SubagentRequest
 from acp_agent.subagents.spawn import ALL
 
 
@@ -32,4 +32,5 @@ class Config(PluginConfig):
 
 
 def apply(ctx: Context, config: Config) -> Disposer:
-    return ctx.subagents.register(ForkProvider(config.provider_name))
+    registry: SubagentRegistry = ctx.subagents
+    return registry.register(ForkProvider(config.provider_name))

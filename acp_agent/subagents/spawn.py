@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from acp_agent.kernel import Context, Disposer, PluginConfig
 from acp_agent.subagents.driver import InProcessRun, start_in_process_run
-from acp_agent.subagents.registry import Capabilities, SubagentRequest
+from acp_agent.subagents.registry import Capabilities, SubagentRegistry, SubagentRequest
 
 ALL = Capabilities(output_schema=True, depth_limit=True, tool_filter=True)
 
@@ -28,4 +28,5 @@ class Config(PluginConfig):
 
 
 def apply(ctx: Context, config: Config) -> Disposer:
-    return ctx.subagents.register(SpawnProvider(config.provider_name))
+    registry: SubagentRegistry = ctx.subagents
+    return registry.register(SpawnProvider(config.provider_name))

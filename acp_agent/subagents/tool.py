@@ -13,6 +13,7 @@ from acp_agent.subagents.driver import describe
 from acp_agent.subagents.errors import SubagentError
 from acp_agent.subagents.registry import SubagentRequest
 from acp_agent.tools.base import Tool, ToolCallContext, ToolPresentation, ToolResult
+from acp_agent.tools.registry import ToolRegistry
 
 SPAWN_DESCRIPTION = (
     "Delegate a self-contained task to a fresh child agent. It works in the same workspace with its"
@@ -109,4 +110,5 @@ def apply(ctx: Context, config: Config) -> Disposer:
         tool_filter=tuple(config.tools) if config.tools is not None else None,
         persona=config.persona,
     )
-    return ctx.tools.register(tool)
+    tools: ToolRegistry = ctx.tools
+    return tools.register(tool)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from acp_agent.llm.request import ToolSchema
 from acp_agent.tools.base import (
     DISPLAY_EVENT,
     Diff,
@@ -14,7 +15,6 @@ from acp_agent.tools.base import (
     ToolKind,
     ToolPresentation,
     ToolResult,
-    ToolSchema,
     code_block,
 )
 from acp_agent.tools.bash import LOCAL, BashParams, BashTool, LocalRunner, run_command, runner_for
