@@ -11,6 +11,7 @@ import json
 import logging
 import math
 from collections.abc import AsyncIterable, Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +25,8 @@ from acp_agent.acp.errors import ClientError, INTERNAL_ERROR
 log = logging.getLogger(__name__)
 
 _NOT_JSON = object()
+_ANSWERED: ContextVar[list[Callable[[], None]]] = ContextVar("answered")
+"""The callbacks to run once the request being handled in this context is answered."""
 
 
 def encode(frame: Any) -> bytes:
@@ -104,11 +107,17 @@ class Connection:
             # Parsed once already; a parse failure is re-raised here so jsonrpcserver answers -32700.
             return json.loads(raw) if obj is _NOT_JSON else obj
 
-        response = await async_dispatch_to_serializable(
-            text, self._methods, context=self, deserializer=deserialize, validator=check_request
-        )
-        if response:  # None for a notification; a batch of notifications gives []
-            self._send.send_nowait(encode(response))
+        answered: list[Callable[[], None]] = []
+        _ANSWERED.set(answered)  # this task's own context: the handler's tasks copy it
+        try:
+            response = await async_dispatch_to_serializable(
+                text, self._methods, context=self, deserializer=deserialize, validator=check_request
+            )
+            if response:  # None for a notification; a batch of notifications gives []
+                self._send.send_nowait(encode(response))
+        finally:
+            for callback in answered:
+                callback()
 
     def _resolve(self, response: dict[str, Any]) -> None:
         request_id = response.get("id")
@@ -124,6 +133,12 @@ class Connection:
             return
         waiter.response = response
         waiter.done.set()
+
+    @staticmethod
+    def when_answered(callback: Callable[[], None]) -> None:
+        """Run `callback` once the response to the request being handled is queued (or the
+        request ended without one): what must follow the answer on the wire waits for it."""
+        _ANSWERED.get().append(callback)
 
     def notify(self, method: str, params: dict[str, Any]) -> None:
         """Queue a notification; frames go out in the order they are queued."""

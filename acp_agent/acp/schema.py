@@ -65,6 +65,7 @@ class AgentCapabilities(Model):
     load_session: bool = False
     prompt_capabilities: PromptCapabilities = PromptCapabilities()
     session_capabilities: SessionCapabilities = SessionCapabilities()
+    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
 
 
 class Implementation(Model):

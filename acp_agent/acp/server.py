@@ -78,12 +78,14 @@ PROMPT_BLOCK_TYPES = ("text", "resource_link")
 LIST_PAGE_SIZE = 50
 """Sessions per `session/list` page."""
 CLOSED_BY_CLIENT = "the client closed the session"
+EXTENSIONS = {"acpAgent": {"promptQueueing": True}}
+"""`agentCapabilities._meta`: what this agent does beyond the protocol. `promptQueueing`: a prompt
+sent while another runs is queued, not refused (`prompt`)."""
 
 
 @dataclass(eq=False)
 class AcpSession:
     agent: Agent
-    prompting: bool = False
 
 
 class AcpServer:
@@ -112,6 +114,7 @@ class AcpServer:
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 session_capabilities=SessionCapabilities(list=Supported(), resume=Supported(), close=Supported()),
+                meta=EXTENSIONS,
             ),
             agent_info=Implementation(name="acp-agent", title="acp-agent", version=acp_agent.__version__),
         )
@@ -270,22 +273,20 @@ class AcpServer:
             self._watch(agent, session_id, ChildOrigin(route=agent.route, parent_tool_call_id=spawn_call))
 
     async def prompt(self, params: PromptParams) -> PromptResult:
+        """Queue the prompt's turn and answer when it ends. A prompt that arrives while another
+        runs (or settles after a cancel) waits its turn, in arrival order; the next turn starts
+        once this prompt is answered, so no frame of it precedes this answer on the wire."""
         entry = self._session(params.session_id)
         content = [_content_block(i, block) for i, block in enumerate(params.prompt)]
-        if entry.prompting:
-            raise JsonRpcError(
-                errors.INVALID_REQUEST,
-                f"Invalid request: session {params.session_id!r} already has a prompt running;"
-                " cancel it or wait for its response",
-            )
-        entry.prompting = True
-        try:
-            reason = await entry.agent.followup(content).wait()
-        finally:
-            entry.prompting = False
-        return PromptResult(stop_reason=_stop_reason(reason))
+        # Nothing is awaited before the message is queued: arrival order is the order the
+        # connection read the requests in, and a `session/cancel` read after it cancels it.
+        ticket = entry.agent.followup(content, hold=True)
+        self.conn.when_answered(ticket.release)
+        return PromptResult(stop_reason=_stop_reason(await ticket.wait()))
 
     async def cancel(self, params: CancelParams) -> None:
+        """End the running prompt and those queued before this notification (they answer
+        `cancelled`); a prompt that arrives after it runs."""
         entry = self.sessions.get(params.session_id)
         if entry is not None:  # an unknown or idle session: nothing to cancel
             entry.agent.cancel("cancelled by the client")

@@ -28,6 +28,12 @@ class Ticket:
     source: str = "user"
     reason: TurnEndReason | None = None
     done: anyio.Event = field(default_factory=anyio.Event)
+    cancelled: bool = False
+    """A cancel came while this message was queued or its turn ran: the turn ends `aborted`."""
+    cancel_reason: str | None = None
+    held: bool = False
+    """The next turn waits for `release()` after this one settles (see `Agent.followup`)."""
+    released: anyio.Event = field(default_factory=anyio.Event)
 
     async def wait(self) -> TurnEndReason:
         await self.done.wait()
@@ -37,6 +43,15 @@ class Ticket:
     def settle(self, reason: TurnEndReason) -> None:
         self.reason = reason
         self.done.set()
+
+    def cancel(self, reason: str | None) -> None:
+        if not self.cancelled:  # the first cancel is the one that ended the turn
+            self.cancelled = True
+            self.cancel_reason = reason
+
+    def release(self) -> None:
+        """The holder has reported this turn's outcome: the next turn may start."""
+        self.released.set()
 
 
 class Agent:
@@ -65,8 +80,7 @@ class Agent:
         self._idle = anyio.Event()
         self._idle.set()
         self._turn: anyio.CancelScope | None = None
-        self._cancel_reason: str | None = None
-        self._cancel_next = False
+        self._running: Ticket | None = None
         self._loop = anyio.CancelScope()
         self._stopped = anyio.Event()
         self._disposed = False
@@ -76,10 +90,6 @@ class Agent:
         return self.session.id
 
     @property
-    def cancel_reason(self) -> str | None:
-        return self._cancel_reason
-
-    @property
     def busy(self) -> bool:
         """Whether a turn is running or queued."""
         return not self._idle.is_set()
@@ -87,9 +97,14 @@ class Agent:
     def start(self) -> None:
         self.ctx.tasks.start_soon(self._run, name=f"agent {self.route}")
 
-    def followup(self, content: Sequence[ContentBlock], source: str = "user") -> Ticket:
-        """Queue a turn for `content`; the returned ticket settles when that turn ends."""
-        ticket = Ticket(content, source)
+    def followup(self, content: Sequence[ContentBlock], source: str = "user", *, hold: bool = False) -> Ticket:
+        """Queue a turn for `content`; the returned ticket settles when that turn ends. Turns run
+        one at a time, in the order they were queued.
+
+        With `hold`, the turn after this one waits until `ticket.release()`: the caller reports the
+        outcome first (the ACP layer answers a prompt before the next prompt's updates go out).
+        """
+        ticket = Ticket(content, source, held=hold)
         if self._disposed:
             ticket.settle(TurnDisposed())
             return ticket
@@ -107,13 +122,16 @@ class Agent:
             self.steering.append(content)
 
     def cancel(self, reason: str | None = None) -> None:
-        """End the running turn `aborted` (with `reason`), or the next one if a message is queued
-        but its turn has not started yet (the client's prompt is in flight either way)."""
-        self._cancel_reason = reason
+        """End the running turn and every turn queued before this call `aborted` (with `reason`).
+
+        A queued message still gets its turn, which ends at once without asking the model: the
+        message is logged, as the client showed it. What is queued after the cancel runs.
+        """
+        for ticket in [self._running, *self._inbox]:
+            if ticket is not None:
+                ticket.cancel(reason)
         if self._turn is not None:
             self._turn.cancel()
-        elif self._inbox:
-            self._cancel_next = True
 
     async def when_idle(self) -> None:
         """Return once no turn runs and none is queued."""
@@ -132,15 +150,12 @@ class Agent:
         else:
             await self._stopped.wait()
 
-    def turn_scope(self) -> anyio.CancelScope:
-        """A fresh cancel scope for the turn about to run (what `cancel()` cancels); already
-        cancelled when a cancel came while the turn's message waited in the queue."""
+    def turn_scope(self, ticket: Ticket) -> anyio.CancelScope:
+        """A fresh cancel scope for `ticket`'s turn (what `cancel()` cancels); already cancelled
+        when a cancel came while the message waited in the queue."""
         self._turn = anyio.CancelScope()
-        if self._cancel_next:
-            self._cancel_next = False
+        if ticket.cancelled:
             self._turn.cancel()
-        else:
-            self._cancel_reason = None
         return self._turn
 
     def turn_over(self) -> None:
@@ -155,12 +170,15 @@ class Agent:
                         await self._wake.wait()
                         self._wake = anyio.Event()
                         continue
-                    ticket = self._inbox.popleft()
+                    ticket = self._running = self._inbox.popleft()
                     try:
                         ticket.settle(await run_turn(self, ticket))
                     finally:
+                        self._running = None
                         if not ticket.done.is_set():
                             ticket.settle(TurnDisposed())
+                    if ticket.held:
+                        await ticket.released.wait()
         finally:
             for ticket in self._inbox:
                 ticket.settle(TurnDisposed())

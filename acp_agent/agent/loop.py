@@ -62,7 +62,7 @@ async def run_turn(agent: Agent, ticket: Ticket) -> TurnEndReason:
     source = {"kind": ticket.source}
     session.append("turn/start", TurnStartData(turn=progress.turn, trigger=Trigger(kind="message", source=source)))
     session.append("user/message", UserMessageData(content=list(ticket.content), source=Source(kind=ticket.source)))
-    scope = agent.turn_scope()
+    scope = agent.turn_scope(ticket)
     reason: TurnEndReason | None = None
     try:
         with scope:
@@ -81,7 +81,7 @@ async def run_turn(agent: Agent, ticket: Ticket) -> TurnEndReason:
     if reason is None:  # our scope caught the cancellation
         if progress.step is not None:
             _close_step(agent, progress, "cancelled", "the turn was cancelled before this call finished")
-        reason = TurnAborted(reason=agent.cancel_reason)
+        reason = TurnAborted(reason=ticket.cancel_reason)
     session.append("turn/end", TurnEndData(turn=progress.turn, reason=reason))
     return reason
 

@@ -69,19 +69,25 @@ class Client:
         self.sent: list[str] = []
         self.failures: list[str] = []
 
-    async def write(self, line: str) -> None:
+    async def write(self, *lines: str) -> None:
+        """Write the lines in one go (one write: the server reads them together)."""
         async with self._lock:
             try:
-                await self._stdin.send(line.encode() + b"\n")
+                await self._stdin.send("".join(line + "\n" for line in lines).encode())
             except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
                 raise ServerGone("the server stopped reading its stdin") from exc
-        self.sent.append(line)
+        self.sent.extend(lines)
+
+    def new_request(self, method: str, params: dict[str, Any]) -> tuple[str, Pending]:
+        """A request's line, to write, and the `Pending` its response will settle."""
+        self._next_id += 1
+        pending = self._pending[self._next_id] = Pending()
+        return encode({"jsonrpc": "2.0", "id": self._next_id, "method": method, "params": params}), pending
 
     async def request(self, method: str, params: dict[str, Any]) -> Pending:
         """Send a request; await the returned `Pending` for its response."""
-        self._next_id += 1
-        pending = self._pending[self._next_id] = Pending()
-        await self.write(encode({"jsonrpc": "2.0", "id": self._next_id, "method": method, "params": params}))
+        line, pending = self.new_request(method, params)
+        await self.write(line)
         return pending
 
     async def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:

@@ -21,6 +21,8 @@ from acp_agent.snapshot.scenario import (
     PromptAndCancel,
     PromptAndCancelWhen,
     PromptExpectError,
+    PromptWhileBusy,
+    QueuedPrompt,
     Raw,
     SetConfigOption,
     SetMode,
@@ -92,6 +94,8 @@ class Driver:
                 ready = _children_in_tool_calls(self.session_id, step.children)
                 awaited = f"{step.children} child agent(s) showed a tool call"
                 return await self._prompt_and_cancel(step.text, self.session_id, ready, awaited)
+            case PromptWhileBusy():
+                return await self._prompt_while_busy(step, self.session_id)
             case SetMode():
                 params = {"sessionId": self.session_id, "modeId": step.mode_id}
                 return _expect(await client.call("session/set_mode", params), step.expect_error)
@@ -129,6 +133,27 @@ class Driver:
         response = await pending.wait()
         if response.get("result") != {"stopReason": "cancelled"}:
             return f'expected the result {{"stopReason":"cancelled"}}, got {encode(response)[:200]}'
+        return None
+
+    async def _prompt_while_busy(self, step: PromptWhileBusy, session_id: str) -> str | None:
+        streaming = self.client.watch(_streams_text(session_id))
+        prompts = [await self.client.request("session/prompt", self._prompt(step.text))]
+        await _first(streaming, prompts[0].done)
+        if not streaming.is_set():
+            return f"answered before any agent_message_chunk: {encode(await prompts[0].wait())[:200]}"
+        lines = []
+        for item in step.then:
+            if isinstance(item, QueuedPrompt):
+                line, pending = self.client.new_request("session/prompt", self._prompt(item.prompt))
+                prompts.append(pending)
+            else:
+                line = encode({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session_id}})
+            lines.append(line)
+        await self.client.write(*lines)
+        for number, (pending, expected) in enumerate(zip(prompts, step.stop_reasons, strict=True), 1):
+            response = await pending.wait()
+            if response.get("result") != {"stopReason": expected}:
+                return f"prompt {number}: expected the stop reason {expected!r}, got {encode(response)[:200]}"
         return None
 
     async def _raw(self, step: Raw) -> str | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, model_validator
 
 from acp_agent.kernel.models import Model
 from acp_agent.snapshot.errors import InvalidScenario
@@ -90,6 +90,40 @@ class PromptAndCancelWhen(Model):
     children: int = Field(ge=1)
 
 
+class QueuedPrompt(Model):
+    """Another `session/prompt` with one text block."""
+
+    prompt: str
+
+
+class QueuedCancel(Model):
+    """`session/cancel` for the session."""
+
+    cancel: Literal[True]
+
+
+StopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]
+
+
+class PromptWhileBusy(Model):
+    """`session/prompt` with `text`; at its first `agent_message_chunk`, the `then` messages are
+    written in one go, without waiting for anything (so they reach the server while the first
+    prompt runs, or settles after a cancel among them). Each prompt must answer the stop reason
+    of `stop_reasons`, in order, `text`'s first."""
+
+    op: Literal["promptWhileBusy"]
+    text: str
+    then: list[QueuedPrompt | QueuedCancel] = Field(min_length=1)
+    stop_reasons: list[StopReason]
+
+    @model_validator(mode="after")
+    def _a_stop_reason_per_prompt(self) -> PromptWhileBusy:
+        prompts = 1 + sum(isinstance(item, QueuedPrompt) for item in self.then)
+        if len(self.stop_reasons) != prompts:
+            raise ValueError(f"stopReasons: {prompts} prompt(s) need {prompts} stop reason(s), got {len(self.stop_reasons)}")
+        return self
+
+
 class SetMode(Model):
     """`session/set_mode` for the newest session; with `expect_error` it must answer that error."""
 
@@ -135,6 +169,7 @@ Step = Annotated[
     | PromptExpectError
     | PromptAndCancel
     | PromptAndCancelWhen
+    | PromptWhileBusy
     | SetMode
     | SetConfigOption
     | Cancel

@@ -19,6 +19,7 @@ AGENT_CAPABILITIES = {
     "loadSession": True,
     "promptCapabilities": {"image": False, "audio": False, "embeddedContext": False},
     "sessionCapabilities": {"list": {}, "resume": {}, "close": {}},
+    "_meta": {"acpAgent": {"promptQueueing": True}},
 }
 
 
@@ -192,7 +193,19 @@ async def test_an_exception_with_a_non_string_code_fails_the_turn_and_the_server
     assert ends == [{"turn": 1, "reason": failed}, {"turn": 2, "reason": failed}]
 
 
-async def test_a_second_prompt_on_a_busy_session_is_refused_while_the_first_completes(tmp_path: Path) -> None:
+def said_and_answered(wire: Wire, answers: dict[int, str]) -> list[str]:
+    """The agent's message text and the answers to the requests in `answers`, in wire order."""
+    seen = []
+    for frame in wire.received:
+        update = frame.get("params", {}).get("update", {})
+        if update.get("sessionUpdate") == "agent_message_chunk":
+            seen.append(update["content"]["text"])
+        elif "method" not in frame and frame.get("id") in answers:
+            seen.append(answers[frame["id"]])
+    return seen
+
+
+async def test_a_second_prompt_on_a_busy_session_waits_for_the_first_to_be_answered(tmp_path: Path) -> None:
     go = tmp_path / "go"
     wait_for_go = f"while [ ! -e {go} ]; do sleep 0.01; done; echo went"
     server = Scripted(
@@ -200,31 +213,23 @@ async def test_a_second_prompt_on_a_busy_session_is_refused_while_the_first_comp
         [
             {"toolCalls": [{"id": "call_wait", "name": "bash", "arguments": {"command": wait_for_go}}]},
             {"text": "First."},
+            {"text": "Second."},
         ],
     )
     async with server.serve() as wire:
         session_id = await server.new_session(wire)
         first = await wire.start("session/prompt", {"sessionId": session_id, "prompt": [text("one")]})
         await wire.wait_for(lambda f: f.get("params", {}).get("update", {}).get("sessionUpdate") == "tool_call")
-        second = await wire.request("session/prompt", {"sessionId": session_id, "prompt": [text("two")]})
-        code, message = error_of(second)
-        assert code == -32600
-        assert "already has a prompt running" in message and session_id in message
+        second = await wire.start("session/prompt", {"sessionId": session_id, "prompt": [text("two")]})
         go.touch()
-        answered = await wire.response(first)
-    assert result_of(answered) == {"stopReason": "end_turn"}
-    assert message_text(wire, session_id) == "First."
-    done = [u["update"] for u in wire.updates(session_id) if u["update"]["sessionUpdate"] == "tool_call_update"]
-    assert done == [
-        {
-            "sessionUpdate": "tool_call_update",
-            "toolCallId": "call_wait",
-            "status": "completed",
-            "content": [{"type": "content", "content": text("```console\nwent\n```")}],
-        }
+        answers = [await wire.response(first), await wire.response(second)]
+    assert [result_of(answer) for answer in answers] == [{"stopReason": "end_turn"}] * 2
+    # The second turn's frames come after the first prompt's answer, never among its frames.
+    assert said_and_answered(wire, {first: "one answered", second: "two answered"}) == [
+        "First.", "one answered", "Second.", "two answered"
     ]
     log = session_log(server.sessions, session_id)
-    assert [e["data"]["content"] for e in log if e.get("type") == "user/message"] == [[text("one")]]
+    assert [e["data"]["content"] for e in log if e.get("type") == "user/message"] == [[text("one")], [text("two")]]
 
 
 async def test_cancel_ends_a_running_prompt_and_is_a_no_op_for_unknown_or_idle_sessions(tmp_path: Path) -> None:

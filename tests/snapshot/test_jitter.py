@@ -35,7 +35,7 @@ CONCURRENT = "concurrent-children"
 RACING = "cancel-two-children"
 """Its two children stream their model calls at the same time, and each shows a tool call."""
 
-CANCELS = {"cancel", "promptAndCancel", "promptAndCancelWhen"}
+CANCELS = {"cancel", "promptAndCancel", "promptAndCancelWhen", "promptWhileBusy"}
 """The ops whose cancel may land mid-run."""
 
 Runs = dict[tuple[str, int], RunResult]

@@ -337,7 +337,6 @@ async def test_cancelling_an_idle_agent_does_nothing(scripted: Callable[..., Con
         agent = await ctx.agents.create(cwd=str(tmp_path))
         agent.cancel("nothing runs")
         assert (await agent.followup(text("x")).wait()).kind == "completed"
-        assert agent.cancel_reason is None
 
 
 async def test_a_synchronous_setup_and_a_child_route(scripted: Callable[..., Context], tmp_path: Path) -> None:
@@ -380,3 +379,48 @@ async def test_a_cancel_before_the_turn_starts_ends_that_turn_aborted(
         assert (await agent.followup(text("next")).wait()).kind == "completed"
         [message] = of_type(agent, "assistant/message")
         assert message.content[0].text == "never asked"  # the cancelled turn asked the model nothing
+
+
+async def test_queued_messages_run_in_order_after_the_running_turn(scripted: Callable[..., Context], tmp_path: Path) -> None:
+    ctx = scripted([{"text": "one"}, {"text": "two"}, {"text": "three"}])
+    async with ctx.running():
+        agent = await ctx.agents.create(cwd=str(tmp_path))
+        tickets = [agent.followup(text(t)) for t in ("a", "b", "c")]
+        assert [(await t.wait()).kind for t in tickets] == ["completed"] * 3
+    messages = [m.content[0].text for m in of_type(agent, "user/message")]
+    answers = [m.content[0].text for m in of_type(agent, "assistant/message")]
+    assert (messages, answers) == (["a", "b", "c"], ["one", "two", "three"])
+
+
+async def test_a_cancel_ends_the_running_turn_and_those_queued_before_it(
+    scripted: Callable[..., Context], tmp_path: Path
+) -> None:
+    ctx = scripted([{"hang": True}, {"text": "after the cancel"}])
+    async with ctx.running():
+        agent = await ctx.agents.create(cwd=str(tmp_path))
+        running = agent.followup(text("a"))
+        await first(agent, "assistant/chunk", "text-delta")
+        queued = agent.followup(text("b"))
+        agent.cancel("stop")
+        agent.cancel("a second cancel")  # the first one ended these turns
+        later = agent.followup(text("c"))
+        assert (await running.wait()).dump() == {"kind": "aborted", "reason": "stop"}
+        assert (await queued.wait()).dump() == {"kind": "aborted", "reason": "stop"}
+        assert (await later.wait()).kind == "completed"
+    assert [m.content[0].text for m in of_type(agent, "user/message")] == ["a", "b", "c"]
+    assert [m.content[0].text for m in of_type(agent, "assistant/message")] == ["partial", "after the cancel"]
+
+
+async def test_a_held_turn_keeps_the_next_one_waiting_until_released(
+    scripted: Callable[..., Context], tmp_path: Path
+) -> None:
+    ctx = scripted([{"text": "one"}, {"text": "two"}])
+    async with ctx.running():
+        agent = await ctx.agents.create(cwd=str(tmp_path))
+        held = agent.followup(text("a"), hold=True)
+        after = agent.followup(text("b"))
+        await held.wait()
+        await anyio.wait_all_tasks_blocked()
+        assert of_type(agent, "turn/end") and len(of_type(agent, "turn/start")) == 1
+        held.release()
+        assert (await after.wait()).kind == "completed"
