@@ -10,14 +10,16 @@ that only reads gets editor reads and disk writes. Requests name the top-level s
 from __future__ import annotations
 
 import errno
-from pathlib import Path
 from typing import TypeVar
 
+import anyio.to_thread
 from pydantic import ValidationError
 
 from acp_agent.acp.connection import Connection
 from acp_agent.acp.errors import RESOURCE_NOT_FOUND, ClientError
 from acp_agent.acp.schema import Incoming, ReadTextFileParams, ReadTextFileResult, WriteTextFileParams
+from acp_agent.tools import confined
+from acp_agent.tools.confined import Target
 from acp_agent.tools.workspace import DISK, Workspace
 
 READ = "fs/read_text_file"
@@ -45,35 +47,37 @@ class ClientWorkspace(Workspace):
         self.read = read
         self.write = write
 
-    async def read_text(self, path: Path) -> str:
+    async def read_text(self, target: Target) -> str:
         if not self.read:
-            return await DISK.read_text(path)
-        params = ReadTextFileParams(session_id=self.session_id, path=str(path))
-        result = await self._ask(READ, params.dump(), path)
+            return await DISK.read_text(target)
+        params = ReadTextFileParams(session_id=self.session_id, path=str(target.path))
+        result = await self._ask(READ, params.dump(), target)
         return _parse(ReadTextFileResult, result, READ).content
 
-    async def write_text(self, path: Path, text: str) -> None:
+    async def write_text(self, target: Target, text: str) -> None:
         if not self.write:
-            return await DISK.write_text(path, text)
+            return await DISK.write_text(target, text)
         # The Workspace contract creates missing parents; ACP does not say whether a client does.
-        path.parent.mkdir(parents=True, exist_ok=True)
-        params = WriteTextFileParams(session_id=self.session_id, path=str(path), content=text)
-        await self._ask(WRITE, params.dump(), path)
+        await anyio.to_thread.run_sync(confined.make_parents, target)
+        params = WriteTextFileParams(session_id=self.session_id, path=str(target.path), content=text)
+        await self._ask(WRITE, params.dump(), target)
 
-    async def _ask(self, method: str, params: dict[str, object], path: Path) -> object:
+    async def _ask(self, method: str, params: dict[str, object], target: Target) -> object:
         try:
             return await self.conn.request(method, params)
         except ClientError as exc:
-            raise _os_error(method, exc, path) from None
+            raise _os_error(method, exc, target) from None
 
 
-def _os_error(method: str, exc: ClientError, path: Path) -> OSError:
-    """The OSError a file tool reports for the client's error answer to `method` on `path`."""
-    if path.is_dir():
-        return IsADirectoryError(errno.EISDIR, "is a directory", str(path))
-    if method == READ and (exc.code == RESOURCE_NOT_FOUND or not path.exists()):
-        return FileNotFoundError(errno.ENOENT, "no such file", str(path))
-    return OSError(errno.EIO, f"the editor answered {method} with error {exc.code}: {exc.message}", str(path))
+def _os_error(method: str, exc: ClientError, target: Target) -> OSError:
+    """The OSError a file tool reports for the client's error answer to `method` on `target`."""
+    path = str(target.path)
+    kind = confined.kind(target)
+    if kind == "directory":
+        return IsADirectoryError(errno.EISDIR, "is a directory", path)
+    if method == READ and (exc.code == RESOURCE_NOT_FOUND or kind is None):
+        return FileNotFoundError(errno.ENOENT, "no such file", path)
+    return OSError(errno.EIO, f"the editor answered {method} with error {exc.code}: {exc.message}", path)
 
 
 def _parse(model: type[R], result: object, method: str) -> R:

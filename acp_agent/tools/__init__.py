@@ -18,16 +18,15 @@ from acp_agent.tools.base import (
     code_block,
 )
 from acp_agent.tools.bash import LOCAL, BashParams, BashTool, LocalRunner, run_command, runner_for
-from acp_agent.tools.errors import DuplicateTool, OutsideWorkspace, ToolsError
+from acp_agent.tools.confined import Target, resolve_in
+from acp_agent.tools.errors import DuplicateTool, NotOwned, OutsideWorkspace, ToolsError
 from acp_agent.tools.files import (
     EditFileParams,
     EditFileTool,
     ReadFileParams,
     ReadFileTool,
-    Target,
     WriteFileParams,
     WriteFileTool,
-    resolve_in,
 )
 from acp_agent.tools.pipeline import PreparedCall, prepare, run_prepared
 from acp_agent.tools.registry import ToolRegistry
@@ -52,6 +51,7 @@ __all__ = [
     "EditFileTool",
     "LocalRunner",
     "Location",
+    "NotOwned",
     "OutsideWorkspace",
     "PreparedCall",
     "ReadFileParams",

@@ -19,4 +19,8 @@ class OutsideWorkspace(ToolsError):
     """Raised when a file tool's path resolves outside the session's working directory."""
 
 
-__all__ = ["DuplicateTool", "OutsideWorkspace", "ToolsError"]
+class NotOwned(PermissionError):
+    """Raised when a file tool would replace a file that belongs to another user."""
+
+
+__all__ = ["DuplicateTool", "NotOwned", "OutsideWorkspace", "ToolsError"]

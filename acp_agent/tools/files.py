@@ -1,7 +1,7 @@
 """The file tools `read_file`, `write_file` and `edit_file`, and the plugin that registers them.
 
 A path is taken relative to the session's cwd (or absolute) and must stay inside the cwd once
-resolved: a `..` or a symbolic link that leads out is refused. Files are read and written through
+resolved: a `..` or a symbolic link that leads out is refused (`confined.py`). Files are read and written through
 the call's `Workspace` (the disk unless a `workspace` service picks another). Each call shows the
 editor the file it works on (a location, with the line when known) and, for writes and edits, the
 change (a diff of the whole text).
@@ -9,10 +9,7 @@ change (a diff of the whole text).
 
 from __future__ import annotations
 
-import os
 from abc import abstractmethod
-from dataclasses import dataclass
-from pathlib import Path
 from typing import TypeVar
 
 from pydantic import BaseModel, Field
@@ -27,7 +24,8 @@ from acp_agent.tools.base import (
     ToolResult,
     code_block,
 )
-from acp_agent.tools.errors import OutsideWorkspace
+from acp_agent.tools.confined import Target, resolve_in
+from acp_agent.tools.errors import NotOwned, OutsideWorkspace
 from acp_agent.tools.workspace import Workspace, workspace_for
 
 # The parameter models' field descriptions are model-visible (the schema sent with every request).
@@ -65,30 +63,6 @@ class EditFileParams(PathParams):
     )
 
 
-@dataclass(frozen=True)
-class Target:
-    """A file path checked to lie inside the session's cwd."""
-
-    path: Path
-    """Absolute, in the cwd's terms: the cwd as the editor gave it, joined with the resolved rest."""
-    shown: str
-    """Relative to the cwd: how results name the file to the model."""
-
-
-def resolve_in(cwd: Path, path: str) -> Target:
-    """Where `path` (relative to `cwd`, or absolute) leads, with `..` and symbolic links resolved;
-    OutsideWorkspace when that is not inside `cwd`."""
-    base = Path(os.path.abspath(cwd))
-    root = Path(os.path.realpath(base))
-    real = Path(os.path.realpath(base / path))  # an absolute `path` replaces `base`
-    if not real.is_relative_to(root):
-        if Path(os.path.normpath(base / path)).is_relative_to(base):
-            raise OutsideWorkspace(f"{path} leads outside the working directory {base} through a symbolic link")
-        raise OutsideWorkspace(f"{path} is outside the working directory {base}")
-    rest = real.relative_to(root)
-    return Target(base / rest, rest.as_posix())
-
-
 ParamsT = TypeVar("ParamsT", bound=PathParams)
 
 
@@ -101,6 +75,8 @@ class FileTool(Tool[ParamsT]):
             target = resolve_in(call.cwd, params.path)
         except OutsideWorkspace as exc:
             return ToolResult.failure(str(exc), "outside_workspace")
+        except OSError as exc:  # a symbolic link loop, a directory it may not search
+            return _file_failure(exc, params.path)
         try:
             return await self.run_on(target, params, workspace_for(call), call)
         except (OSError, UnicodeDecodeError) as exc:
@@ -131,7 +107,7 @@ class ReadFileTool(FileTool[ReadFileParams]):
     async def run_on(
         self, target: Target, params: ReadFileParams, workspace: Workspace, call: ToolCallContext
     ) -> ToolResult:
-        lines = split_lines(await workspace.read_text(target.path))
+        lines = split_lines(await workspace.read_text(target))
         start = params.offset or 1
         if start > max(len(lines), 1):
             return ToolResult.failure(
@@ -187,10 +163,10 @@ class WriteFileTool(FileTool[WriteFileParams]):
         self, target: Target, params: WriteFileParams, workspace: Workspace, call: ToolCallContext
     ) -> ToolResult:
         try:
-            old: str | None = await workspace.read_text(target.path)
+            old: str | None = await workspace.read_text(target)
         except FileNotFoundError:
             old = None
-        await workspace.write_text(target.path, params.content)
+        await workspace.write_text(target, params.content)
         path = str(target.path)
         call.show(locations=[Location(path=path)], diffs=[Diff(path=path, old_text=old, new_text=params.content)])
         verb = "Created" if old is None else "Overwrote"
@@ -218,7 +194,7 @@ class EditFileTool(FileTool[EditFileParams]):
     ) -> ToolResult:
         if params.old_text == params.new_text:
             return ToolResult.failure("old_text and new_text are the same: there is nothing to change", "no_change")
-        text = await workspace.read_text(target.path)
+        text = await workspace.read_text(target)
         count = text.count(params.old_text)
         if not count:
             return ToolResult.failure(
@@ -234,7 +210,7 @@ class EditFileTool(FileTool[EditFileParams]):
             )
         new = text.replace(params.old_text, params.new_text)  # count is 1 unless replace_all
         line = text.count("\n", 0, text.index(params.old_text)) + 1
-        await workspace.write_text(target.path, new)
+        await workspace.write_text(target, new)
         path = str(target.path)
         call.show(locations=[Location(path=path, line=line)], diffs=[Diff(path=path, old_text=text, new_text=new)])
         where = f"at line {line}" if count == 1 else f"(the first at line {line})"
@@ -262,6 +238,8 @@ def _file_failure(exc: OSError | UnicodeDecodeError, shown: str) -> ToolResult:
         return ToolResult.failure(f"{shown} is not a UTF-8 text file", "not_text")
     if isinstance(exc, FileNotFoundError):
         return ToolResult.failure(f"{shown} does not exist", "not_found")
+    if isinstance(exc, NotOwned):
+        return ToolResult.failure(str(exc), "not_owned")
     if isinstance(exc, IsADirectoryError):
         return ToolResult.failure(f"{shown} is a directory, not a file", "is_a_directory")
     return ToolResult.failure(f"cannot access {shown}: {exc.strerror or exc}", "io_error")

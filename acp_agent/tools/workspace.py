@@ -7,26 +7,28 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from pathlib import Path
 
+import anyio.to_thread
+
+from acp_agent.tools import confined
 from acp_agent.tools.base import ToolCallContext
+from acp_agent.tools.confined import Target
 
 WORKSPACE_SERVICE = "workspace"
 """The context service a composition may provide: a `WorkspaceProvider`."""
 
 
 class Workspace(ABC):
-    """Text file access for the file tools. Paths are absolute, in the session cwd's terms, and
-    already checked to lie inside it. Failures are OSErrors: `FileNotFoundError` when there is no
-    such file, `IsADirectoryError` for a directory; text that is not UTF-8 raises
-    `UnicodeDecodeError`."""
+    """Text file access for the file tools, on targets checked to lie inside the session's cwd.
+    Failures are OSErrors: `FileNotFoundError` when there is no such file, `IsADirectoryError`
+    for a directory; text that is not UTF-8 raises `UnicodeDecodeError`."""
 
     @abstractmethod
-    async def read_text(self, path: Path) -> str:
+    async def read_text(self, target: Target) -> str:
         """The file's whole text, exactly as stored (no newline translation)."""
 
     @abstractmethod
-    async def write_text(self, path: Path, text: str) -> None:
+    async def write_text(self, target: Target, text: str) -> None:
         """Create or replace the file with `text`, creating missing parent directories."""
 
 
@@ -35,20 +37,20 @@ WorkspaceProvider = Callable[[ToolCallContext], Workspace]
 
 
 class DiskWorkspace(Workspace):
-    """The files on disk, as UTF-8.
+    """The files on disk, as UTF-8, reached through `confined` (from a descriptor of the cwd,
+    following no symbolic link) in a worker thread, so a large file never blocks the event loop.
 
-    Plain blocking I/O, on purpose: the files an agent reads and edits are source files that load
-    in well under a millisecond, a worker thread per call would cost more than it saves, and with
-    no checkpoint inside a write a cancellation cannot land between the write and the diff the
-    tool logs for it.
+    A write is not cancellable once started (`to_thread.run_sync` waits for its thread), and the
+    tool logs its diff right after it without a checkpoint between: a cancellation cannot separate
+    a change on disk from the diff that shows it.
     """
 
-    async def read_text(self, path: Path) -> str:
-        return path.read_bytes().decode("utf-8")
+    async def read_text(self, target: Target) -> str:
+        data = await anyio.to_thread.run_sync(confined.read_bytes, target)
+        return data.decode("utf-8")
 
-    async def write_text(self, path: Path, text: str) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(text.encode("utf-8"))
+    async def write_text(self, target: Target, text: str) -> None:
+        await anyio.to_thread.run_sync(confined.replace, target, text.encode("utf-8"))
 
 
 DISK = DiskWorkspace()

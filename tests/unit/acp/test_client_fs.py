@@ -11,13 +11,18 @@ import pytest
 
 from acp_agent.acp.client_fs import ClientWorkspace
 from acp_agent.acp.errors import ClientError
-from acp_agent.tools import WORKSPACE_SERVICE, EditFileTool, ReadFileTool, WriteFileTool
+from acp_agent.tools import WORKSPACE_SERVICE, EditFileTool, ReadFileTool, Target, WriteFileTool, resolve_in
 from acp_agent.tools.files import EditFileParams, ReadFileParams, WriteFileParams
 
 from ..tools.helpers import call_context
 from .fakes import FakeConnection
 
 pytestmark = pytest.mark.anyio
+
+
+def at(path: Path) -> Target:
+    """`path` as the file tools hand it to a workspace (checked inside the cwd `/`)."""
+    return resolve_in(Path("/"), str(path))
 
 
 def workspace(conn: FakeConnection, *, read: bool = True, write: bool = True) -> ClientWorkspace:
@@ -27,14 +32,14 @@ def workspace(conn: FakeConnection, *, read: bool = True, write: bool = True) ->
 async def test_a_read_asks_the_client_for_the_whole_file_of_the_top_level_session(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("on disk\n")
     conn = FakeConnection({"fs/read_text_file": {"content": "unsaved buffer\n", "_meta": {"x": 1}}})
-    assert await workspace(conn).read_text(tmp_path / "a.txt") == "unsaved buffer\n"
+    assert await workspace(conn).read_text(at(tmp_path / "a.txt")) == "unsaved buffer\n"
     assert conn.requests == [("fs/read_text_file", {"sessionId": "wire-session", "path": str(tmp_path / "a.txt")})]
 
 
 async def test_a_write_goes_to_the_client_after_creating_missing_parent_directories(tmp_path: Path) -> None:
     conn = FakeConnection({"fs/write_text_file": None})
     target = tmp_path / "new" / "dir" / "b.txt"
-    await workspace(conn).write_text(target, "text\n")
+    await workspace(conn).write_text(at(target), "text\n")
     assert conn.requests == [
         ("fs/write_text_file", {"sessionId": "wire-session", "path": str(target), "content": "text\n"})
     ]
@@ -44,9 +49,9 @@ async def test_a_write_goes_to_the_client_after_creating_missing_parent_director
 async def test_only_reads_advertised_reads_from_the_client_and_writes_to_the_disk(tmp_path: Path) -> None:
     conn = FakeConnection({"fs/read_text_file": {"content": "buffer"}})
     ws = workspace(conn, write=False)
-    await ws.write_text(tmp_path / "sub" / "c.txt", "written")
+    await ws.write_text(at(tmp_path / "sub" / "c.txt"), "written")
     assert (tmp_path / "sub" / "c.txt").read_text() == "written"
-    assert await ws.read_text(tmp_path / "sub" / "c.txt") == "buffer"
+    assert await ws.read_text(at(tmp_path / "sub" / "c.txt")) == "buffer"
     assert conn.methods == ["fs/read_text_file"]
 
 
@@ -54,8 +59,8 @@ async def test_only_writes_advertised_reads_the_disk_and_writes_through_the_clie
     (tmp_path / "d.txt").write_text("disk")
     conn = FakeConnection({"fs/write_text_file": {}})
     ws = workspace(conn, read=False)
-    assert await ws.read_text(tmp_path / "d.txt") == "disk"
-    await ws.write_text(tmp_path / "d.txt", "editor")
+    assert await ws.read_text(at(tmp_path / "d.txt")) == "disk"
+    await ws.write_text(at(tmp_path / "d.txt"), "editor")
     assert conn.methods == ["fs/write_text_file"]
     assert (tmp_path / "d.txt").read_text() == "disk"
 
@@ -76,7 +81,7 @@ async def test_a_read_error_is_the_oserror_the_file_tools_report(
         path.write_text("x")
     conn = FakeConnection({"fs/read_text_file": ClientError(code, "cannot open buffer")})
     with pytest.raises(OSError) as caught:
-        await workspace(conn).read_text(path)
+        await workspace(conn).read_text(at(path))
     assert type(caught.value) is expected
     if expected is OSError:
         assert caught.value.errno == errno.EIO
@@ -86,15 +91,15 @@ async def test_a_read_error_is_the_oserror_the_file_tools_report(
 async def test_a_directory_is_a_directory_for_reads_and_writes(tmp_path: Path) -> None:
     conn = FakeConnection({m: ClientError(-32603, "is dir") for m in ("fs/read_text_file", "fs/write_text_file")})
     with pytest.raises(IsADirectoryError):
-        await workspace(conn).read_text(tmp_path)
+        await workspace(conn).read_text(at(tmp_path))
     with pytest.raises(IsADirectoryError):
-        await workspace(conn).write_text(tmp_path, "x")
+        await workspace(conn).write_text(at(tmp_path), "x")
 
 
 async def test_a_write_error_on_a_missing_file_is_an_io_error_not_a_missing_file(tmp_path: Path) -> None:
     conn = FakeConnection({"fs/write_text_file": ClientError(-32002, "read-only buffer")})
     with pytest.raises(OSError) as caught:
-        await workspace(conn).write_text(tmp_path / "f.txt", "x")
+        await workspace(conn).write_text(at(tmp_path / "f.txt"), "x")
     assert type(caught.value) is OSError and caught.value.errno == errno.EIO
     assert "fs/write_text_file with error -32002: read-only buffer" in str(caught.value)
 
@@ -103,7 +108,7 @@ async def test_a_write_error_on_a_missing_file_is_an_io_error_not_a_missing_file
 async def test_an_answer_without_text_content_is_an_io_error(tmp_path: Path, answer: Any) -> None:
     conn = FakeConnection({"fs/read_text_file": answer})
     with pytest.raises(OSError) as caught:
-        await workspace(conn).read_text(tmp_path / "g.txt")
+        await workspace(conn).read_text(at(tmp_path / "g.txt"))
     assert caught.value.errno == errno.EIO and "the editor's answer to fs/read_text_file is not valid" in str(caught.value)
 
 

@@ -22,6 +22,7 @@ from acp_agent.tools import (
     OutsideWorkspace,
     ReadFileParams,
     ReadFileTool,
+    Target,
     ToolCallContext,
     ToolPresentation,
     ToolRegistry,
@@ -323,14 +324,14 @@ class MemoryWorkspace(Workspace):
     def __init__(self, files: dict[Path, str]) -> None:
         self.files = files
 
-    async def read_text(self, path: Path) -> str:
+    async def read_text(self, target: Target) -> str:
         try:
-            return self.files[path]
+            return self.files[target.path]
         except KeyError:
-            raise FileNotFoundError(path) from None
+            raise FileNotFoundError(target.path) from None
 
-    async def write_text(self, path: Path, text: str) -> None:
-        self.files[path] = text
+    async def write_text(self, target: Target, text: str) -> None:
+        self.files[target.path] = text
 
 
 async def test_the_workspace_service_picks_each_calls_workspace(cwd: Path) -> None:
@@ -355,9 +356,10 @@ async def test_the_workspace_service_picks_each_calls_workspace(cwd: Path) -> No
 async def test_without_a_service_files_are_on_disk(tmp_path: Path) -> None:
     disk = workspace_for(call_context(cwd=tmp_path))
     assert isinstance(disk, DiskWorkspace)
-    await disk.write_text(tmp_path / "a" / "b.txt", "crlf\r\nkept\r\n")
+    target = resolve_in(tmp_path, "a/b.txt")
+    await disk.write_text(target, "crlf\r\nkept\r\n")
     assert (tmp_path / "a" / "b.txt").read_bytes() == b"crlf\r\nkept\r\n"
-    assert await disk.read_text(tmp_path / "a" / "b.txt") == "crlf\r\nkept\r\n"
+    assert await disk.read_text(target) == "crlf\r\nkept\r\n"
 
 
 # --- the plugin -------------------------------------------------------------------------------

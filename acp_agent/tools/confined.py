@@ -1,0 +1,261 @@
+"""Files inside the session's cwd, reached only from a directory descriptor of the cwd.
+
+`resolve_in` checks where a path leads: it walks the path component by component from a
+descriptor of the cwd, following symbolic links itself (each link's target is walked the same way)
+and refusing any step out of the cwd. The result, a `Target`, names the file by components that
+were real directories and a last name when they were checked.
+
+The disk operations (`open_read`, `replace`, `make_parents`, `kind`) walk a `Target`'s components
+again from a fresh descriptor of the cwd with `O_NOFOLLOW` at every step and follow no link at all:
+a symbolic link swapped into the path after the check makes the operation fail, it never redirects
+it. `replace` writes a new file beside the old one and renames it over it (a new inode), so a hard
+link to the old file, wherever its other name is, keeps the old content.
+
+These functions block: the workspace runs them in a worker thread.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import secrets
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from acp_agent.tools.errors import NotOwned, OutsideWorkspace
+
+MAX_LINKS = 40
+"""Symbolic links followed while resolving one path (the kernel's own limit)."""
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+@dataclass(frozen=True)
+class Target:
+    """A file path checked to lie inside the session's cwd."""
+
+    cwd: Path
+    """The cwd as the editor gave it (absolute)."""
+    parts: tuple[str, ...]
+    """The components below the cwd, symbolic links and `..` resolved; empty: the cwd itself."""
+
+    @property
+    def path(self) -> Path:
+        """Absolute, in the cwd's terms: the cwd as the editor gave it, joined with the resolved rest."""
+        return self.cwd.joinpath(*self.parts)
+
+    @property
+    def shown(self) -> str:
+        """Relative to the cwd: how results name the file to the model."""
+        return "/".join(self.parts) or "."
+
+
+def resolve_in(cwd: Path, path: str) -> Target:
+    """Where `path` (relative to `cwd`, or absolute) leads, with `..` and symbolic links resolved;
+    OutsideWorkspace when that is not inside `cwd`. Components that do not exist (yet) are taken
+    as written."""
+    base = Path(os.path.abspath(cwd))
+    real = Path(os.path.realpath(base))
+    rest = _below(PurePosixPath(path), base, real)
+    if rest is None:
+        raise OutsideWorkspace(f"{path} is outside the working directory {base}")
+    resolved: list[str] = []
+    fds: list[int] = [os.open(base, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)]
+    pending = list(reversed(rest))  # a stack: the next component last
+    links = 0
+    missing = False  # a component did not exist: the rest is taken as written
+    try:
+        while pending:
+            name = pending.pop()
+            if name in ("", "."):
+                continue
+            if name == "..":
+                if not resolved:
+                    if links:
+                        raise OutsideWorkspace(
+                            f"{path} leads outside the working directory {base} through a symbolic link"
+                        )
+                    raise OutsideWorkspace(f"{path} is outside the working directory {base}")
+                resolved.pop()
+                if len(fds) > len(resolved) + 1:
+                    os.close(fds.pop())
+                continue
+            if missing:
+                resolved.append(name)
+                continue
+            try:
+                info = os.stat(name, dir_fd=fds[-1], follow_symlinks=False)
+            except FileNotFoundError:
+                missing = True
+                resolved.append(name)
+                continue
+            if stat.S_ISLNK(info.st_mode):
+                links += 1
+                if links > MAX_LINKS:
+                    raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), path)
+                link = PurePosixPath(os.readlink(name, dir_fd=fds[-1]))
+                if link.is_absolute():
+                    inside = _below(link, base, real)
+                    if inside is None:
+                        raise OutsideWorkspace(
+                            f"{path} leads outside the working directory {base} through a symbolic link"
+                        )
+                    while len(fds) > 1:
+                        os.close(fds.pop())
+                    resolved.clear()
+                    pending.extend(reversed(inside))
+                else:
+                    pending.extend(reversed(link.parts))
+                continue
+            resolved.append(name)
+            if stat.S_ISDIR(info.st_mode):
+                fds.append(os.open(name, _DIR_FLAGS, dir_fd=fds[-1]))
+            else:
+                missing = True  # below a file nothing exists; an operation will say so
+    finally:
+        for fd in fds:
+            os.close(fd)
+    return Target(base, tuple(resolved))
+
+
+def _below(path: PurePosixPath, base: Path, real: Path) -> tuple[str, ...] | None:
+    """The components of `path` below the cwd (relative: all of them; absolute: below the cwd
+    as given or as resolved, `..` taken lexically first if need be); None if it is not below."""
+    if not path.is_absolute():
+        return path.parts
+    for candidate in (path, PurePosixPath(os.path.normpath(path))):
+        for root in (base, real):
+            if candidate.is_relative_to(root):
+                return candidate.relative_to(root).parts
+    return None
+
+
+# --- operations on a checked target ---------------------------------------------------------
+
+
+def open_read(target: Target) -> int:
+    """A descriptor of the regular file `target` names, open for reading (the caller closes it)."""
+    with _parent(target, create=False) as (parent, name):
+        fd = _open(target, name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, parent)
+    try:
+        _regular(target, os.fstat(fd))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_bytes(target: Target) -> bytes:
+    """The whole content of the regular file `target` names."""
+    fd = open_read(target)
+    with os.fdopen(fd, "rb") as file:
+        return file.read()
+
+
+def replace(target: Target, data: bytes) -> None:
+    """Create the file `target` names, or replace it by a new file with `data` (the old file's
+    permission bits kept), creating missing parent directories. A file of another user is refused
+    (`NotOwned`); a symbolic link swapped in at the last name is replaced, never followed."""
+    with _parent(target, create=True) as (parent, name):
+        try:
+            old: os.stat_result | None = os.stat(name, dir_fd=parent, follow_symlinks=False)
+        except FileNotFoundError:
+            old = None
+        if old is not None:
+            if stat.S_ISLNK(old.st_mode):
+                raise _link_error(target)
+            _regular(target, old)
+            if old.st_uid != os.geteuid():
+                raise NotOwned(f"{target.shown} belongs to another user: it is not replaced")
+        temp = f".{secrets.token_hex(6)}.acp-agent.tmp"
+        # A new file gets the mode any new file would (0o666 less the umask); a replaced one its own.
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600 if old else 0o666, dir_fd=parent)
+        try:
+            with os.fdopen(fd, "wb") as file:
+                file.write(data)
+                if old is not None:
+                    os.fchmod(file.fileno(), stat.S_IMODE(old.st_mode))
+            os.replace(temp, name, src_dir_fd=parent, dst_dir_fd=parent)
+        except BaseException:
+            try:
+                os.unlink(temp, dir_fd=parent)
+            except FileNotFoundError:
+                pass
+            raise
+
+
+def make_parents(target: Target) -> None:
+    """Create the missing directories above `target`."""
+    with _parent(target, create=True):
+        pass
+
+
+def kind(target: Target) -> str | None:
+    """What `target` names now: "file", "directory", "other", or None when nothing is there."""
+    try:
+        with _parent(target, create=False) as (parent, name):
+            mode = os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    if stat.S_ISREG(mode):
+        return "file"
+    return "directory" if stat.S_ISDIR(mode) else "other"
+
+
+@contextmanager
+def _parent(target: Target, *, create: bool) -> Iterator[tuple[int, str]]:
+    """A descriptor of the directory holding `target`, reached with `O_NOFOLLOW` at each step,
+    and the last name; with `create`, missing directories on the way are made."""
+    if not target.parts:
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(target.path))
+    fd = os.open(target.cwd, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for name in target.parts[:-1]:
+            try:
+                step = _open(target, name, _DIR_FLAGS, fd)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                try:
+                    os.mkdir(name, dir_fd=fd)
+                except FileExistsError:
+                    pass  # made meanwhile: open whatever is there, still without following
+                step = _open(target, name, _DIR_FLAGS, fd)
+            os.close(fd)
+            fd = step
+        yield fd, target.parts[-1]
+    finally:
+        os.close(fd)
+
+
+def _open(target: Target, name: str, flags: int, parent: int) -> int:
+    """`name` in `parent` opened with `flags` (which hold `O_NOFOLLOW`); a symbolic link found
+    there (someone put it there after the check) fails with an error that says so."""
+    try:
+        return os.open(name, flags, dir_fd=parent)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR) and _is_link(name, parent):
+            raise _link_error(target) from None
+        raise
+
+
+def _is_link(name: str, parent: int) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
+def _link_error(target: Target) -> OSError:
+    return OSError(errno.ELOOP, "a symbolic link appeared in its path after it was checked", str(target.path))
+
+
+def _regular(target: Target, info: os.stat_result) -> None:
+    if stat.S_ISDIR(info.st_mode):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(target.path))
+    if not stat.S_ISREG(info.st_mode):
+        raise OSError(errno.EINVAL, "not a regular file", str(target.path))
+
+
