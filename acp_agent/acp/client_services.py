@@ -28,7 +28,7 @@ def install(server: AcpServer) -> Disposer:
     """Provide the two services for `server`'s connection; the disposer withdraws them."""
 
     def wire_session(call: ToolCallContext) -> str | None:
-        wire = server.wire_of(call.session_id)
+        wire = server.wire_of(call.agent.id)
         return wire[0] if wire is not None else None
 
     def workspace(call: ToolCallContext) -> Workspace:

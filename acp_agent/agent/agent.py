@@ -81,7 +81,9 @@ class Agent:
         self._idle.set()
         self._turn: anyio.CancelScope | None = None
         self._running: Ticket | None = None
-        self._loop = anyio.CancelScope()
+        self._loop: anyio.CancelScope | None = None
+        """The loop's scope, made when the loop starts (an agent may be built outside a running
+        event loop)."""
         self._stopped = anyio.Event()
         self._disposed = False
 
@@ -144,7 +146,8 @@ class Agent:
         """
         if not self._disposed:
             self._disposed = True
-            self._loop.cancel()
+            if self._loop is not None:
+                self._loop.cancel()
             await self._stopped.wait()
             self.scope.dispose()
         else:
@@ -162,6 +165,9 @@ class Agent:
         self._turn = None
 
     async def _run(self) -> None:
+        self._loop = anyio.CancelScope()
+        if self._disposed:  # disposed before its loop ran
+            self._loop.cancel()
         try:
             with self._loop:
                 while True:

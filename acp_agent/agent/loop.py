@@ -18,6 +18,7 @@ from acp_agent.llm.assembler import BlockAssembler
 from acp_agent.llm.chunks import ToolCallBlock
 from acp_agent.llm.errors import LlmError
 from acp_agent.llm.request import LlmRequest, derive_messages
+from acp_agent.llm.retry import RETRY_EVENT
 from acp_agent.session.events import (
     AssistantChunkData,
     AssistantMessageData,
@@ -149,7 +150,7 @@ async def _run_tools(agent: Agent, progress: _Progress, calls: list[ToolCallBloc
     cwd = Path(session.cwd or ".")
 
     def context(call_id: str) -> ToolCallContext:
-        return ToolCallContext(call_id=call_id, cwd=cwd, session_id=session.id, route=agent.route, scope=agent.scope, ctx=agent.ctx)
+        return ToolCallContext(call_id=call_id, cwd=cwd, agent=agent)
 
     def log(index: int, result: ToolResult) -> None:
         _log_result(agent, progress, calls[index].id, result)
@@ -205,5 +206,7 @@ def _request(agent: Agent) -> LlmRequest:
         max_tokens=options.max_tokens,
         route=agent.route,
         session_id=session.id,
+        # Informative only (`ignorable`): the log still loads in a composition without an adapter.
+        on_retry=lambda retry: session.append(RETRY_EVENT, retry, ignorable=True),
     )
 

@@ -5,7 +5,8 @@ down the waterfall). A call is one `POST {baseUrl}/chat/completions` streamed as
 events over httpx; `openai_wire.py` makes the body and reads the events. Failures become
 `LlmError`s with a code in one place (`translate`); RATE_LIMIT, SERVER and TRANSPORT failures are
 retried with exponential backoff and jitter (or the server's `Retry-After`) as long as nothing of
-the attempt reached the agent, and each retry is logged in the caller's session as `llm/retry`.
+the attempt reached the agent, and each retry is reported through the request's `on_retry` (the
+agent loop logs it in the caller's session as `llm/retry`).
 
 The API key is read from the environment at each call, so the server starts (and answers
 `initialize` and `session/new`) without one; it is sent only in the `Authorization` header and
@@ -49,10 +50,8 @@ from acp_agent.llm.openai_wire import (
     excerpt,
 )
 from acp_agent.llm.request import LlmRequest
+from acp_agent.llm.retry import RetryData
 from acp_agent.llm.service import STREAM
-from acp_agent.session.errors import DuplicateEventType
-from acp_agent.session.events import SessionEvent
-from acp_agent.session.registry import EventRegistry
 
 if TYPE_CHECKING:
     import httpx
@@ -62,7 +61,6 @@ log = logging.getLogger(__name__)
 DEFAULT_BASE_URL = "https://api.deepseek.com"
 BASE_URL_ENV = "DEEPSEEK_BASE_URL"
 DEFAULT_KEY_ENV = "DEEPSEEK_API_KEY"
-RETRY_EVENT = "llm/retry"
 RETRY_AFTER_CAP = 60.0
 """A `Retry-After` longer than this (seconds) is not waited for; the backoff applies instead."""
 DRAIN_SECONDS = 0.5
@@ -74,28 +72,6 @@ _OVERFLOW = re.compile(
     r"context[ _-]?(length|window|size)|maximum context|too many tokens|prompt is too long|exceeds? the (available )?context",
     re.IGNORECASE,
 )
-
-# --- the llm/retry event ------------------------------------------------------------------------
-
-
-class RetryData(Model):
-    """A failed attempt of a model call that will be tried again after `delayMs`."""
-
-    provider: str
-    attempt: int
-    """The attempt that failed, from 1."""
-    attempts: int
-    """The most attempts the retry policy allows."""
-    delay_ms: int
-    code: str
-    status: int | None = None
-    message: str
-
-
-class RetryEvent(SessionEvent):
-    type: Literal["llm/retry"] = "llm/retry"
-    data: RetryData
-
 
 # --- config -------------------------------------------------------------------------------------
 
@@ -263,8 +239,7 @@ def retry_after(headers: httpx.Headers) -> float | None:
 class OpenAICompat:
     """Serves `llm/stream` for one provider over one lazily made httpx client."""
 
-    def __init__(self, ctx: Context, config: Config, *, jitter: Callable[[], float] = random.random) -> None:
-        self._ctx = ctx
+    def __init__(self, config: Config, *, jitter: Callable[[], float] = random.random) -> None:
         self.config = config
         self.url = f"{config.base_url}/chat/completions"
         self._options = config.options()
@@ -368,10 +343,8 @@ class OpenAICompat:
             "%s: %s [%s]; retry %d of %d in %.2f s",
             self.config.provider, error.message, error.code, attempt, attempts - 1, delay,
         )
-        agents = self._ctx.get("agents") if self._ctx.has("agents") else None
-        agent = agents.get(request.session_id) if agents is not None else None
-        if agent is not None and agent.session.open_turn is not None:
-            data = RetryData(
+        if request.on_retry is not None:
+            retry = RetryData(
                 provider=self.config.provider,
                 attempt=attempt,
                 attempts=attempts,
@@ -380,8 +353,7 @@ class OpenAICompat:
                 status=error.status,
                 message=error.message,
             )
-            # Informative only: a log holding it still loads in a composition without this adapter.
-            agent.session.append(RETRY_EVENT, data, ignorable=True)
+            request.on_retry(retry)
 
 
 async def _read_capped(response: httpx.Response) -> bytes:
@@ -405,21 +377,9 @@ async def _drain(pieces: AsyncIterator[bytes]) -> None:
 # --- loader plugin ------------------------------------------------------------------------------
 
 name = "openai_compat"
-inject = ("llm", "sessions")
+inject = ("llm",)
 
 
 def apply(ctx: Context, config: Config) -> Disposer:
-    adapter = OpenAICompat(ctx, config)
-    return combine(
-        _register_retry_event(ctx),
-        ctx.events.on(STREAM, adapter.listener),
-        ctx.events.on(SHUTDOWN, adapter.aclose),
-    )
-
-
-def _register_retry_event(ctx: Context) -> Disposer:
-    try:
-        registry: EventRegistry = ctx.sessions.registry
-        return registry.register(RetryEvent, "turn")
-    except DuplicateEventType:  # a second adapter row (another provider) shares the type
-        return lambda: None
+    adapter = OpenAICompat(config)
+    return combine(ctx.events.on(STREAM, adapter.listener), ctx.events.on(SHUTDOWN, adapter.aclose))

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from acp_agent.kernel.models import Model
+from acp_agent.llm.retry import RetryData
 from acp_agent.session.content import AssistantBlock, ContentBlock
 from acp_agent.session.events import SessionEvent
 
@@ -51,6 +52,9 @@ class LlmRequest(Model):
     max_tokens: int | None = None
     route: str
     session_id: str
+    on_retry: Callable[[RetryData], object] | None = Field(default=None, exclude=True, repr=False)
+    """Called with each failed attempt an adapter will try again (the caller logs it); not part of
+    the request's data."""
 
 
 def derive_messages(events: Iterable[SessionEvent]) -> list[Message]:

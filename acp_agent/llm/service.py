@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-from acp_agent.kernel import Context, Disposer, PluginConfig
+from acp_agent.kernel import Context, Disposer, PluginConfig, combine
 from acp_agent.llm.chunks import StreamChunk
 from acp_agent.llm.request import LlmRequest
+from acp_agent.llm.retry import RetryEvent
 
 STREAM = "llm/stream"
 """Waterfall event; listeners are `async def (request, next) -> AsyncIterator[StreamChunk]`."""
@@ -23,9 +24,10 @@ class LlmService:
         return stream
 
 
-# Loader plugin: provides `ctx.llm`. Adapters (replay, openai_compat, scripted) are rows of their own.
+# Loader plugin: provides `ctx.llm` and registers `llm/retry` (once, for every adapter row).
+# Adapters (replay, openai_compat, scripted) are rows of their own.
 name = "llm"
-inject: tuple[str, ...] = ()
+inject = ("sessions",)
 
 
 class Config(PluginConfig):
@@ -33,4 +35,4 @@ class Config(PluginConfig):
 
 
 def apply(ctx: Context, config: Config) -> Disposer:
-    return ctx.provide("llm", LlmService(ctx))
+    return combine(ctx.sessions.registry.register(RetryEvent, "turn"), ctx.provide("llm", LlmService(ctx)))

@@ -90,7 +90,7 @@ class Permissions:
         assert tool is not None and call.params is not None  # the pipeline asks for valid calls only
         if not tool.needs_approval:
             return None
-        agent: Agent = context.ctx.agents.get(context.session_id)
+        agent = context.agent
         root = _root(agent)
         verdict = decide(
             tool=tool.name,

@@ -62,7 +62,7 @@ class SubagentTool(Tool[SubagentParams]):
 
     async def run(self, params: SubagentParams, call: ToolCallContext) -> ToolResult:
         request = SubagentRequest(
-            parent=call.ctx.agents.get(call.session_id),
+            parent=call.agent,
             prompt=params.prompt,
             description=params.description,
             spawn_call_id=call.call_id,

@@ -18,6 +18,7 @@ from acp_agent.session.content import ContentBlock, TextContent
 from acp_agent.session.events import SessionEvent, ToolError
 
 if TYPE_CHECKING:
+    from acp_agent.agent.agent import Agent
     from acp_agent.session.log import Session
 
 ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"]
@@ -105,21 +106,33 @@ class ToolDisplayEvent(SessionEvent):
 
 @dataclass
 class ToolCallContext:
-    """Who is calling and where: what a running tool may know about its call."""
+    """Who is calling and where: what a running tool may know about its call.
+
+    It carries the calling agent itself, so nothing below turns a session id back into the
+    object the loop already held.
+    """
 
     call_id: str
     cwd: Path
-    session_id: str
-    route: str
-    scope: Scope
-    """The calling agent's scope: registrations made here vanish with the agent."""
-    ctx: Context
+    agent: Agent
 
     @property
     def session(self) -> Session:
         """The calling agent's session log, where a tool logs what it reports as events."""
-        session: Session = self.ctx.agents.get(self.session_id).session
-        return session
+        return self.agent.session
+
+    @property
+    def route(self) -> str:
+        return self.agent.route
+
+    @property
+    def scope(self) -> Scope:
+        """The calling agent's scope: registrations made here vanish with the agent."""
+        return self.agent.scope
+
+    @property
+    def ctx(self) -> Context:
+        return self.agent.ctx
 
     def show(
         self, *, locations: Sequence[Location] = (), diffs: Sequence[Diff] = (), terminal_id: str | None = None

@@ -11,11 +11,14 @@ from acp_agent.acp.client_fs import ClientWorkspace
 from acp_agent.acp.client_terminal import TerminalRunner
 from acp_agent.acp.schema import ClientCapabilities, FileSystemCapabilities
 from acp_agent.kernel.context import Context
+from acp_agent.session.events import SessionHeader
+from acp_agent.session.log import Session
+from acp_agent.session.registry import default_registry
 from acp_agent.tools import LOCAL, RUNNER_SERVICE, WORKSPACE_SERVICE, DiskWorkspace, ToolCallContext
 from acp_agent.tools.bash import runner_for
 from acp_agent.tools.workspace import workspace_for
 
-from ..tools.helpers import call_context
+from ..tools.helpers import caller
 
 
 @dataclass
@@ -32,9 +35,8 @@ class Server:
 
 
 def call_of(server: Server, agent_id: str = "child-agent") -> ToolCallContext:
-    call = call_context(cwd=Path("/work"))
-    call.ctx, call.session_id = server.ctx, agent_id
-    return call
+    session = Session(SessionHeader(id=agent_id, created_at=0, cwd="/work"), registry=default_registry())
+    return ToolCallContext(call_id="call_1", cwd=Path("/work"), agent=caller(session, server.ctx))
 
 
 def test_a_client_that_advertises_nothing_gets_the_disk_and_local_processes() -> None:

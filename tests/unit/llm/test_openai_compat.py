@@ -24,7 +24,8 @@ from acp_agent.session.persistence import read_log
 from acp_agent.session.registry import default_registry
 from acp_agent.llm import codes, openai_compat
 from acp_agent.llm.errors import LlmError
-from acp_agent.llm.openai_compat import RETRY_EVENT, Config, OpenAICompat, RetryEvent, retry_after, translate
+from acp_agent.llm.openai_compat import Config, OpenAICompat, retry_after, translate
+from acp_agent.llm.retry import RETRY_EVENT, RetryData, RetryEvent
 from acp_agent.llm.request import LlmRequest, UserMessage
 from acp_agent.llm.service import STREAM
 from acp_agent.session.content import TextContent
@@ -77,9 +78,9 @@ async def unreachable() -> Any:
 
 
 @asynccontextmanager
-async def adapter_for(server: FakeOpenAI | None = None, ctx: Context | None = None, **config: Any) -> AsyncIterator[OpenAICompat]:
+async def adapter_for(server: FakeOpenAI | None = None, **config: Any) -> AsyncIterator[OpenAICompat]:
     settings = {"baseUrl": server.url if server else "http://127.0.0.1:9", "retry": {"attempts": 1}, **config}
-    adapter = OpenAICompat(ctx or Context(), Config.model_validate(settings), jitter=lambda: 0.0)
+    adapter = OpenAICompat(Config.model_validate(settings), jitter=lambda: 0.0)
     try:
         yield adapter
     finally:
@@ -403,7 +404,7 @@ async def test_nothing_is_retried_once_a_chunk_reached_the_agent() -> None:
 
 async def test_the_backoff_doubles_up_to_the_cap_jitter_shortens_it_and_a_long_retry_after_is_not_waited() -> None:
     config = Config(retry={"attempts": 5, "baseDelay": 1, "maxDelay": 3})  # type: ignore[arg-type]
-    adapter = OpenAICompat(Context(), config, jitter=lambda: 1.0)
+    adapter = OpenAICompat(config, jitter=lambda: 1.0)
     assert [adapter._delay(attempt, None) for attempt in (1, 2, 3, 4)] == [0.75, 1.5, 2.25, 2.25]
     assert adapter._delay(1, 12.5) == 12.5
     assert adapter._delay(1, 600) == 0.75
@@ -480,19 +481,19 @@ async def test_a_failed_turn_ends_error_with_the_message_and_code(tmp_path: Path
     assert "DEEPSEEK_API_KEY" in reason.message
 
 
-async def test_retries_outside_a_turn_or_without_agents_are_only_logged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("ACP_AGENT_SESSIONS", raising=False)
+async def test_a_retry_goes_to_the_requests_callback_and_without_one_is_only_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     replies = [Reply.error(500, b"x"), stream(answer("a")), Reply.error(500, b"y"), stream(answer("b"))]
+    reported: list[RetryData] = []
     async with fake_openai(*replies) as server:
-        ctx = compose(rows(tmp_path, server.url))
-        async with ctx.running():
-            agent = await ctx.agents.create(cwd=str(tmp_path))  # idle: no open turn
-            config = {"retry": {"attempts": 2, "baseDelay": 0}}
-            async with adapter_for(server, ctx, **config) as adapter:
-                assert text_of(await call(adapter, llm_request(session_id=agent.id))) == "a"
-            async with adapter_for(server, **config) as adapter:  # a context without agents
-                assert text_of(await call(adapter)) == "b"
-            assert not any(e.type == RETRY_EVENT for e in agent.session.events)
+        async with adapter_for(server, retry={"attempts": 2, "baseDelay": 0}) as adapter:
+            request = llm_request().model_copy(update={"on_retry": reported.append})
+            assert text_of(await call(adapter, request)) == "a"
+            assert text_of(await call(adapter)) == "b"  # no callback: the warning alone
+    assert [(r.attempt, r.code, r.status) for r in reported] == [(1, codes.SERVER, 500)]
+    assert "on_retry" not in request.model_dump() and "onRetry" not in request.dump()
+    assert len([r for r in caplog.records if "retry 1 of 1" in r.getMessage()]) == 2
 
 
 async def test_the_plugin_serves_its_provider_registers_its_event_and_closes_its_client(tmp_path: Path) -> None:

@@ -345,6 +345,7 @@ async def test_the_plugin_replays_a_scenario_directory(
     monkeypatch.setenv("SCENARIO_DIR", str(tmp_path))
     monkeypatch.delenv("SCENARIO_JITTER", raising=False)
     rows = [
+        Row(id="sessions", name="acp_agent.session.plugin", config={"dir": str(tmp_path / "sessions")}),
         Row(id="llm", name="acp_agent.llm.service"),
         Row(
             id="replay",

@@ -169,6 +169,7 @@ async def test_the_plugin_serves_ctx_llm_from_the_script_file(tmp_path: Path) ->
         )
     )
     rows = [
+        Row(id="sessions", name="acp_agent.session.plugin", config={"dir": str(tmp_path / "sessions")}),
         Row(id="llm", name="acp_agent.llm.service"),
         Row(id="scripted", name="acp_agent.llm.scripted", config={"script": str(script)}),
     ]

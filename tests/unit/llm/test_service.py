@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -8,15 +9,18 @@ import pytest
 from acp_agent.kernel import Context, NoListener, Row, compose
 from acp_agent.llm.chunks import StreamChunk, TextDelta
 from acp_agent.llm.request import LlmRequest
+from acp_agent.llm.retry import RETRY_EVENT
 from acp_agent.llm.service import STREAM, LlmService
 
 from .builders import collect, request
 
 
-def test_the_plugin_provides_ctx_llm() -> None:
-    ctx = compose([Row(id="llm", name="acp_agent.llm.service")])
+def test_the_plugin_provides_ctx_llm_and_registers_the_retry_event(tmp_path: Path) -> None:
+    sessions = Row(id="sessions", name="acp_agent.session.plugin", config={"dir": str(tmp_path)})
+    ctx = compose([sessions, Row(id="llm", name="acp_agent.llm.service")])
 
     assert isinstance(ctx.llm, LlmService)
+    assert ctx.sessions.registry.invariant_class(RETRY_EVENT) == "turn"
     ctx.scope.dispose()
     assert not ctx.has("llm")
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
+from acp_agent.agent.agent import Agent
+from acp_agent.agent.options import AgentOptions
 from acp_agent.kernel.context import Context
 from acp_agent.kernel.scope import Scope
 from acp_agent.session.events import SessionEvent, SessionHeader, Trigger, TurnStartData
@@ -16,15 +17,15 @@ from acp_agent.session.registry import default_registry
 from acp_agent.tools import Tool, ToolCallContext, ToolDisplayEvent, ToolResult
 
 
+def caller(session: Session, ctx: Context | None = None) -> Agent:
+    """A real (unstarted) agent on `session`, route `s1`: the caller a tool call carries."""
+    return Agent(ctx or Context(), session, AgentOptions(provider="test", model="test"), Scope(), "s1")
+
+
 def call_context(call_id: str = "call_1", cwd: Path | None = None) -> ToolCallContext:
-    return ToolCallContext(
-        call_id=call_id,
-        cwd=cwd or Path.cwd(),
-        session_id="session-1",
-        route="s1",
-        scope=Scope(),
-        ctx=Context(),
-    )
+    cwd = cwd or Path.cwd()
+    session = Session(SessionHeader(id="session-1", created_at=0, cwd=str(cwd)), registry=default_registry())
+    return ToolCallContext(call_id=call_id, cwd=cwd, agent=caller(session))
 
 
 class EchoParams(BaseModel):
@@ -45,21 +46,6 @@ class EchoTool(Tool[EchoParams]):
         return ToolResult.text(f"{call.call_id}: {params.text}")
 
 
-@dataclass
-class _Agent:
-    session: Session
-
-
-class _Agents:
-    """Stands in for `ctx.agents`: every session id names the one agent."""
-
-    def __init__(self, session: Session) -> None:
-        self.agent = _Agent(session)
-
-    def get(self, session_id: str) -> _Agent:
-        return self.agent
-
-
 def logged_call(cwd: Path, *event_types: type[SessionEvent], call_id: str = "call_1") -> ToolCallContext:
     """A call whose agent has a real session log, in an open turn, that knows `tool/display` and
     `event_types`; `call.session.events` shows what the tool logged."""
@@ -68,9 +54,7 @@ def logged_call(cwd: Path, *event_types: type[SessionEvent], call_id: str = "cal
         registry.register(event_type, "turn")
     session = Session(SessionHeader(id="session-1", created_at=0, cwd=str(cwd)), registry=registry)
     session.append("turn/start", TurnStartData(turn=1, trigger=Trigger(kind="message")))
-    ctx = Context()
-    ctx.provide("agents", _Agents(session))
-    return ToolCallContext(call_id=call_id, cwd=cwd, session_id="session-1", route="s1", scope=Scope(), ctx=ctx)
+    return ToolCallContext(call_id=call_id, cwd=cwd, agent=caller(session))
 
 
 def logged(call: ToolCallContext, event_type: str) -> list[Any]:
