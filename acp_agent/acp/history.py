@@ -18,9 +18,19 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from acp_agent.acp.schema import ContentChunk, ResourceLink, SessionUpdate, Text
+from acp_agent.acp.schema import (
+    BlobResourceContents,
+    ContentChunk,
+    EmbeddedResource,
+    ResourceLink,
+    SessionUpdate,
+    Text,
+    TextResourceContents,
+)
 from acp_agent.acp.updates import USER_SOURCES, ChildOrigin, ToolLookup, UpdateMapper
 from acp_agent.session.content import ContentBlock, TextContent
+from acp_agent.session.content import EmbeddedResource as StoredResource
+from acp_agent.session.content import TextResourceContents as StoredText
 from acp_agent.session.events import SessionEvent, SessionHeader
 _LINK_EXTRAS: dict[str, type] = {"title": str, "description": str, "mimeType": str, "size": int}
 
@@ -96,10 +106,18 @@ def _children_by_call(log: StoredLog) -> dict[str, list[StoredLog]]:
     return by_call
 
 
-def _wire(block: ContentBlock) -> Text | ResourceLink:
+def _wire(block: ContentBlock) -> Text | ResourceLink | EmbeddedResource:
     """A stored user content block as ACP content (a link keeps the optional fields ACP knows)."""
     if isinstance(block, TextContent):
         return Text(text=block.text)
+    if isinstance(block, StoredResource):
+        stored = block.resource
+        resource: TextResourceContents | BlobResourceContents
+        if isinstance(stored, StoredText):
+            resource = TextResourceContents(uri=stored.uri, text=stored.text, mime_type=stored.mime_type)
+        else:
+            resource = BlobResourceContents(uri=stored.uri, blob=stored.blob, mime_type=stored.mime_type)
+        return EmbeddedResource(resource=resource)
     dumped = block.dump()
     extras = {
         key: value

@@ -187,9 +187,29 @@ class ResourceLink(Model):
     size: int | None = None
 
 
+class TextResourceContents(Model):
+    uri: str
+    text: str
+    mime_type: str | None = None
+
+
+class BlobResourceContents(Model):
+    uri: str
+    blob: str
+    """Base64."""
+    mime_type: str | None = None
+
+
+class EmbeddedResource(Model):
+    """A `resource` content block: a file the user attached with its contents (`embeddedContext`)."""
+
+    type: Literal["resource"] = "resource"
+    resource: TextResourceContents | BlobResourceContents
+
+
 class ContentChunk(Model):
     session_update: Literal["agent_message_chunk", "agent_thought_chunk", "user_message_chunk"]
-    content: Annotated[Text | ResourceLink, Field(discriminator="type")]
+    content: Annotated[Text | ResourceLink | EmbeddedResource, Field(discriminator="type")]
 
 
 class ToolCallContent(Model):

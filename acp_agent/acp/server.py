@@ -35,6 +35,7 @@ from acp_agent.acp.schema import (
     NewSessionParams,
     NewSessionResult,
     OpenSessionResult,
+    PromptCapabilities,
     PromptParams,
     PromptResult,
     ResumeSessionParams,
@@ -74,7 +75,7 @@ STOP_REASONS: dict[str, StopReason] = {
     "disposed": "cancelled",
     "interrupted": "cancelled",
 }
-PROMPT_BLOCK_TYPES = ("text", "resource_link")
+PROMPT_BLOCK_TYPES = ("text", "resource_link", "resource")
 LIST_PAGE_SIZE = 50
 """Sessions per `session/list` page."""
 CLOSED_BY_CLIENT = "the client closed the session"
@@ -113,6 +114,7 @@ class AcpServer:
             protocol_version=PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(
                 load_session=True,
+                prompt_capabilities=PromptCapabilities(embedded_context=True),
                 session_capabilities=SessionCapabilities(list=Supported(), resume=Supported(), close=Supported()),
                 meta=EXTENSIONS,
             ),
@@ -316,7 +318,7 @@ def _content_block(index: int, block: dict[str, Any]) -> ContentBlock:
     kind = block.get("type")
     if kind not in PROMPT_BLOCK_TYPES:
         raise errors.invalid_params(
-            f"prompt[{index}]: content type {kind!r} is not supported (this agent takes text and resource_link)"
+            f"prompt[{index}]: content type {kind!r} is not supported (this agent takes text, resource_link and resource)"
         )
     try:
         return CONTENT_BLOCK_ADAPTER.validate_python(block)

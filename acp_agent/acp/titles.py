@@ -4,18 +4,25 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from acp_agent.session.content import ContentBlock, ResourceLink, TextContent
+from acp_agent.session.content import ContentBlock, EmbeddedResource, ResourceLink, TextContent
 
 TITLE_LENGTH = 80
 """A title is the session's first user message, whitespace collapsed, cut to this length."""
 
 
 def session_title(content: Sequence[ContentBlock]) -> str | None:
-    """The text of a message (the names of its links when it has none), on one line, cut short
-    with `…`; None when there is nothing to show."""
+    """The text of a message (the names of its links and attached files when it has none), on one
+    line, cut short with `…`; None when there is nothing to show."""
     words = " ".join(block.text for block in content if isinstance(block, TextContent)).split()
-    words = words or " ".join(block.name for block in content if isinstance(block, ResourceLink)).split()
+    words = words or " ".join(_name(block) for block in content if not isinstance(block, TextContent)).split()
     title = " ".join(words)
     if len(title) > TITLE_LENGTH:
         title = title[: TITLE_LENGTH - 1].rstrip() + "…"
     return title or None
+
+
+def _name(block: ResourceLink | EmbeddedResource) -> str:
+    """A link's name; an attached file's, the last segment of its URI."""
+    if isinstance(block, ResourceLink):
+        return block.name
+    return block.resource.uri.rstrip("/").rsplit("/", 1)[-1]

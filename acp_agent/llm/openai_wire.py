@@ -16,7 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 from pydantic_core import from_json
 
-from acp_agent.llm import codes
+from acp_agent.llm import codes, texts
 from acp_agent.llm.chunks import (
     BlockEnd,
     BlockStart,
@@ -34,7 +34,7 @@ from acp_agent.llm.chunks import (
 )
 from acp_agent.llm.errors import LlmError
 from acp_agent.llm.request import AssistantMessage, LlmRequest, Message, ToolMessage
-from acp_agent.session.content import ContentBlock
+from acp_agent.session.content import ContentBlock, ResourceLink, TextContent, TextResourceContents
 
 ReasoningHistory = Literal["tool-turns", "all", "none"]
 """Which earlier assistant messages send their reasoning back as `reasoning_content`."""
@@ -158,8 +158,21 @@ def _assistant(message: AssistantMessage, answered: set[str], carry_reasoning: b
 
 
 def content_text(blocks: Sequence[ContentBlock]) -> str:
-    """User or tool content as one string: text as it is, a resource link as a line naming its uri."""
-    return "\n".join(block.text if block.type == "text" else f"[@{block.name}]({block.uri})" for block in blocks)
+    """User or tool content as one string, a block a line (or more): text as it is, a resource
+    link naming its uri, an embedded text resource as its contents headed by its uri, a blob
+    resource described (`texts.py`)."""
+    return "\n".join(block_text(block) for block in blocks)
+
+
+def block_text(block: ContentBlock) -> str:
+    if isinstance(block, TextContent):
+        return block.text
+    if isinstance(block, ResourceLink):
+        return texts.resource_link(block.uri, block.name)
+    resource = block.resource
+    if isinstance(resource, TextResourceContents):
+        return texts.resource_text(resource.uri, resource.text)
+    return texts.resource_blob(resource.uri, resource.mime_type, resource.size)
 
 
 # --- server-sent events -----------------------------------------------------------------------

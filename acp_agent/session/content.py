@@ -35,7 +35,41 @@ class ResourceLink(Model):
     name: str
 
 
-ContentBlock = Annotated[TextContent | ResourceLink, Field(discriminator="type")]
+class TextResourceContents(Model):
+    """An embedded resource's text: a file the user attached, as the editor had it."""
+
+    model_config = ConfigDict(extra="allow")
+
+    uri: str
+    text: str
+    mime_type: str | None = None
+
+
+class BlobResourceContents(Model):
+    """An embedded resource's bytes, base64-encoded."""
+
+    model_config = ConfigDict(extra="allow")
+
+    uri: str
+    blob: str
+    mime_type: str | None = None
+
+    @property
+    def size(self) -> int:
+        """The number of bytes the base64 text encodes."""
+        return len(self.blob) * 3 // 4 - self.blob[-2:].count("=")
+
+
+class EmbeddedResource(Model):
+    """A resource the client embedded in the prompt (`embeddedContext`): its contents, not a link."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: Literal["resource"] = "resource"
+    resource: TextResourceContents | BlobResourceContents
+
+
+ContentBlock = Annotated[TextContent | ResourceLink | EmbeddedResource, Field(discriminator="type")]
 
 # --- assistant output -------------------------------------------------------------------------
 

@@ -84,7 +84,7 @@ class Driver:
             return NO_SESSION
         match step:
             case Prompt():
-                return _expect_result(await client.call("session/prompt", self._prompt(step.text)))
+                return _expect_result(await client.call("session/prompt", self._prompt(step.text, step.content)))
             case PromptExpectError():
                 return _expect_error(await client.call("session/prompt", self._prompt(step.text)))
             case PromptAndCancel():
@@ -116,8 +116,8 @@ class Driver:
             self.session_id = step.session_id
         return _expect_result(response)
 
-    def _prompt(self, text: str) -> dict[str, Any]:
-        return {"sessionId": self.session_id, "prompt": [{"type": "text", "text": text}]}
+    def _prompt(self, text: str, content: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+        return {"sessionId": self.session_id, "prompt": [{"type": "text", "text": text}, *content]}
 
     async def _prompt_and_cancel(
         self, text: str, session_id: str, ready: Callable[[Frame], bool], awaited: str

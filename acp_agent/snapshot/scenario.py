@@ -4,7 +4,7 @@ and the capabilities it advertises."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, model_validator
 
@@ -55,10 +55,12 @@ class LoadSession(Model):
 
 
 class Prompt(Model):
-    """`session/prompt` with one text block; it must answer a result."""
+    """`session/prompt` with one text block, then the `content` blocks as they are (attachments:
+    `resource`, `resource_link`, `image`); it must answer a result."""
 
     op: Literal["prompt"]
     text: str
+    content: list[dict[str, Any]] = []
 
 
 class PromptExpectError(Model):

@@ -96,7 +96,9 @@ async def test_a_tool_turn_against_an_openai_compatible_server(tmp_path: Path) -
             wire.answer = allow_once  # the packaged composition asks before bash runs
             await wire.request("initialize", {"protocolVersion": 1})
             session_id = result_of(await wire.request("session/new", {"cwd": str(cwd), "mcpServers": []}))["sessionId"]
-            answered = await wire.request("session/prompt", {"sessionId": session_id, "prompt": [text("Prove it.")]})
+            notes = {"type": "resource", "resource": {"uri": "file:///p/NOTES.md", "text": "Use bash."}}
+            prompt = [text("Prove it."), notes]
+            answered = await wire.request("session/prompt", {"sessionId": session_id, "prompt": prompt})
             exit_code = await wire.finish()
     check_stdout(wire)
     assert exit_code == 0
@@ -115,6 +117,9 @@ async def test_a_tool_turn_against_an_openai_compatible_server(tmp_path: Path) -
     second = server.requests[2].body
     assert second["model"] == "deepseek-chat"
     assert [m["role"] for m in second["messages"]] == ["system", "user", "assistant", "tool"]
+    # An embedded file is part of the user's message, its contents headed by its URI.
+    expected = "Prove it.\n[resource file:///p/NOTES.md]\nUse bash.\n[end of resource file:///p/NOTES.md]"
+    assert second["messages"][1] == {"role": "user", "content": expected}
     assert second["messages"][2] == {
         "role": "assistant",
         "content": None,

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.anyio
 
 AGENT_CAPABILITIES = {
     "loadSession": True,
-    "promptCapabilities": {"image": False, "audio": False, "embeddedContext": False},
+    "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
     "sessionCapabilities": {"list": {}, "resume": {}, "close": {}},
     "_meta": {"acpAgent": {"promptQueueing": True}},
 }
@@ -142,7 +142,6 @@ async def test_prompt_errors_name_the_culprit_and_leave_the_session_usable(tmp_p
         unsupported = [
             ({"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}, "'image'"),
             ({"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"}, "'audio'"),
-            ({"type": "resource", "resource": {"uri": "file:///a", "text": "x"}}, "'resource'"),
             ({"text": "no type"}, "None"),
         ]
         for block, named in unsupported:
@@ -156,6 +155,10 @@ async def test_prompt_errors_name_the_culprit_and_leave_the_session_usable(tmp_p
         )
         assert code == -32602
         assert "prompt[0]" in message and "uri" in message and "name" in message
+        code, message = error_of(
+            await wire.request("session/prompt", {"sessionId": session_id, "prompt": [{"type": "resource", "resource": {}}]})
+        )
+        assert code == -32602 and "prompt[0]" in message and "uri" in message
         link = {"type": "resource_link", "uri": "file:///etc/hosts", "name": "hosts"}
         answered = await wire.request("session/prompt", {"sessionId": session_id, "prompt": [text("hi"), link]})
     assert result_of(answered) == {"stopReason": "end_turn"}

@@ -10,7 +10,7 @@ from typing import Any
 
 from acp_agent.acp.titles import TITLE_LENGTH, session_title
 from acp_agent.acp.updates import ChildOrigin, UpdateMapper
-from acp_agent.session.content import ResourceLink, TextBlock, TextContent, Usage
+from acp_agent.session.content import EmbeddedResource, ResourceLink, TextBlock, TextContent, TextResourceContents, Usage
 from acp_agent.session.events import (
     AssistantMessageData,
     AssistantMessageEvent,
@@ -95,6 +95,8 @@ def test_a_plugins_message_is_not_the_users_and_a_prompt_without_words_names_not
 def test_a_link_only_prompt_is_titled_by_the_links_names_and_a_long_one_is_cut() -> None:
     link = ResourceLink(uri="file:///w/notes.md", name="notes.md")
     assert wire(mapper().map(said(link)))["title"] == "notes.md"
+    attached = EmbeddedResource(resource=TextResourceContents(uri="file:///w/src/main.py", text="pass"))
+    assert session_title([attached, link]) == "main.py notes.md"
     long = "word " * 40
     title = session_title([TextContent(text=long)])
     assert title is not None and len(title) == TITLE_LENGTH and title.endswith("…")

@@ -26,7 +26,16 @@ from acp_agent.llm.openai_wire import (
 )
 from acp_agent.llm.replay import ChunksEntry, derive_script, read_jsonl
 from acp_agent.llm.request import AssistantMessage, LlmRequest, ToolMessage, ToolSchema, UserMessage
-from acp_agent.session.content import ReasoningBlock, ResourceLink, TextBlock, TextContent, ToolCallBlock
+from acp_agent.session.content import (
+    BlobResourceContents,
+    EmbeddedResource,
+    ReasoningBlock,
+    ResourceLink,
+    TextBlock,
+    TextContent,
+    TextResourceContents,
+    ToolCallBlock,
+)
 from tests.paths import UPSTREAM
 
 from .openai_server import DONE, chunk, content, finish, reasoning, tool, tools
@@ -170,6 +179,18 @@ def test_reasoning_goes_back_for_turns_with_tool_calls_only_by_default() -> None
 def test_bodies_are_compact_utf8() -> None:
     assert encode({"text": "héllo 中文 😀", "n": [1, 2]}) == '{"text":"héllo 中文 😀","n":[1,2]}'.encode()
     assert content_text([TextContent(text="a"), ResourceLink(uri="https://x.org/y", name="y")]) == "a\n[@y](https://x.org/y)"
+
+
+def test_embedded_resources_are_sent_as_their_text_or_described() -> None:
+    notes = EmbeddedResource(resource=TextResourceContents(uri="file:///p/a.md", text="# A\nship it\n"))
+    logo = EmbeddedResource(resource=BlobResourceContents(uri="file:///p/logo.png", blob="A" * 2732, mime_type="image/png"))
+    raw = EmbeddedResource(resource=BlobResourceContents(uri="file:///p/x.bin", blob="AAE="))
+    assert content_text([TextContent(text="see"), notes, logo, raw]) == (
+        "see\n[resource file:///p/a.md]\n# A\nship it\n\n[end of resource file:///p/a.md]"
+        "\n[resource file:///p/logo.png: image/png, 2 KB]"
+        "\n[resource file:///p/x.bin: application/octet-stream, 1 KB]"
+    )
+    assert (logo.resource.size, raw.resource.size) == (2049, 2)
 
 
 # --- server-sent events -------------------------------------------------------------------------
