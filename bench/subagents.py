@@ -27,6 +27,8 @@ from acp_agent.llm.chunks import Finish, FinishReason, StreamChunk, TextDelta
 from acp_agent.llm.request import LlmRequest
 from acp_agent.llm.service import STREAM
 from acp_agent.subagents import SubagentRequest
+from acp_agent.agent.keys import AGENTS
+from acp_agent.subagents.registry import SUBAGENTS
 
 
 async def canned(request: LlmRequest, next: Any) -> AsyncIterator[StreamChunk]:
@@ -55,14 +57,14 @@ def composition(sessions: Path) -> Context:
 async def measure(children: int, sessions: Path) -> dict[str, float]:
     ctx = composition(sessions)
     async with ctx.running():
-        parent = await ctx.agents.create(cwd=str(sessions))
+        parent = await ctx.get(AGENTS).create(cwd=str(sessions))
         request = SubagentRequest(parent=parent, prompt="answer")
         publish: list[float] = []
         round_trip: list[float] = []
 
         async def one(record: bool) -> None:
             began = time.perf_counter()
-            run = await ctx.subagents.start("spawn", request)
+            run = await ctx.get(SUBAGENTS).start("spawn", request)
             published = time.perf_counter()
             await run.result()
             await run.dispose()
@@ -83,7 +85,7 @@ async def measure(children: int, sessions: Path) -> dict[str, float]:
             gc.collect()
             objects.append(len(gc.get_objects()))
             blocks.append(sys.getallocatedblocks())
-        live = sum(1 for _ in ctx.agents)
+        live = sum(1 for _ in ctx.get(AGENTS))
     return {
         "publish_ms": statistics.median(publish) * 1000,
         "round_trip_ms": statistics.median(round_trip) * 1000,

@@ -44,9 +44,8 @@ def install(server: AcpServer) -> Disposer:
             return LOCAL
         return TerminalRunner(server.conn, session_id)
 
-    provided = [
-        server.ctx.provide(name, provider)
-        for name, provider in ((WORKSPACE_SERVICE, workspace), (RUNNER_SERVICE, runner))
-        if not server.ctx.has(name)
-    ]
+    ctx = server.ctx
+    provided = [] if ctx.has(WORKSPACE_SERVICE) else [ctx.provide(WORKSPACE_SERVICE, workspace)]
+    if not ctx.has(RUNNER_SERVICE):
+        provided.append(ctx.provide(RUNNER_SERVICE, runner))
     return combine(*provided)

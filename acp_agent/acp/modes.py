@@ -35,6 +35,8 @@ from acp_agent.agent.config import MODEL_CONFIG, choose_model
 from acp_agent.agent.errors import UnknownModel
 from acp_agent.kernel.context import Context
 from acp_agent.permissions.errors import UnknownMode
+from acp_agent.agent.keys import AGENTS
+from acp_agent.permissions.service import PERMISSIONS
 
 if TYPE_CHECKING:
     from acp_agent.acp.server import AcpServer
@@ -48,9 +50,9 @@ def session_state(ctx: Context, agent: Agent) -> dict[str, Any]:
 
 
 def mode_state(ctx: Context, agent: Agent) -> SessionModeState | None:
-    if not ctx.has("permissions"):
+    permissions = ctx.find(PERMISSIONS)
+    if permissions is None:
         return None
-    permissions = ctx.permissions
     return SessionModeState(
         current_mode_id=permissions.mode(agent),
         available_modes=[SessionMode(id=m.id, name=m.name, description=m.description) for m in permissions.modes],
@@ -82,7 +84,7 @@ def config_options(ctx: Context, agent: Agent) -> list[SessionConfigSelect]:
             current_value=agent.options.model,
             options=[
                 SessionConfigSelectOption(value=m.id, name=m.name or m.id, description=m.description)
-                for m in ctx.agents.models
+                for m in ctx.get(AGENTS).models
             ],
         )
     )
@@ -124,10 +126,11 @@ def _agent(server: AcpServer, session_id: str) -> Agent:
 
 
 def _switch_mode(server: AcpServer, agent: Agent, mode_id: str, field: str) -> None:
-    if not server.ctx.has("permissions"):
+    permissions = server.ctx.find(PERMISSIONS)
+    if permissions is None:
         raise errors.invalid_params(f"{field}: this agent offers no session modes")
     try:
-        server.ctx.permissions.set_mode(agent, mode_id)
+        permissions.set_mode(agent, mode_id)
     except UnknownMode as exc:
         raise errors.invalid_params(f"{field}: {exc}") from None
 

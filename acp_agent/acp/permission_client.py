@@ -29,6 +29,7 @@ from acp_agent.kernel.scope import Disposer
 from acp_agent.permissions import texts
 from acp_agent.permissions.asker import OPTION_KINDS, Answer, Asker, PermissionRequest
 from acp_agent.permissions.errors import AskFailed
+from acp_agent.permissions.service import PERMISSIONS
 
 if TYPE_CHECKING:
     from acp_agent.acp.server import AcpServer
@@ -38,10 +39,10 @@ METHOD = "session/request_permission"
 
 def install(server: AcpServer) -> Disposer:
     """Ask `server`'s client whenever the permissions service must ask; the disposer stops it."""
-    if not server.ctx.has("permissions"):
+    permissions = server.ctx.find(PERMISSIONS)
+    if permissions is None:
         return lambda: None
-    disposer: Disposer = server.ctx.permissions.use_asker(AcpAsker(server))
-    return disposer
+    return permissions.use_asker(AcpAsker(server))
 
 
 class AcpAsker(Asker):

@@ -62,6 +62,9 @@ from acp_agent.session.errors import (
 )
 from acp_agent.session.events import SessionEvent, SessionHeader, TurnEndReason
 from acp_agent.session.persistence import LoadedSession, SessionStore
+from acp_agent.agent.keys import AGENTS
+from acp_agent.session.persistence import SESSIONS
+from acp_agent.tools.registry import TOOLS
 
 log = logging.getLogger(__name__)
 
@@ -127,7 +130,7 @@ class AcpServer:
 
     async def new_session(self, params: NewSessionParams) -> NewSessionResult:
         _check_workspace(params.cwd, params.additional_directories, params.mcp_servers)
-        agent = await self.ctx.agents.create(cwd=params.cwd)
+        agent = await self.ctx.get(AGENTS).create(cwd=params.cwd)
         self._watch(agent, agent.id)
         self.sessions[agent.id] = AcpSession(agent)
         return NewSessionResult(session_id=agent.id, **modes.session_state(self.ctx, agent))
@@ -177,13 +180,13 @@ class AcpServer:
                 f"cwd {cwd!r} is not the cwd of session {session_id!r}, which was created in {header.cwd!r}"
             )
         stored = StoredLog(header, loaded.events, self._children(session_id)) if replay else None
-        factory: AgentFactory = self.ctx.agents
+        factory: AgentFactory = self.ctx.get(AGENTS)
         agent = await factory.create(cwd=cwd, loaded=loaded)
         if stored is not None:
             updates = history_updates(
                 stored,
-                lambda name: self.ctx.tools.get(name, agent.scope),
-                lambda name: self.ctx.tools.get(name, None),
+                lambda name: self.ctx.get(TOOLS).get(name, agent.scope),
+                lambda name: self.ctx.get(TOOLS).get(name, None),
                 context_window=agent.options.context_window,
             )
             for update in updates:
@@ -194,7 +197,7 @@ class AcpServer:
         """A stored log, read back (a torn tail repaired); errors as the client should see them,
         naming the session being loaded (`loading`, when the log is one of its children's)."""
         try:
-            store: SessionStore = self.ctx.sessions
+            store: SessionStore = self.ctx.get(SESSIONS)
             return store.load(session_id)
         except (SessionNotFound, InvalidSessionId):
             raise errors.session_not_found(session_id) from None
@@ -205,7 +208,7 @@ class AcpServer:
         """The stored logs of the children `session_id` started (the stored sessions whose header
         names it as `parentSession`), each with its own children, recursively."""
         started: dict[str, list[SessionHeader]] = {}
-        for header in self.ctx.sessions.list_sessions(skip_damaged=True):
+        for header in self.ctx.get(SESSIONS).list_sessions(skip_damaged=True):
             if header.parent_session is not None:
                 started.setdefault(header.parent_session, []).append(header)
 
@@ -222,7 +225,7 @@ class AcpServer:
     async def list_sessions(self, params: ListSessionsParams) -> ListSessionsResult:
         """The stored top-level sessions someone prompted, most recently active first, a page at a
         time; `cwd` keeps those of one working directory."""
-        return list_page(self.ctx.sessions.summaries(), params.cwd, params.cursor, self.list_page_size)
+        return list_page(self.ctx.get(SESSIONS).summaries(), params.cwd, params.cursor, self.list_page_size)
 
     async def close_session(self, params: CloseSessionParams) -> CloseSessionResult:
         """Cancel what runs, dispose the agent (its log is flushed and closed), forget the session."""
@@ -241,7 +244,7 @@ class AcpServer:
     def _watch(self, agent: Agent, session_id: str, origin: ChildOrigin | None = None) -> None:
         """Forward `agent`'s activity to `session_id` on the wire, now and for its children."""
         mapper = UpdateMapper(
-            lambda name: self.ctx.tools.get(name, agent.scope),
+            lambda name: self.ctx.get(TOOLS).get(name, agent.scope),
             origin,
             context_window=agent.options.context_window,
             shown=agent.session.events,  # a loaded session's: its title was shown already

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Final, Literal
 from acp_agent.agent.errors import UnknownModel
 from acp_agent.kernel.models import Model
 from acp_agent.session.events import SessionEvent
+from acp_agent.agent.keys import AGENTS
 
 if TYPE_CHECKING:
     from acp_agent.agent.agent import Agent
@@ -61,8 +62,8 @@ def chosen(events: Iterable[SessionEvent], config_id: str) -> str | None:
 
 
 def choose_model(agent: Agent, model: str) -> None:
-    """Switch `agent` to `model` (one of `ctx.agents.models`): log the choice, then use it."""
-    known = [entry.id for entry in agent.ctx.agents.models]
+    """Switch `agent` to `model` (one of `ctx.get(AGENTS).models`): log the choice, then use it."""
+    known = [entry.id for entry in agent.ctx.get(AGENTS).models]
     if model not in known:
         raise UnknownModel(model, known)
     agent.session.append(CONFIG_EVENT, ConfigData(config_id=MODEL_CONFIG, value=model))

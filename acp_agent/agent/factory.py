@@ -1,4 +1,4 @@
-"""`ctx.agents`: creates agents in a transaction and keeps the published ones."""
+"""`ctx.get(AGENTS)`: creates agents in a transaction and keeps the published ones."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from acp_agent.kernel.models import Model
 from acp_agent.session.events import SessionEvent, SessionHeader
 from acp_agent.session.log import Session, now_ms
 from acp_agent.session.persistence import LoadedSession
+from acp_agent.session.persistence import SESSIONS
 
 if TYPE_CHECKING:
     from acp_agent.kernel.context import Context
@@ -117,7 +118,7 @@ class AgentFactory:
                 **(lineage.model_dump() if lineage is not None else {}),
                 seed_length=len(seed) if lineage is not None and seed else None,
             )
-        session = Session(header, registry=ctx.sessions.registry, seed=seed)
+        session = Session(header, registry=ctx.get(SESSIONS).registry, seed=seed)
         scope = ctx.scope.child()
         agent = Agent(ctx, session, options or self.defaults, scope, route)
         try:
@@ -125,7 +126,7 @@ class AgentFactory:
                 pending = setup(agent)
                 if pending is not None:
                     await pending
-            scope.add(ctx.sessions.attach(session))
+            scope.add(ctx.get(SESSIONS).attach(session))
         except BaseException:
             scope.dispose()
             raise

@@ -40,6 +40,9 @@ from acp_agent.session.events import (
 )
 from acp_agent.tools.base import ToolCallContext, ToolResult
 from acp_agent.tools.pipeline import prepare, run_prepared
+from acp_agent.llm.service import LLM
+from acp_agent.agent.keys import PROMPT
+from acp_agent.tools.registry import TOOLS
 
 if TYPE_CHECKING:
     from acp_agent.agent.agent import Agent, Ticket
@@ -111,7 +114,7 @@ async def _run_step(agent: Agent, progress: _Progress, step: int) -> TurnEndReas
     session.append("step/start", StepData(turn=turn, step=step))
     progress.step, progress.assembler, progress.message_logged = step, BlockAssembler(), False
     assembler = progress.assembler
-    stream = await agent.ctx.llm.stream(_request(agent))
+    stream = await agent.ctx.get(LLM).stream(_request(agent))
     async with aclosing(stream):
         async for chunk in stream:
             session.append("assistant/chunk", AssistantChunkData.model_construct(turn=turn, step=step, chunk=chunk))
@@ -143,7 +146,7 @@ async def _run_tools(agent: Agent, progress: _Progress, calls: list[ToolCallBloc
     """Run the step's calls, logging each result; whether a result ended the turn."""
     session, turn, step = agent.session, progress.turn, progress.step
     assert step is not None
-    prepared = [prepare(call, agent.ctx.tools, agent.scope) for call in calls]
+    prepared = [prepare(call, agent.ctx.get(TOOLS), agent.scope) for call in calls]
     for call in calls:
         session.append("tool/call", ToolCallData(turn=turn, step=step, call_id=call.id, name=call.name, arguments=call.arguments))
         progress.owed.append(call.id)
@@ -155,7 +158,7 @@ async def _run_tools(agent: Agent, progress: _Progress, calls: list[ToolCallBloc
     def log(index: int, result: ToolResult) -> None:
         _log_result(agent, progress, calls[index].id, result)
 
-    results = await run_prepared(prepared, context, on_result=log, gate=agent.ctx.tools.gates(agent.scope))
+    results = await run_prepared(prepared, context, on_result=log, gate=agent.ctx.get(TOOLS).gates(agent.scope))
     return any(result.ends_turn and not result.is_error for result in results)
 
 
@@ -195,12 +198,12 @@ def _close_step(agent: Agent, progress: _Progress, code: str, why: str) -> None:
 
 def _request(agent: Agent) -> LlmRequest:
     options, session = agent.options, agent.session
-    tools = [tool.schema() for tool in agent.ctx.tools.visible(agent.scope)]
+    tools = [tool.schema() for tool in agent.ctx.get(TOOLS).visible(agent.scope)]
     variables = {"model": options.model, "cwd": session.cwd or ""}
     return LlmRequest(
         provider=options.provider,
         model=options.model,
-        system=agent.ctx.prompt.render(agent.scope, variables, tools),
+        system=agent.ctx.get(PROMPT).render(agent.scope, variables, tools),
         messages=derive_messages(session.events),
         tools=tools,
         max_tokens=options.max_tokens,

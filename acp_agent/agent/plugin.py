@@ -1,4 +1,4 @@
-"""Loader plugin providing `ctx.prompt` (system prompt sections) and `ctx.agents` (the factory)."""
+"""Loader plugin providing `ctx.get(PROMPT)` (system prompt sections) and `ctx.get(AGENTS)` (the factory)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ from acp_agent.agent.factory import AgentFactory
 from acp_agent.agent.options import AgentOptions
 from acp_agent.agent.prompt import Section, SystemPrompt
 from acp_agent.kernel import SHUTDOWN, Context, Disposer, PluginConfig, combine
+from acp_agent.agent.keys import AGENTS, PROMPT
+from acp_agent.session.persistence import SESSIONS
 
 PERSONA = (
     "You are acp-agent, a coding agent working for the user in {{cwd}} through their editor, "
@@ -47,8 +49,8 @@ def apply(ctx: Context, config: Config) -> Disposer:
     )
     agents = AgentFactory(ctx, options, config.models)
     return combine(
-        ctx.sessions.registry.register(ConfigEvent, "free"),
-        ctx.provide("prompt", prompt),
-        ctx.provide("agents", agents),
+        ctx.get(SESSIONS).registry.register(ConfigEvent, "free"),
+        ctx.provide(PROMPT, prompt),
+        ctx.provide(AGENTS, agents),
         ctx.events.on(SHUTDOWN, agents.dispose_all),
     )

@@ -19,7 +19,7 @@ class Section:
 
 
 class SystemPrompt:
-    """`ctx.prompt`: sections sorted by order; an agent's own section shadows a global one of the
+    """`ctx.get(PROMPT)`: sections sorted by order; an agent's own section shadows a global one of the
     same name (that is how a child gets its own persona)."""
 
     def __init__(self) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from acp_agent.kernel.context import SHUTDOWN, Context
+from acp_agent.kernel.context import SHUTDOWN, Context, ServiceKey
 from acp_agent.kernel.errors import (
     KernelError,
     LoaderError,
@@ -32,6 +32,7 @@ __all__ = [
     "Scope",
     "ScopeDisposed",
     "ServiceConflict",
+    "ServiceKey",
     "ServiceNotFound",
     "combine",
     "compose",

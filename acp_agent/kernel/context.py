@@ -1,10 +1,10 @@
-"""The plugin context: named services, the event bus, the root scope and the task group."""
+"""The plugin context: typed services, the event bus, the root scope and the task group."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import anyio
 from anyio.abc import TaskGroup
@@ -16,9 +16,27 @@ from acp_agent.kernel.scope import Disposer, Scope
 SHUTDOWN = "shutdown"
 """Serial event awaited when the context stops, before its tasks are cancelled (flush, dispose)."""
 
+T = TypeVar("T")
+
+
+class ServiceKey(Generic[T]):
+    """A service's name and type: `ctx.get(KEY)` is a `T` to the type checker.
+
+    A key is defined once, beside the type of its service (`SESSIONS` in `acp_agent.session`);
+    providers and consumers import it from there. The loader's `inject` lists keep the names.
+    """
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"ServiceKey({self.name!r})"
+
 
 class Context:
-    """What plugins share: services by name (`ctx.sessions`, `ctx.llm`, ...), events and a scope."""
+    """What plugins share: services under typed keys (`ctx.get(SESSIONS)`), events and a scope."""
 
     def __init__(self) -> None:
         self.events = Events()
@@ -26,8 +44,9 @@ class Context:
         self._services: dict[str, Any] = {}
         self._tasks: TaskGroup | None = None
 
-    def provide(self, name: str, service: Any) -> Disposer:
-        """Publish `service` under `name` until the returned disposer runs."""
+    def provide(self, key: ServiceKey[T], service: T) -> Disposer:
+        """Publish `service` under `key` until the returned disposer runs."""
+        name = key.name
         if name in self._services:
             raise ServiceConflict(f"service {name!r} is already provided")
         self._services[name] = service
@@ -41,20 +60,22 @@ class Context:
 
         return dispose
 
-    def has(self, name: str) -> bool:
-        return name in self._services
+    def has(self, key: ServiceKey[Any] | str) -> bool:
+        """Whether a service is provided under `key` (or the name, as the loader's `inject` says)."""
+        return (key if isinstance(key, str) else key.name) in self._services
 
-    def get(self, name: str) -> Any:
+    def get(self, key: ServiceKey[T]) -> T:
+        """The service under `key`; `ServiceNotFound` when none is provided."""
         try:
-            return self._services[name]
+            service: T = self._services[key.name]
         except KeyError:
-            raise ServiceNotFound(name) from None
+            raise ServiceNotFound(key.name) from None
+        return service
 
-    def __getattr__(self, name: str) -> Any:
-        # Only reached for names that are not real attributes: those are services.
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return self.get(name)
+    def find(self, key: ServiceKey[T]) -> T | None:
+        """The service under `key`, or None: for a service a composition may leave out."""
+        service: T | None = self._services.get(key.name)
+        return service
 
     @property
     def tasks(self) -> TaskGroup:

@@ -9,7 +9,7 @@ class KernelError(Exception):
     """Base class of the kernel's errors."""
 
 
-class ServiceNotFound(KernelError, AttributeError):
+class ServiceNotFound(KernelError):
     """Raised when a service is looked up that no plugin provided."""
 
     def __init__(self, name: str) -> None:

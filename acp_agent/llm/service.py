@@ -1,16 +1,19 @@
-"""`ctx.llm`: the one way agents call a model, through the `llm/stream` waterfall."""
+"""`ctx.get(LLM)`: the one way agents call a model, through the `llm/stream` waterfall."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
+from typing import Final
 
-from acp_agent.kernel import Context, Disposer, PluginConfig, combine
+from acp_agent.kernel import Context, Disposer, PluginConfig, ServiceKey, combine
 from acp_agent.llm.chunks import StreamChunk
 from acp_agent.llm.request import LlmRequest
 from acp_agent.llm.retry import RetryEvent
+from acp_agent.session.persistence import SESSIONS
 
 STREAM = "llm/stream"
-"""Waterfall event; listeners are `async def (request, next) -> AsyncIterator[StreamChunk]`."""
+"""Waterfall event; listeners are `async def (request, next) -> AsyncGenerator[StreamChunk]` (the
+caller closes the stream with `aclose()`, so a cancelled call releases what the adapter holds)."""
 
 
 class LlmService:
@@ -19,12 +22,12 @@ class LlmService:
     def __init__(self, ctx: Context) -> None:
         self._ctx = ctx
 
-    async def stream(self, request: LlmRequest) -> AsyncIterator[StreamChunk]:
-        stream: AsyncIterator[StreamChunk] = await self._ctx.events.waterfall(STREAM, request)
+    async def stream(self, request: LlmRequest) -> AsyncGenerator[StreamChunk]:
+        stream: AsyncGenerator[StreamChunk] = await self._ctx.events.waterfall(STREAM, request)
         return stream
 
 
-# Loader plugin: provides `ctx.llm` and registers `llm/retry` (once, for every adapter row).
+# Loader plugin: provides `LLM` and registers `llm/retry` (once, for every adapter row).
 # Adapters (replay, openai_compat, scripted) are rows of their own.
 name = "llm"
 inject = ("sessions",)
@@ -35,4 +38,8 @@ class Config(PluginConfig):
 
 
 def apply(ctx: Context, config: Config) -> Disposer:
-    return combine(ctx.sessions.registry.register(RetryEvent, "turn"), ctx.provide("llm", LlmService(ctx)))
+    return combine(ctx.get(SESSIONS).registry.register(RetryEvent, "turn"), ctx.provide(LLM, LlmService(ctx)))
+
+
+LLM: Final = ServiceKey[LlmService]("llm")
+"""The model service's key."""

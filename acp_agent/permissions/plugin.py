@@ -1,9 +1,9 @@
-"""Loader plugin providing `ctx.permissions`: session modes and the approval gate of every agent.
+"""Loader plugin providing `ctx.get(PERMISSIONS)`: session modes and the approval gate of every agent.
 
 Row: `{id: permissions, name: acp_agent.permissions.plugin, config: {default: ask, tools: {bash:
 ask}, defaultMode: ask}}`. It registers the `session/mode` and `permission/grant` event types, the
 gate (for every agent's calls) and the policy inheritance of children (their parent's explicit
-mode). A client layer installs how the user is asked (`ctx.permissions.use_asker`).
+mode). A client layer installs how the user is asked (`ctx.get(PERMISSIONS).use_asker`).
 """
 
 from __future__ import annotations
@@ -14,6 +14,9 @@ from acp_agent.permissions.modes import ModeId
 from acp_agent.permissions.policy import Policy, Rule
 from acp_agent.permissions.service import Permissions
 from acp_agent.subagents.driver import INHERIT
+from acp_agent.permissions.service import PERMISSIONS
+from acp_agent.session.persistence import SESSIONS
+from acp_agent.tools.registry import TOOLS
 
 name = "permissions"
 inject = ("sessions", "tools")
@@ -30,11 +33,11 @@ class Config(PluginConfig):
 
 def apply(ctx: Context, config: Config) -> Disposer:
     permissions = Permissions(Policy(default=config.default, tools=config.tools), config.default_mode)
-    registry = ctx.sessions.registry
+    registry = ctx.get(SESSIONS).registry
     return combine(
         registry.register(ModeEvent, "free"),
         registry.register(GrantEvent, "free"),
-        ctx.provide("permissions", permissions),
-        ctx.tools.gate(None, permissions.gate),
+        ctx.provide(PERMISSIONS, permissions),
+        ctx.get(TOOLS).gate(None, permissions.gate),
         ctx.events.on(INHERIT, permissions.inherit),
     )

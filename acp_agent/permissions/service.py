@@ -1,6 +1,6 @@
-"""`ctx.permissions`: session modes, the user's "always" answers, and the gate before each call.
+"""`ctx.get(PERMISSIONS)`: session modes, the user's "always" answers, and the gate before each call.
 
-The gate (registered for every agent in `ctx.tools`) lets a call of a tool that does not need
+The gate (registered for every agent in `ctx.get(TOOLS)`) lets a call of a tool that does not need
 approval through at once. For one that does, `policy.decide` rules with the calling agent's mode,
 the thread's grants and the deployment's policy; `ask` goes to the installed `Asker`. A thread's
 grants live in its top-level session (the one the user sees): a child's call answered "always"
@@ -10,7 +10,7 @@ holds for the parent and every other child too, and survives `session/load` with
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 import anyio
 
@@ -24,6 +24,8 @@ from acp_agent.permissions.modes import MODE_IDS, MODES, ModeId, ModeInfo
 from acp_agent.permissions.policy import ASK, RUN, Policy, Refuse, decide
 from acp_agent.tools.base import ToolCallContext, ToolResult
 from acp_agent.tools.pipeline import PreparedCall
+from acp_agent.kernel.context import ServiceKey
+from acp_agent.agent.keys import AGENTS
 
 if TYPE_CHECKING:
     from acp_agent.agent.agent import Agent
@@ -130,8 +132,12 @@ def _root(agent: Agent) -> Agent:
     """The top-level agent of `agent`'s thread (itself when it is top-level, or when its parent is
     gone)."""
     while (parent_id := agent.session.header.parent_session) is not None:
-        parent = agent.ctx.agents.get(parent_id)
+        parent = agent.ctx.get(AGENTS).get(parent_id)
         if parent is None:
             break
         agent = parent
     return agent
+
+
+PERMISSIONS: Final = ServiceKey[Permissions]("permissions")
+"""`ctx.get(PERMISSIONS)`: Session modes, grants and the approval gate (a composition may leave it out)."""

@@ -7,7 +7,7 @@ import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Final
 
 from pydantic import BaseModel
 
@@ -38,6 +38,7 @@ from acp_agent.session.events import (
 from acp_agent.session.invariants import LogState
 from acp_agent.session.log import Session
 from acp_agent.session.registry import EventRegistry
+from acp_agent.kernel.context import ServiceKey
 
 log = logging.getLogger(__name__)
 
@@ -284,3 +285,7 @@ def _close_open_turn(state: LogState, turn: int, events: list[SessionEvent]) -> 
     if state.open_step is not None:
         add(StepEndEvent, StepData(turn=turn, step=state.open_step))
     add(TurnEndEvent, TurnEndData(turn=turn, reason=TurnInterrupted()))
+
+
+SESSIONS: Final = ServiceKey[SessionStore]("sessions")
+"""`ctx.get(SESSIONS)`: The session store: logs written behind, loaded, listed."""

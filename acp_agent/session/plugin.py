@@ -1,4 +1,4 @@
-"""Loader plugin providing `ctx.sessions`: the event-type registry and the on-disk session store."""
+"""Loader plugin providing `ctx.get(SESSIONS)`: the event-type registry and the on-disk session store."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 from acp_agent.kernel import Context, Disposer, PluginConfig, combine
 from acp_agent.session.persistence import SessionStore
 from acp_agent.session.registry import default_registry
+from acp_agent.session.persistence import SESSIONS
 
 ENV_DIR = "ACP_AGENT_SESSIONS"
 
@@ -32,4 +33,4 @@ def sessions_dir(config: Config) -> Path:
 def apply(ctx: Context, config: Config) -> Disposer:
     store = SessionStore(sessions_dir(config), registry=default_registry())
     # Closed when the context's scope unwinds, after the agents were disposed at shutdown.
-    return combine(store.close, ctx.provide("sessions", store))
+    return combine(store.close, ctx.provide(SESSIONS, store))

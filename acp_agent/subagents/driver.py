@@ -1,6 +1,6 @@
 """The in-process run driver shared by `spawn` and `fork`: a child agent on the parent's context.
 
-Start contract: validate the depth; create the child through `ctx.agents.create` (its setup
+Start contract: validate the depth; create the child through `ctx.get(AGENTS).create` (its setup
 window installs persona, tool filter and structured output, before publication); check for
 cancellation once more right after publication; queue the prompt. The caller then owns the run:
 `result()` waits for the child's turn and reads the child's own output, `dispose()` stops it.
@@ -23,6 +23,8 @@ from acp_agent.subagents import texts
 from acp_agent.subagents.errors import DepthError
 from acp_agent.subagents.registry import SubagentRequest, SubagentResult
 from acp_agent.subagents.structured import StructuredCapture, attach_structured_runtime, check_schema
+from acp_agent.agent.keys import AGENTS, PROMPT
+from acp_agent.tools.registry import TOOLS
 
 if TYPE_CHECKING:
     from acp_agent.agent.agent import Agent, Ticket
@@ -131,17 +133,17 @@ async def start_in_process_run(request: SubagentRequest, seed: Sequence[SessionE
         nonlocal capture
         scope, ctx = child.scope, child.ctx
         if request.persona is not None:
-            ctx.prompt.add(Section(order=0, name="persona", text=request.persona), owner=scope)
+            ctx.get(PROMPT).add(Section(order=0, name="persona", text=request.persona), owner=scope)
         if request.tool_filter is not None:
             allowed = {*request.tool_filter, texts.STRUCTURED_TOOL}
-            ctx.tools.restrict(scope, allowed.__contains__)
+            ctx.get(TOOLS).restrict(scope, allowed.__contains__)
         if request.output_schema is not None:
             capture = attach_structured_runtime(child, request.output_schema)
         for install in inherited:
             if install is not None:
                 install(child)
 
-    child = await parent.ctx.agents.create(
+    child = await parent.ctx.get(AGENTS).create(
         cwd=parent.session.cwd,
         route=child_route(parent, request.spawn_call_id),
         options=request.agent_options or parent.options,

@@ -11,6 +11,7 @@ from acp_agent.session.log import completed_turn_prefix
 from acp_agent.subagents.driver import InProcessRun, start_in_process_run
 from acp_agent.subagents.registry import SubagentRegistry, SubagentRequest
 from acp_agent.subagents.spawn import ALL
+from acp_agent.subagents.registry import SUBAGENTS
 
 
 class ForkProvider:
@@ -32,5 +33,5 @@ class Config(PluginConfig):
 
 
 def apply(ctx: Context, config: Config) -> Disposer:
-    registry: SubagentRegistry = ctx.subagents
+    registry: SubagentRegistry = ctx.get(SUBAGENTS)
     return registry.register(ForkProvider(config.provider_name))

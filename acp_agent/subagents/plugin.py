@@ -1,9 +1,10 @@
-"""Loader plugin providing `ctx.subagents`, the registry of subagent providers."""
+"""Loader plugin providing `ctx.get(SUBAGENTS)`, the registry of subagent providers."""
 
 from __future__ import annotations
 
 from acp_agent.kernel import Context, Disposer, PluginConfig
 from acp_agent.subagents.registry import SubagentRegistry
+from acp_agent.subagents.registry import SUBAGENTS
 
 name = "subagents"
 inject = ("agents",)
@@ -14,4 +15,4 @@ class Config(PluginConfig):
 
 
 def apply(ctx: Context, config: Config) -> Disposer:
-    return ctx.provide("subagents", SubagentRegistry())
+    return ctx.provide(SUBAGENTS, SubagentRegistry())

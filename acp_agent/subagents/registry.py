@@ -1,13 +1,14 @@
-"""`ctx.subagents`: named providers that start child agents, and what a request asks of them."""
+"""`ctx.get(SUBAGENTS)`: named providers that start child agents, and what a request asks of them."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from acp_agent.kernel.scope import Disposer
 from acp_agent.session.events import TurnEndReason
 from acp_agent.subagents.errors import DuplicateProvider, MissingCapability, UnknownProvider
+from acp_agent.kernel.context import ServiceKey
 
 if TYPE_CHECKING:
     from acp_agent.agent.agent import Agent
@@ -105,3 +106,7 @@ class SubagentRegistry:
             if getattr(request, needed_by) is not None and not getattr(provider.capabilities, capability):
                 raise MissingCapability(name, label)
         return await provider.start(request)
+
+
+SUBAGENTS: Final = ServiceKey[SubagentRegistry]("subagents")
+"""`ctx.get(SUBAGENTS)`: The subagent providers."""

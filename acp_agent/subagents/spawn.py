@@ -5,6 +5,7 @@ from __future__ import annotations
 from acp_agent.kernel import Context, Disposer, PluginConfig
 from acp_agent.subagents.driver import InProcessRun, start_in_process_run
 from acp_agent.subagents.registry import Capabilities, SubagentRegistry, SubagentRequest
+from acp_agent.subagents.registry import SUBAGENTS
 
 ALL = Capabilities(output_schema=True, depth_limit=True, tool_filter=True)
 
@@ -28,5 +29,5 @@ class Config(PluginConfig):
 
 
 def apply(ctx: Context, config: Config) -> Disposer:
-    registry: SubagentRegistry = ctx.subagents
+    registry: SubagentRegistry = ctx.get(SUBAGENTS)
     return registry.register(SpawnProvider(config.provider_name))

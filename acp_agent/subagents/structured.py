@@ -21,6 +21,8 @@ from acp_agent.subagents import texts
 from acp_agent.subagents.errors import UnsupportedSchema
 from acp_agent.tools.base import Tool, ToolCallContext, ToolResult
 from acp_agent.tools.pipeline import PreparedCall
+from acp_agent.agent.keys import PROMPT
+from acp_agent.tools.registry import TOOLS
 
 if TYPE_CHECKING:
     from acp_agent.agent.agent import Agent
@@ -127,11 +129,11 @@ def attach_structured_runtime(child: Agent, schema: dict[str, Any]) -> Structure
     """Install the structured-output contract in `child`'s scope (call in its setup window)."""
     capture = StructuredCapture()
     ctx, scope = child.ctx, child.scope
-    ctx.tools.register(StructuredOutputTool(schema, capture), owner=scope)
-    ctx.prompt.add(
+    ctx.get(TOOLS).register(StructuredOutputTool(schema, capture), owner=scope)
+    ctx.get(PROMPT).add(
         Section(order=texts.STRUCTURED_SECTION_ORDER, name="structured-output", text=texts.STRUCTURED_INSTRUCTION),
         owner=scope,
     )
-    ctx.tools.gate(scope, capture.gate)
+    ctx.get(TOOLS).gate(scope, capture.gate)
     scope.add(child.session.subscribe(capture.observe))
     return capture

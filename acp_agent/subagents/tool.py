@@ -14,6 +14,8 @@ from acp_agent.subagents.errors import SubagentError
 from acp_agent.subagents.registry import SubagentRequest
 from acp_agent.tools.base import Tool, ToolCallContext, ToolPresentation, ToolResult
 from acp_agent.tools.registry import ToolRegistry
+from acp_agent.subagents.registry import SUBAGENTS
+from acp_agent.tools.registry import TOOLS
 
 SPAWN_DESCRIPTION = (
     "Delegate a self-contained task to a fresh child agent. It works in the same workspace with its"
@@ -72,7 +74,7 @@ class SubagentTool(Tool[SubagentParams]):
             persona=self.persona,
         )
         try:
-            run = await call.ctx.subagents.start(self.provider, request)
+            run = await call.ctx.get(SUBAGENTS).start(self.provider, request)
         except SubagentError as exc:
             return ToolResult.failure(str(exc), "subagent_not_started")
         try:
@@ -110,5 +112,5 @@ def apply(ctx: Context, config: Config) -> Disposer:
         tool_filter=tuple(config.tools) if config.tools is not None else None,
         persona=config.persona,
     )
-    tools: ToolRegistry = ctx.tools
+    tools: ToolRegistry = ctx.get(TOOLS)
     return tools.register(tool)

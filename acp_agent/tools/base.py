@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
-from acp_agent.kernel.context import Context
+from acp_agent.kernel.context import Context, ServiceKey
 from acp_agent.kernel.models import Model
 from acp_agent.llm.request import ToolSchema
 from acp_agent.kernel.scope import Scope
@@ -145,13 +145,11 @@ class ToolCallContext:
         )
         self.session.append(DISPLAY_EVENT, data)
 
-    def pick(self, service: str, default: PickedT) -> PickedT:
+    def pick(self, service: ServiceKey[Callable[[ToolCallContext], PickedT]], default: PickedT) -> PickedT:
         """What the context service `service` (a callable of the call, provided by a composition
         such as the ACP layer's) picks for this call; `default` when no such service is provided."""
-        if self.ctx.has(service):
-            picked: PickedT = self.ctx.get(service)(self)
-            return picked
-        return default
+        provider = self.ctx.find(service)
+        return default if provider is None else provider(self)
 
 
 class Tool(ABC, Generic[ParamsT]):

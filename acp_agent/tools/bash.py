@@ -15,6 +15,7 @@ import signal
 import subprocess
 from contextlib import suppress
 from pathlib import Path
+from typing import Final
 
 import anyio
 from anyio.abc import ByteReceiveStream, Process
@@ -27,6 +28,7 @@ from acp_agent.session.content import TextContent
 from acp_agent.session.events import ToolError
 from acp_agent.tools.base import Tool, ToolCallContext, ToolPresentation, ToolResult, code_block
 from acp_agent.tools.runner import RUNNER_SERVICE, CommandOutcome, CommandRunner
+from acp_agent.tools.registry import TOOLS
 
 _SHELL = shutil.which("bash") or "/bin/sh"
 # Bound on the shielded kill-and-reap after a timeout or a cancellation: a SIGKILLed group dies at
@@ -91,7 +93,7 @@ class LocalRunner(CommandRunner):
         return await run_command(command, cwd=call.cwd, timeout_seconds=timeout_seconds, max_output_bytes=max_output_bytes)
 
 
-LOCAL = LocalRunner()
+LOCAL: Final[CommandRunner] = LocalRunner()
 
 
 def runner_for(call: ToolCallContext) -> CommandRunner:
@@ -216,5 +218,5 @@ class Config(PluginConfig):
 def apply(ctx: Context, config: Config) -> Disposer:
     """Register a `bash` tool for every agent."""
     tool = BashTool(timeout_seconds=config.timeout_seconds, max_output_bytes=config.max_output_bytes)
-    disposer: Disposer = ctx.tools.register(tool)
+    disposer: Disposer = ctx.get(TOOLS).register(tool)
     return disposer

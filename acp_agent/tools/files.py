@@ -27,6 +27,7 @@ from acp_agent.tools.base import (
 from acp_agent.tools.confined import Target, resolve_in
 from acp_agent.tools.errors import NotOwned, OutsideWorkspace
 from acp_agent.tools.workspace import Workspace, workspace_for
+from acp_agent.tools.registry import TOOLS
 
 # The parameter models' field descriptions are model-visible (the schema sent with every request).
 
@@ -262,4 +263,4 @@ class Config(PluginConfig):
 def apply(ctx: Context, config: Config) -> Disposer:
     """Register read_file, write_file and edit_file for every agent."""
     read = ReadFileTool(max_lines=config.max_lines, max_line_chars=config.max_line_chars)
-    return combine(*(ctx.tools.register(tool) for tool in (read, WriteFileTool(), EditFileTool())))
+    return combine(*(ctx.get(TOOLS).register(tool) for tool in (read, WriteFileTool(), EditFileTool())))

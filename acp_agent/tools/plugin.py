@@ -1,4 +1,4 @@
-"""Loader plugin providing `ctx.tools`, the registry every tool row registers into, and the
+"""Loader plugin providing `ctx.get(TOOLS)`, the registry every tool row registers into, and the
 `tool/display` event type running tools report through (`ToolCallContext.show`)."""
 
 from __future__ import annotations
@@ -6,6 +6,8 @@ from __future__ import annotations
 from acp_agent.kernel import Context, Disposer, PluginConfig, combine
 from acp_agent.tools.base import ToolDisplayEvent
 from acp_agent.tools.registry import ToolRegistry
+from acp_agent.session.persistence import SESSIONS
+from acp_agent.tools.registry import TOOLS
 
 name = "tools"
 inject: tuple[str, ...] = ("sessions",)
@@ -17,6 +19,6 @@ class Config(PluginConfig):
 
 def apply(ctx: Context, config: Config) -> Disposer:
     return combine(
-        ctx.sessions.registry.register(ToolDisplayEvent, "turn"),
-        ctx.provide("tools", ToolRegistry()),
+        ctx.get(SESSIONS).registry.register(ToolDisplayEvent, "turn"),
+        ctx.provide(TOOLS, ToolRegistry()),
     )

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from acp_agent.kernel.scope import Disposer, Scope
 from acp_agent.tools.base import Tool, ToolCallContext, ToolResult
 from acp_agent.tools.errors import DuplicateTool
+from acp_agent.kernel.context import ServiceKey
 
 if TYPE_CHECKING:
     from acp_agent.tools.pipeline import Gate, PreparedCall
@@ -107,3 +108,7 @@ class ToolRegistry:
 
             return once
         return owner.add(undo)
+
+
+TOOLS: Final = ServiceKey[ToolRegistry]("tools")
+"""`ctx.get(TOOLS)`: The tools, their per-scope filters and the gates before each call."""

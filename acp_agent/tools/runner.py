@@ -8,11 +8,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Final
 
+from acp_agent.kernel.context import ServiceKey
 from acp_agent.tools.base import ToolCallContext
-
-RUNNER_SERVICE = "command_runner"
-"""The context service a composition may provide: a `RunnerProvider`."""
 
 
 @dataclass(frozen=True)
@@ -44,3 +43,6 @@ class CommandRunner(ABC):
 
 RunnerProvider = Callable[[ToolCallContext], CommandRunner]
 """Picks the runner of one call (it knows the call's session, route and cwd)."""
+
+RUNNER_SERVICE: Final = ServiceKey[RunnerProvider]("command_runner")
+"""The context service a composition may provide (the ACP layer's client terminals)."""

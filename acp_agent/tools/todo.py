@@ -15,6 +15,8 @@ from acp_agent.kernel import Context, Disposer, PluginConfig, combine
 from acp_agent.kernel.models import Model
 from acp_agent.session.events import SessionEvent
 from acp_agent.tools.base import Tool, ToolCallContext, ToolPresentation, ToolResult
+from acp_agent.session.persistence import SESSIONS
+from acp_agent.tools.registry import TOOLS
 
 TodoStatus = Literal["pending", "in_progress", "completed"]
 TodoPriority = Literal["high", "medium", "low"]
@@ -95,6 +97,6 @@ class Config(PluginConfig):
 def apply(ctx: Context, config: Config) -> Disposer:
     """Register the `todo/update` event type and the `todo_write` tool."""
     return combine(
-        ctx.sessions.registry.register(TodoUpdateEvent, "turn"),
-        ctx.tools.register(TodoWriteTool()),
+        ctx.get(SESSIONS).registry.register(TodoUpdateEvent, "turn"),
+        ctx.get(TOOLS).register(TodoWriteTool()),
     )

@@ -7,16 +7,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from typing import Final
 
 import anyio.to_thread
 
+from acp_agent.kernel.context import ServiceKey
 from acp_agent.tools import confined
 from acp_agent.tools.base import ToolCallContext
 from acp_agent.tools.confined import Target
-
-WORKSPACE_SERVICE = "workspace"
-"""The context service a composition may provide: a `WorkspaceProvider`."""
-
 
 class Workspace(ABC):
     """Text file access for the file tools, on targets checked to lie inside the session's cwd.
@@ -34,6 +32,9 @@ class Workspace(ABC):
 
 WorkspaceProvider = Callable[[ToolCallContext], Workspace]
 """Picks the workspace of one call (it knows the call's session, route and cwd)."""
+
+WORKSPACE_SERVICE: Final = ServiceKey[WorkspaceProvider]("workspace")
+"""The context service a composition may provide (the ACP layer's client files)."""
 
 
 class DiskWorkspace(Workspace):
@@ -53,7 +54,7 @@ class DiskWorkspace(Workspace):
         await anyio.to_thread.run_sync(confined.replace, target, text.encode("utf-8"))
 
 
-DISK = DiskWorkspace()
+DISK: Final[Workspace] = DiskWorkspace()
 
 
 def workspace_for(call: ToolCallContext) -> Workspace:

@@ -15,6 +15,7 @@ from acp_agent.acp import modes
 from acp_agent.acp.schema import NewSessionParams, SetSessionConfigOptionParams, SetSessionModeParams
 from acp_agent.acp.server import AcpServer
 from acp_agent.kernel import Row, compose
+from acp_agent.permissions.service import PERMISSIONS
 
 pytestmark = pytest.mark.anyio
 
@@ -80,7 +81,7 @@ async def test_a_session_offers_the_modes_and_a_mode_and_a_model_select(tmp_path
         assert [u["sessionUpdate"] for u in notes.sent] == ["current_mode_update", "config_option_update"]
         assert notes.sent[0]["currentModeId"] == "plan"
         agent = server.sessions[session].agent
-        assert server.ctx.permissions.mode(agent) == "plan"
+        assert server.ctx.get(PERMISSIONS).mode(agent) == "plan"
         with pytest.raises(JsonRpcError) as unknown:
             await modes.set_config_option(server, SetSessionConfigOptionParams(session_id=session, config_id="mode", value="yolo"))
         assert codes(unknown) == (-32602, "Invalid params: value: unknown session mode 'yolo'; the modes are 'ask', 'auto', 'plan'")

@@ -15,6 +15,7 @@ from acp_agent.kernel import Context
 from acp_agent.permissions import AskFailed, PermissionRequest, Permissions, Policy
 from acp_agent.session.content import ToolCallBlock
 from acp_agent.tools import BashTool, EditFileTool, ToolRegistry, prepare
+from acp_agent.permissions.service import PERMISSIONS
 
 pytestmark = pytest.mark.anyio
 
@@ -131,7 +132,7 @@ def test_install_gives_the_permissions_service_an_asker_when_there_is_one() -> N
     fake = server(None)
     install(as_server(fake))()  # no permissions service: nothing to do, nothing to undo
     permissions = Permissions(Policy())
-    fake.ctx.provide("permissions", permissions)
+    fake.ctx.provide(PERMISSIONS, permissions)
     stop = install(as_server(fake))
     assert [type(asker) for asker in permissions._askers] == [AcpAsker]
     stop()

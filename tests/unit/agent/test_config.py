@@ -12,6 +12,8 @@ import pytest
 from acp_agent.agent.config import ConfigData, ModelEntry, choose_model, chosen, offered
 from acp_agent.agent.errors import UnknownModel
 from acp_agent.session import LoadedSession, TextContent
+from acp_agent.agent.keys import AGENTS
+from acp_agent.session.persistence import SESSIONS
 from tests.unit.agent.conftest import spied
 
 pytestmark = pytest.mark.anyio
@@ -30,14 +32,14 @@ def test_the_default_model_is_always_offered_first_when_the_list_lacks_it() -> N
 async def test_a_switch_is_logged_and_the_next_model_call_uses_it(tmp_path: Path) -> None:
     ctx, requests = spied(tmp_path, {"s1": [{"text": "a"}, {"text": "b"}]}, models=MODELS)
     async with ctx.running():
-        assert [m.id for m in ctx.agents.models] == ["test", "large"]
-        agent = await ctx.agents.create(cwd=str(tmp_path))
+        assert [m.id for m in ctx.get(AGENTS).models] == ["test", "large"]
+        agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
         await agent.followup([TextContent(text="one")]).wait()
         with pytest.raises(UnknownModel, match="unknown model 'huge'; the models offered are 'test', 'large'"):
             choose_model(agent, "huge")
         choose_model(agent, "large")
         await agent.followup([TextContent(text="two")]).wait()
-        assert agent.options.model == "large" and ctx.agents.defaults.model == "test"
+        assert agent.options.model == "large" and ctx.get(AGENTS).defaults.model == "test"
     assert [r.model for r in requests] == ["test", "large"]
     assert [e.data for e in agent.session.events if e.type == "session/config"] == [ConfigData(config_id="model", value="large")]
     assert chosen(agent.session.events, "model") == "large" and chosen(agent.session.events, "other") is None
@@ -48,21 +50,21 @@ async def test_a_loaded_session_starts_with_its_last_choice_while_it_is_offered(
 ) -> None:
     ctx, _ = spied(tmp_path, {}, models=MODELS)
     async with ctx.running():
-        agent = await ctx.agents.create(cwd=str(tmp_path))
+        agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
         choose_model(agent, "large")
         await agent.dispose()
-        loaded = ctx.sessions.load(agent.id)
-        again = await ctx.agents.create(cwd=None, loaded=loaded)
+        loaded = ctx.get(SESSIONS).load(agent.id)
+        again = await ctx.get(AGENTS).create(cwd=None, loaded=loaded)
         assert again.options.model == "large"
         await again.dispose()
         # A choice equal to the default changes nothing; one no longer offered is ignored, loudly.
         back = LoadedSession(loaded.header, [*loaded.events, *_choice(loaded, "test")], False)
-        same = await ctx.agents.create(cwd=None, loaded=back)
+        same = await ctx.get(AGENTS).create(cwd=None, loaded=back)
         assert same.options.model == "test"
         await same.dispose()
         gone = LoadedSession(loaded.header, [*loaded.events, *_choice(loaded, "retired")], False)
         with caplog.at_level(logging.WARNING):
-            restored = await ctx.agents.create(cwd=None, loaded=gone)
+            restored = await ctx.get(AGENTS).create(cwd=None, loaded=gone)
         assert restored.options.model == "test"
         assert "chose the model 'retired', which is no longer offered; using 'test'" in caplog.text
 

@@ -11,6 +11,8 @@ import pytest
 from acp_agent.agent.factory import Lineage
 from acp_agent.kernel import Context
 from acp_agent.session import LoadedSession, SessionHeader, TextContent
+from acp_agent.agent.keys import AGENTS
+from acp_agent.session.persistence import SESSIONS
 from tests.unit.agent.conftest import spied
 
 pytestmark = pytest.mark.anyio
@@ -23,17 +25,17 @@ def text(value: str) -> list[TextContent]:
 async def test_a_loaded_session_keeps_its_header_and_continues_its_conversation(tmp_path: Path) -> None:
     ctx, requests = spied(tmp_path, {"s1": [{"text": "one"}], "s7": [{"text": "two"}]})
     async with ctx.running():
-        first = await ctx.agents.create(cwd=str(tmp_path))
+        first = await ctx.get(AGENTS).create(cwd=str(tmp_path))
         await first.followup(text("remember PELICAN")).wait()
         await first.dispose()
-        loaded = ctx.sessions.load(first.id)
+        loaded = ctx.get(SESSIONS).load(first.id)
         header = loaded.header.model_copy(update={"route": "s7", "created_at": 42})
         restored = LoadedSession(header, loaded.events, False)
-        again = await ctx.agents.create(cwd="/ignored", route="ignored", loaded=restored)
+        again = await ctx.get(AGENTS).create(cwd="/ignored", route="ignored", loaded=restored)
         assert (again.id, again.route, again.session.header) == (first.id, "s7", header)
         assert (await again.followup(text("what was it?")).wait()).kind == "completed"
         await again.dispose()
-        stored = ctx.sessions.load(first.id)
+        stored = ctx.get(SESSIONS).load(first.id)
     assert [m.role for m in requests[1].messages] == ["user", "assistant", "user"]
     assert requests[1].messages[0].content[0].text == "remember PELICAN"
     assert requests[1].route == "s7"
@@ -46,13 +48,13 @@ async def test_a_loaded_session_on_a_taken_or_missing_route_gets_the_next_free_o
 ) -> None:
     ctx = scripted([])
     async with ctx.running():
-        live = await ctx.agents.create(cwd=str(tmp_path))  # s1
+        live = await ctx.get(AGENTS).create(cwd=str(tmp_path))  # s1
         taken = LoadedSession(SessionHeader(id="a", created_at=1, cwd="/w", route="s1"), [], False)
         missing = LoadedSession(SessionHeader(id="b", created_at=1, cwd="/w"), [], False)
         kept = LoadedSession(SessionHeader(id="c", created_at=1, cwd="/w", route="s4"), [], False)
-        routes = [(await ctx.agents.create(cwd=None, loaded=one)).route for one in (taken, missing, kept)]
-        newer = await ctx.agents.create(cwd=str(tmp_path))  # s4 is held: the next new one skips it
-        stored = [ctx.sessions.load(i).header.route for i in "abc"]
+        routes = [(await ctx.get(AGENTS).create(cwd=None, loaded=one)).route for one in (taken, missing, kept)]
+        newer = await ctx.get(AGENTS).create(cwd=str(tmp_path))  # s4 is held: the next new one skips it
+        stored = [ctx.get(SESSIONS).load(i).header.route for i in "abc"]
     assert (live.route, routes, newer.route) == ("s1", ["s2", "s3", "s4"], "s5")
     assert stored == routes  # written into the headers
 
@@ -61,9 +63,9 @@ async def test_a_loaded_session_takes_no_seed_or_lineage(scripted: Callable[...,
     ctx = scripted([])
     loaded = LoadedSession(SessionHeader(id="a", created_at=1, cwd="/w", route="s1"), [], False)
     async with ctx.running():
-        base = await ctx.agents.create(cwd=str(tmp_path))
+        base = await ctx.get(AGENTS).create(cwd=str(tmp_path))
         await base.followup(text("x")).wait()
         lineage = Lineage(parent_session=base.id, delegation_depth=1)
         for extra in ({"seed": list(base.session.events)}, {"lineage": lineage}):
             with pytest.raises(ValueError, match="no seed or lineage"):
-                await ctx.agents.create(cwd=None, loaded=loaded, **extra)
+                await ctx.get(AGENTS).create(cwd=None, loaded=loaded, **extra)

@@ -13,6 +13,8 @@ import pytest
 from acp_agent.agent import Agent
 from acp_agent.kernel import Context
 from acp_agent.session import SessionEvent, TextContent
+from acp_agent.agent.keys import AGENTS, PROMPT
+from acp_agent.tools.registry import TOOLS
 from tests.paths import UPSTREAM
 from tests.unit.agent.conftest import spied
 
@@ -60,7 +62,7 @@ async def test_replayed_turn_logs_the_recorded_event_sequence(
     prompt = recorded[2]["data"]["content"][0]["text"]
     ctx = replayed(UPSTREAM / scenario)
     async with ctx.running():
-        agent = await ctx.agents.create(cwd=str(tmp_path))
+        agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
         reason = await agent.followup(text(prompt)).wait()
         assert reason.kind == "completed"
         assert kinds(agent) == types(recorded[1:])
@@ -79,7 +81,7 @@ async def test_a_tool_turn_runs_bash_in_the_session_cwd(scripted: Callable[..., 
     workspace = tmp_path / "ws"
     workspace.mkdir()
     async with ctx.running():
-        agent = await ctx.agents.create(cwd=str(workspace))
+        agent = await ctx.get(AGENTS).create(cwd=str(workspace))
         assert (await agent.followup(text("go")).wait()).kind == "completed"
     assert (workspace / "out.txt").read_text() == "made\n"
     [result] = of_type(agent, "tool/result")
@@ -89,7 +91,7 @@ async def test_a_tool_turn_runs_bash_in_the_session_cwd(scripted: Callable[..., 
 async def test_the_model_sees_the_whole_conversation_and_the_system_prompt(tmp_path: Path) -> None:
     ctx, requests = spied(tmp_path, [{"text": "one"}, {"text": "two"}])
     async with ctx.running():
-        agent = await ctx.agents.create(cwd=str(tmp_path))
+        agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
         await agent.followup(text("first")).wait()
         await agent.followup(text("second")).wait()
     assert [m.role for m in requests[1].messages] == ["user", "assistant", "user"]
@@ -105,7 +107,7 @@ async def test_cancel_mid_stream_keeps_the_partial_text_and_the_agent_goes_on(
 ) -> None:
     ctx = scripted([{"hang": True}, {"text": "again"}])
     async with ctx.running():
-        agent = await ctx.agents.create(cwd=str(tmp_path))
+        agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
         ticket = agent.followup(text("hang"))
         await first(agent, "assistant/chunk", "text-delta")
         agent.cancel("stopped by the user")
@@ -124,7 +126,7 @@ async def test_cancel_kills_a_running_command_and_answers_the_call(
     call = {"id": "c1", "name": "bash", "arguments": {"command": "sleep 30", "description": "wait"}}
     ctx = scripted([{"toolCalls": [call]}])
     async with ctx.running():
-        agent = await ctx.agents.create(cwd=str(tmp_path))
+        agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
         ticket = agent.followup(text("wait"))
         await first(agent, "tool/call")
         await anyio.sleep(0.1)
@@ -140,7 +142,7 @@ async def test_step_cap_ends_a_runaway_turn(scripted: Callable[..., Context], tm
     call = {"id": "c", "name": "bash", "arguments": {"command": "true", "description": "loop"}}
     ctx = scripted([{"toolCalls": [call]}] * 2, maxSteps=2)
     async with ctx.running():
-        agent = await ctx.agents.create(cwd=str(tmp_path))
+        agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
         assert (await agent.followup(text("loop")).wait()).kind == "max-steps"
     assert len(of_type(agent, "step/start")) == 2
 
@@ -159,7 +161,7 @@ async def test_how_a_model_call_ends_the_turn(
 ) -> None:
     ctx = scripted([call])
     async with ctx.running():
-        agent = await ctx.agents.create(cwd=str(tmp_path))
+        agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
         reason = await agent.followup(text("x")).wait()
     assert reason.dump() == expected
     assert kinds(agent)[-2:] == ["step/end", "turn/end"]
@@ -170,7 +172,7 @@ async def test_a_thrown_request_after_some_text_keeps_it_as_interrupted(
 ) -> None:
     ctx = scripted([{"throw": {"message": "reset", "code": "TRANSPORT", "text": "so far"}}])
     async with ctx.running():
-        agent = await ctx.agents.create(cwd=str(tmp_path))
+        agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
         assert (await agent.followup(text("x")).wait()).kind == "error"
     [message] = of_type(agent, "assistant/message")
     assert message.interrupted and message.content[0].text == "so far"
@@ -184,7 +186,7 @@ async def test_a_stream_without_finish_is_an_error(tmp_path: Path, replayed: Cal
     (fixtures / "replay.override.json").write_text(json.dumps(override))
     ctx = replayed(fixtures)
     async with ctx.running():
-        agent = await ctx.agents.create(cwd=str(tmp_path))
+        agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
         reason = await agent.followup(text("x")).wait()
     assert reason.dump() == {
         "kind": "error", "step": 1, "message": "the model stream ended without a finish chunk", "code": "STREAM_CLOSED"
@@ -200,7 +202,7 @@ async def test_bad_tool_calls_become_error_results_and_the_turn_goes_on(
     ]
     ctx = scripted([{"toolCalls": calls}, {"text": "recovered"}])
     async with ctx.running():
-        agent = await ctx.agents.create(cwd=str(tmp_path))
+        agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
         assert (await agent.followup(text("x")).wait()).kind == "completed"
     results = of_type(agent, "tool/result")
     assert [r.call_id for r in results] == ["a", "b"]
@@ -212,7 +214,7 @@ async def test_steering_joins_the_next_step(scripted: Callable[..., Context], tm
     call = {"id": "c", "name": "bash", "arguments": {"command": "sleep 0.3", "description": "d"}}
     ctx = scripted([{"toolCalls": [call]}, {"text": "ok"}])
     async with ctx.running():
-        agent = await ctx.agents.create(cwd=str(tmp_path))
+        agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
         ticket = agent.followup(text("go"))
         await first(agent, "tool/call")
         agent.steer(text("also this"))
@@ -226,7 +228,7 @@ async def test_steering_joins_the_next_step(scripted: Callable[..., Context], tm
 async def test_steering_an_idle_agent_starts_a_turn(scripted: Callable[..., Context], tmp_path: Path) -> None:
     ctx = scripted([{"text": "ok"}])
     async with ctx.running():
-        agent = await ctx.agents.create(cwd=str(tmp_path))
+        agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
         agent.steer(text("hello"))
         assert agent.busy
         await agent.when_idle()
@@ -236,7 +238,7 @@ async def test_steering_an_idle_agent_starts_a_turn(scripted: Callable[..., Cont
 async def test_queued_turns_run_in_order(scripted: Callable[..., Context], tmp_path: Path) -> None:
     ctx = scripted([{"text": "one"}, {"text": "two"}])
     async with ctx.running():
-        agent = await ctx.agents.create(cwd=str(tmp_path))
+        agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
         tickets = [agent.followup(text("a")), agent.followup(text("b"))]
         await agent.when_idle()
         assert [t.reason.kind for t in tickets if t.reason] == ["completed", "completed"]
@@ -248,7 +250,7 @@ async def test_dispose_ends_the_open_turn_and_leaves_nothing_running(
 ) -> None:
     ctx = scripted([{"hang": True}])
     async with ctx.running():
-        agent = await ctx.agents.create(cwd=str(tmp_path))
+        agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
         ticket = agent.followup(text("hang"))
         queued = agent.followup(text("never"))
         await first(agent, "assistant/chunk")
@@ -257,7 +259,7 @@ async def test_dispose_ends_the_open_turn_and_leaves_nothing_running(
         assert (await ticket.wait()).kind == "disposed"
         assert (await queued.wait()).kind == "disposed"
         assert (await agent.followup(text("late")).wait()).kind == "disposed"
-        assert ctx.agents.get(agent.id) is None
+        assert ctx.get(AGENTS).get(agent.id) is None
         assert not [t for t in anyio.get_running_tasks() if t.name == "agent s1"]
         assert agent.scope.disposed
     assert kinds(agent)[-1] == "turn/end"
@@ -270,7 +272,7 @@ async def test_shutdown_disposes_every_agent_and_flushes_its_log(
 ) -> None:
     ctx = scripted([{"hang": True}])
     async with ctx.running():
-        agent = await ctx.agents.create(cwd=str(tmp_path))
+        agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
         agent.followup(text("hang"))
         await first(agent, "assistant/chunk")
     log = (tmp_path / "sessions" / agent.id / "session.jsonl").read_text().splitlines()
@@ -284,16 +286,16 @@ async def test_a_failing_setup_leaves_nothing_registered(scripted: Callable[...,
     ctx = scripted([])
 
     def setup(agent: Agent) -> None:
-        ctx.tools.register(BashTool(), owner=agent.scope)  # shadows the global bash for this agent
-        ctx.prompt.add(Section(order=5, name="extra", text="x"), owner=agent.scope)
+        ctx.get(TOOLS).register(BashTool(), owner=agent.scope)  # shadows the global bash for this agent
+        ctx.get(PROMPT).add(Section(order=5, name="extra", text="x"), owner=agent.scope)
         raise RuntimeError("setup failed")
 
     async with ctx.running():
         with pytest.raises(RuntimeError, match="setup failed"):
-            await ctx.agents.create(cwd=str(tmp_path), setup=setup)
-        assert list(ctx.agents) == []
-        assert len(ctx.tools.visible(None)) == 1
-        assert [s.name for s in ctx.prompt.sections(None)] == ["persona"]
+            await ctx.get(AGENTS).create(cwd=str(tmp_path), setup=setup)
+        assert list(ctx.get(AGENTS)) == []
+        assert len(ctx.get(TOOLS).visible(None)) == 1
+        assert [s.name for s in ctx.get(PROMPT).sections(None)] == ["persona"]
     assert not (tmp_path / "sessions").exists() or not any((tmp_path / "sessions").iterdir())
 
 
@@ -305,15 +307,15 @@ async def test_async_setup_runs_before_publication(scripted: Callable[..., Conte
 
     async def setup(agent: Agent) -> None:
         await anyio.lowlevel.checkpoint()
-        seen.append(ctx.agents.get(agent.id) is None)
-        ctx.prompt.add(Section(order=0, name="persona", text="a child persona"), owner=agent.scope)
+        seen.append(ctx.get(AGENTS).get(agent.id) is None)
+        ctx.get(PROMPT).add(Section(order=0, name="persona", text="a child persona"), owner=agent.scope)
 
     async with ctx.running():
-        agent = await ctx.agents.create(cwd=str(tmp_path), setup=setup)
+        agent = await ctx.get(AGENTS).create(cwd=str(tmp_path), setup=setup)
         assert seen == [True]
-        assert [s.text for s in ctx.prompt.sections(agent.scope)] == ["a child persona"]
+        assert [s.text for s in ctx.get(PROMPT).sections(agent.scope)] == ["a child persona"]
         await agent.dispose()
-        assert [s.name for s in ctx.prompt.sections(None)] == ["persona"]
+        assert [s.name for s in ctx.get(PROMPT).sections(None)] == ["persona"]
 
 
 async def test_a_model_that_reports_aborted_ends_the_turn_aborted(
@@ -326,7 +328,7 @@ async def test_a_model_that_reports_aborted_ends_the_turn_aborted(
     (fixtures / "replay.override.json").write_text(json.dumps([{"kind": "chunks", "chunks": [finish]}]))
     ctx = replayed(fixtures)
     async with ctx.running():
-        agent = await ctx.agents.create(cwd=str(tmp_path))
+        agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
         reason = await agent.followup(text("x")).wait()
     assert reason.dump() == {"kind": "aborted", "reason": "upstream gave up"}
 
@@ -334,7 +336,7 @@ async def test_a_model_that_reports_aborted_ends_the_turn_aborted(
 async def test_cancelling_an_idle_agent_does_nothing(scripted: Callable[..., Context], tmp_path: Path) -> None:
     ctx = scripted([{"text": "ok"}])
     async with ctx.running():
-        agent = await ctx.agents.create(cwd=str(tmp_path))
+        agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
         agent.cancel("nothing runs")
         assert (await agent.followup(text("x")).wait()).kind == "completed"
 
@@ -343,7 +345,7 @@ async def test_a_synchronous_setup_and_a_child_route(scripted: Callable[..., Con
     ctx = scripted({"s1/call_1": [{"text": "from the child"}]})
     calls: list[str] = []
     async with ctx.running():
-        agent = await ctx.agents.create(cwd=str(tmp_path), route="s1/call_1", setup=lambda a: calls.append(a.route))
+        agent = await ctx.get(AGENTS).create(cwd=str(tmp_path), route="s1/call_1", setup=lambda a: calls.append(a.route))
         assert (await agent.followup(text("x")).wait()).kind == "completed"
     assert calls == ["s1/call_1"]
     assert agent.session.header.route == "s1/call_1"
@@ -356,7 +358,7 @@ async def test_a_cancel_keeps_the_results_already_in(scripted: Callable[..., Con
     ]
     ctx = scripted([{"toolCalls": calls}])
     async with ctx.running():
-        agent = await ctx.agents.create(cwd=str(tmp_path))
+        agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
         ticket = agent.followup(text("go"))
         await first(agent, "tool/result")
         agent.cancel()
@@ -371,7 +373,7 @@ async def test_a_cancel_before_the_turn_starts_ends_that_turn_aborted(
 ) -> None:
     ctx = scripted([{"text": "never asked"}, {"text": "later"}])
     async with ctx.running():
-        agent = await ctx.agents.create(cwd=str(tmp_path))
+        agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
         ticket = agent.followup(text("queued"))
         agent.cancel("cancelled early")  # the loop has not claimed the message yet
         assert (await ticket.wait()).dump() == {"kind": "aborted", "reason": "cancelled early"}
@@ -384,7 +386,7 @@ async def test_a_cancel_before_the_turn_starts_ends_that_turn_aborted(
 async def test_queued_messages_run_in_order_after_the_running_turn(scripted: Callable[..., Context], tmp_path: Path) -> None:
     ctx = scripted([{"text": "one"}, {"text": "two"}, {"text": "three"}])
     async with ctx.running():
-        agent = await ctx.agents.create(cwd=str(tmp_path))
+        agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
         tickets = [agent.followup(text(t)) for t in ("a", "b", "c")]
         assert [(await t.wait()).kind for t in tickets] == ["completed"] * 3
     messages = [m.content[0].text for m in of_type(agent, "user/message")]
@@ -397,7 +399,7 @@ async def test_a_cancel_ends_the_running_turn_and_those_queued_before_it(
 ) -> None:
     ctx = scripted([{"hang": True}, {"text": "after the cancel"}])
     async with ctx.running():
-        agent = await ctx.agents.create(cwd=str(tmp_path))
+        agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
         running = agent.followup(text("a"))
         await first(agent, "assistant/chunk", "text-delta")
         queued = agent.followup(text("b"))
@@ -416,7 +418,7 @@ async def test_a_held_turn_keeps_the_next_one_waiting_until_released(
 ) -> None:
     ctx = scripted([{"text": "one"}, {"text": "two"}])
     async with ctx.running():
-        agent = await ctx.agents.create(cwd=str(tmp_path))
+        agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
         held = agent.followup(text("a"), hold=True)
         after = agent.followup(text("b"))
         await held.wait()

@@ -12,67 +12,66 @@ from acp_agent.kernel import (
     Context,
     KernelError,
     ServiceConflict,
+    ServiceKey,
     ServiceNotFound,
 )
 
+NAMES = ServiceKey[list[str]]("names")
+COUNT = ServiceKey[int]("count")
 
-def test_a_provided_service_is_reachable_by_get_has_and_attribute() -> None:
+
+def test_a_provided_service_is_reachable_by_its_key() -> None:
     ctx = Context()
-    sessions = object()
-    ctx.provide("sessions", sessions)
-    assert ctx.has("sessions")
-    assert ctx.get("sessions") is sessions
-    assert ctx.sessions is sessions
+    names = ["a"]
+    ctx.provide(NAMES, names)
+    assert ctx.has(NAMES) and ctx.has("names")  # the loader's `inject` asks by name
+    assert ctx.get(NAMES) is names
+    assert ctx.find(NAMES) is names
+    assert repr(NAMES) == "ServiceKey('names')"
 
 
 def test_providing_a_taken_name_is_a_conflict() -> None:
     ctx = Context()
-    ctx.provide("llm", "first")
-    with pytest.raises(ServiceConflict, match="^service 'llm' is already provided$"):
-        ctx.provide("llm", "second")
-    assert ctx.llm == "first"
+    ctx.provide(COUNT, 1)
+    with pytest.raises(ServiceConflict, match="^service 'count' is already provided$"):
+        ctx.provide(ServiceKey[str]("count"), "second")  # another key of the same name
+    assert ctx.get(COUNT) == 1
 
 
 def test_the_disposer_withdraws_the_service_and_frees_the_name() -> None:
     ctx = Context()
-    dispose = ctx.provide("llm", "first")
+    dispose = ctx.provide(COUNT, 1)
     dispose()
-    assert not ctx.has("llm")
-    ctx.provide("llm", "second")
-    assert ctx.llm == "second"
+    assert not ctx.has(COUNT)
+    ctx.provide(COUNT, 2)
+    assert ctx.get(COUNT) == 2
 
 
 def test_a_stale_disposer_does_not_withdraw_a_later_provider() -> None:
     ctx = Context()
-    service = object()
-    first = ctx.provide("llm", service)
+    service = ["same"]
+    first = ctx.provide(NAMES, service)
     first()
-    ctx.provide("llm", service)  # the same object again, by a new provider
+    ctx.provide(NAMES, service)  # the same object again, by a new provider
     first()
-    assert ctx.llm is service
+    assert ctx.get(NAMES) is service
 
 
-def test_a_missing_service_is_service_not_found_and_an_attribute_error() -> None:
+def test_a_missing_service_is_service_not_found_and_find_gives_none() -> None:
     ctx = Context()
-    with pytest.raises(ServiceNotFound, match="^no service named 'tools' is provided$") as caught:
-        ctx.get("tools")
-    assert caught.value.name == "tools"
+    with pytest.raises(ServiceNotFound, match="^no service named 'names' is provided$") as caught:
+        ctx.get(NAMES)
+    assert caught.value.name == "names"
     assert isinstance(caught.value, KernelError)
-    with pytest.raises(AttributeError):
-        ctx.tools
-    assert not hasattr(ctx, "tools")
-    assert getattr(ctx, "tools", "default") == "default"
-    assert not ctx.has("tools")
+    assert ctx.find(NAMES) is None
+    assert not ctx.has(NAMES)
 
 
-def test_private_names_are_plain_attribute_errors_not_service_lookups() -> None:
+def test_services_are_not_attributes() -> None:
     ctx = Context()
-    ctx.provide("_hidden", "service")
-    with pytest.raises(AttributeError) as caught:
-        ctx._hidden
-    assert not isinstance(caught.value, ServiceNotFound)
-    assert ctx.get("_hidden") == "service"
-    clone = copy.copy(ctx)  # copy probes dunder names, which must not look like services
+    ctx.provide(NAMES, [])
+    assert not hasattr(ctx, "names")
+    clone = copy.copy(ctx)
     assert clone.events is ctx.events
 
 

@@ -16,7 +16,6 @@ from acp_agent.kernel import (
 def test_the_hierarchy() -> None:
     for error in (LoaderError, NoListener, ServiceConflict, ServiceNotFound):
         assert issubclass(error, KernelError)
-    assert issubclass(ServiceNotFound, AttributeError)
     assert issubclass(ScopeDisposed, RuntimeError)
 
 

@@ -7,10 +7,12 @@ from typing import Any
 
 import pytest
 
-from acp_agent.kernel import Context, LoaderError, Row, compose, read_rows
+from acp_agent.kernel import Context, LoaderError, Row, ServiceKey, compose, read_rows
 from tests.unit.kernel.plugins import recorder
 
 PLUGINS = "tests.unit.kernel.plugins"
+VALUE = ServiceKey[str]("llm")
+"""What the `provider` test plugin provides in these tests."""
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -22,7 +24,7 @@ def write(tmp_path: Path, text: str) -> Path:
 def logged_context() -> tuple[Context, list[Any]]:
     ctx = Context()
     log: list[Any] = []
-    ctx.provide("log", log)
+    ctx.provide(recorder.LOG, log)
     return ctx, log
 
 
@@ -108,16 +110,16 @@ def test_compose_accepts_a_path_string_rows_and_makes_a_context_when_none_is_giv
     path = write(
         tmp_path, f"- {{id: p, name: {PLUGINS}.provider, config: {{service: llm, value: x}}}}\n"
     )
-    assert compose(str(path)).llm == "x"
+    assert compose(str(path)).get(VALUE) == "x"
     rows = [Row(id="p", name=f"{PLUGINS}.provider", config={"service": "llm", "value": "y"})]
-    assert compose(rows).llm == "y"
+    assert compose(rows).get(VALUE) == "y"
 
 
 def test_the_disposer_apply_returns_runs_when_the_context_scope_is_disposed() -> None:
     ctx = compose([Row(id="p", name=f"{PLUGINS}.provider", config={"service": "llm", "value": "x"})])
-    assert ctx.has("llm")
+    assert ctx.has(VALUE)
     ctx.scope.dispose()
-    assert not ctx.has("llm")
+    assert not ctx.has(VALUE)
 
 
 @pytest.mark.anyio

@@ -30,6 +30,9 @@ from acp_agent.llm.request import LlmRequest, UserMessage
 from acp_agent.llm.service import STREAM
 from acp_agent.session.content import TextContent
 from acp_agent.session.errors import UnknownEventType
+from acp_agent.agent.keys import AGENTS
+from acp_agent.llm.service import LLM
+from acp_agent.session.persistence import SESSIONS
 from tests.paths import ROOT
 
 from .openai_server import (
@@ -451,7 +454,7 @@ async def test_a_retry_is_logged_in_the_calling_agents_session(tmp_path: Path, m
     async with fake_openai(*replies) as server:
         ctx = compose(rows(tmp_path, server.url, retry={"attempts": 2}))
         async with ctx.running():
-            agent = await ctx.agents.create(cwd=str(tmp_path))
+            agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
             reason = await agent.followup([TextContent(text="hi")]).wait()
             session_id = agent.id
             retries = [e for e in agent.session.events if e.type == RETRY_EVENT]
@@ -475,7 +478,7 @@ async def test_a_failed_turn_ends_error_with_the_message_and_code(tmp_path: Path
     async with fake_openai() as server:
         ctx = compose(rows(tmp_path, server.url))
         async with ctx.running():
-            agent = await ctx.agents.create(cwd=str(tmp_path))
+            agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
             reason = await agent.followup([TextContent(text="hi")]).wait()
     assert reason.kind == "error" and reason.code == codes.MISSING_CREDENTIAL
     assert "DEEPSEEK_API_KEY" in reason.message
@@ -501,10 +504,10 @@ async def test_the_plugin_serves_its_provider_registers_its_event_and_closes_its
     async with fake_openai(stream(answer("Hi."))) as server:
         ctx = compose(rows(tmp_path, server.url, other))
         assert len(ctx.events.listeners(STREAM)) == 2  # two providers, one event type
-        registry = ctx.sessions.registry
+        registry = ctx.get(SESSIONS).registry
         assert registry.invariant_class(RETRY_EVENT) == "turn"
         async with ctx.running():
-            chunks = [c async for c in await ctx.llm.stream(llm_request())]
+            chunks = [c async for c in await ctx.get(LLM).stream(llm_request())]
             [adapter] = [listener.__self__ for listener in ctx.events.listeners(STREAM)][:1]
             assert adapter._client is not None
         assert adapter._client is None  # closed at shutdown

@@ -20,6 +20,7 @@ from acp_agent.llm.errors import (
 )
 from acp_agent.llm.replay import ChunksEntry, HangEntry, ReplayModel, ThrowEntry, derive_script, install, load_scripts, read_jsonl
 from acp_agent.llm.service import STREAM
+from acp_agent.llm.service import LLM
 
 from .builders import Log, Step, call_chunks, collect, dumped, play, request, spawn, text_chunks, unreachable, write_override
 
@@ -356,7 +357,7 @@ async def test_the_plugin_replays_a_scenario_directory(
 
     ctx = compose(rows)
     async with ctx.running():
-        assert dumped(await collect(await ctx.llm.stream(request()))) == text_chunks("hello")
+        assert dumped(await collect(await ctx.get(LLM).stream(request()))) == text_chunks("hello")
 
     assert "replay fixtures not fully consumed: s1 1/2" in caplog.text
     ctx.scope.dispose()

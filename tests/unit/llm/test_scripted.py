@@ -21,6 +21,7 @@ from acp_agent.llm.chunks import (
 from acp_agent.llm.errors import LlmError
 from acp_agent.llm.replay import ChunksEntry, HangEntry, ReplayEntry, ThrowEntry
 from acp_agent.llm.scripted import compile_script, pieces
+from acp_agent.llm.service import LLM
 
 from .builders import collect, request
 
@@ -176,10 +177,10 @@ async def test_the_plugin_serves_ctx_llm_from_the_script_file(tmp_path: Path) ->
 
     ctx = compose(rows)
     async with ctx.running():
-        first = assemble(await collect(await ctx.llm.stream(request())))
-        child = assemble(await collect(await ctx.llm.stream(request("s1/call_1"))))
+        first = assemble(await collect(await ctx.get(LLM).stream(request())))
+        child = assemble(await collect(await ctx.get(LLM).stream(request("s1/call_1"))))
         with pytest.raises(LlmError) as caught:
-            await collect(await ctx.llm.stream(request()))
+            await collect(await ctx.get(LLM).stream(request()))
 
     assert first.blocks() == [TextBlock(text="Hello there")]
     assert first.finish == FinishReason(kind="stop")

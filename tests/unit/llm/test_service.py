@@ -11,6 +11,8 @@ from acp_agent.llm.chunks import StreamChunk, TextDelta
 from acp_agent.llm.request import LlmRequest
 from acp_agent.llm.retry import RETRY_EVENT
 from acp_agent.llm.service import STREAM, LlmService
+from acp_agent.llm.service import LLM
+from acp_agent.session.persistence import SESSIONS
 
 from .builders import collect, request
 
@@ -19,10 +21,10 @@ def test_the_plugin_provides_ctx_llm_and_registers_the_retry_event(tmp_path: Pat
     sessions = Row(id="sessions", name="acp_agent.session.plugin", config={"dir": str(tmp_path)})
     ctx = compose([sessions, Row(id="llm", name="acp_agent.llm.service")])
 
-    assert isinstance(ctx.llm, LlmService)
-    assert ctx.sessions.registry.invariant_class(RETRY_EVENT) == "turn"
+    assert isinstance(ctx.get(LLM), LlmService)
+    assert ctx.get(SESSIONS).registry.invariant_class(RETRY_EVENT) == "turn"
     ctx.scope.dispose()
-    assert not ctx.has("llm")
+    assert not ctx.has(LLM)
 
 
 @pytest.mark.anyio

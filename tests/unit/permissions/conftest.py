@@ -18,6 +18,8 @@ from acp_agent.agent.factory import PUBLISHED
 from acp_agent.kernel import Context, Row, compose
 from acp_agent.permissions import Answer, Asker, AskFailed, PermissionRequest, Permissions
 from acp_agent.session import TextContent
+from acp_agent.agent.keys import AGENTS
+from acp_agent.permissions.service import PERMISSIONS
 
 
 class ScriptedAsker(Asker):
@@ -54,7 +56,7 @@ class Harness:
         return found
 
     async def run(self, prompt: str = "go", agent: Agent | None = None) -> Agent:
-        agent = agent or await self.ctx.agents.create(cwd=str(self.workspace))
+        agent = agent or await self.ctx.get(AGENTS).create(cwd=str(self.workspace))
         with anyio.fail_after(5):
             await agent.followup([TextContent(text=prompt)]).wait()
         return agent
@@ -107,7 +109,7 @@ def harness(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Ha
                 Row(id="model", name="acp_agent.llm.scripted", config={"script": str(path)}),
             ]
         )
-        found = Harness(ctx, workspace, ctx.permissions)
+        found = Harness(ctx, workspace, ctx.get(PERMISSIONS))
         ctx.events.on(PUBLISHED, found.published.append)
         return found
 

@@ -10,6 +10,8 @@ from acp_agent.kernel import LoaderError, Row, compose
 from acp_agent.permissions import Permissions, Policy
 from acp_agent.permissions.modes import MODE_IDS, MODES
 from acp_agent.subagents.driver import INHERIT
+from acp_agent.permissions.service import PERMISSIONS
+from acp_agent.session.persistence import SESSIONS
 
 
 def rows(tmp_path: Path, config: dict[str, object]) -> list[Row]:
@@ -22,17 +24,17 @@ def rows(tmp_path: Path, config: dict[str, object]) -> list[Row]:
 
 def test_the_row_provides_the_service_the_event_types_the_gate_and_the_inheritance(tmp_path: Path) -> None:
     ctx = compose(rows(tmp_path, {"default": "${PERMISSIONS_TEST_RULE:-allow}", "tools": {"bash": "ask"}}))
-    permissions = ctx.permissions
+    permissions = ctx.get(PERMISSIONS)
     assert isinstance(permissions, Permissions)
     assert permissions.policy == Policy(default="allow", tools={"bash": "ask"})
     assert permissions.default_mode == "ask"
     assert [mode.id for mode in permissions.modes] == list(MODE_IDS) == ["ask", "auto", "plan"]
     assert permissions.modes is MODES
-    registry = ctx.sessions.registry
+    registry = ctx.get(SESSIONS).registry
     assert (registry.invariant_class("session/mode"), registry.invariant_class("permission/grant")) == ("free", "free")
     assert ctx.events.listeners(INHERIT) == [permissions.inherit]
     ctx.scope.dispose()
-    assert not ctx.has("permissions") and ctx.events.listeners(INHERIT) == []
+    assert not ctx.has(PERMISSIONS) and ctx.events.listeners(INHERIT) == []
 
 
 def test_an_unknown_rule_or_mode_fails_at_load_naming_the_row(tmp_path: Path) -> None:

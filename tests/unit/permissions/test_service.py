@@ -1,4 +1,4 @@
-"""`ctx.permissions` through the real loop: what runs, what is asked, what is refused, and what
+"""`ctx.get(PERMISSIONS)` through the real loop: what runs, what is asked, what is refused, and what
 the user's answers leave in the log."""
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ import pytest
 from acp_agent.agent.factory import Lineage
 from acp_agent.permissions import AskFailed, UnknownMode, texts
 from acp_agent.subagents.driver import PARENT_CANCELLED
+from acp_agent.agent.keys import AGENTS
+from acp_agent.permissions.service import PERMISSIONS
 from tests.unit.permissions.conftest import Harness, ScriptedAsker, bash, call, codes, of_type, results
 
 pytestmark = pytest.mark.anyio
@@ -33,7 +35,7 @@ async def test_tools_that_need_no_approval_run_unasked_whatever_the_mode(harness
     ))
     (harness_.workspace / "a.txt").write_text("hello\n")
     async with harness_.ctx.running():
-        agent = await harness_.ctx.agents.create(cwd=str(harness_.workspace))
+        agent = await harness_.ctx.get(AGENTS).create(cwd=str(harness_.workspace))
         harness_.permissions.set_mode(agent, "plan")
         await harness_.run(agent=agent)
     assert codes(agent) == [None, None, None]
@@ -87,7 +89,7 @@ async def test_always_answers_hold_for_the_session_and_are_logged(harness: Make)
 async def test_without_an_asker_or_when_asking_fails_the_call_does_not_run(harness: Make) -> None:
     h = harness({"s1": [{"toolCalls": [bash("a", "touch a")]}, {"toolCalls": [bash("b", "touch b")]}, DONE]})
     async with h.ctx.running():
-        agent = await h.ctx.agents.create(cwd=str(h.workspace))
+        agent = await h.ctx.get(AGENTS).create(cwd=str(h.workspace))
         await h.run(agent=agent)
     assert results(agent)[0] == "Error: " + texts.no_asker("bash")
     asker = ScriptedAsker([AskFailed("the client went away")])
@@ -123,7 +125,7 @@ async def test_modes_ask_auto_plan(harness: Make) -> None:
     asker = ScriptedAsker(["allow_once"])
     h.permissions.use_asker(asker)
     async with h.ctx.running():
-        agent = await h.ctx.agents.create(cwd=str(h.workspace))
+        agent = await h.ctx.get(AGENTS).create(cwd=str(h.workspace))
         assert (h.permissions.mode(agent), h.permissions.explicit_mode(agent)) == ("ask", None)
         h.permissions.set_mode(agent, "auto")
         await h.run(agent=agent)
@@ -158,7 +160,7 @@ CHILD_BASH = {"s1": [{"toolCalls": [call("c", "subagent", description="d", promp
 async def test_a_child_starts_in_its_parents_explicit_mode_only(harness: Make) -> None:
     h = harness({**CHILD_BASH, "s2": CHILD_BASH["s1"], "s2/c": CHILD_BASH["s1/c"]}, default="allow", defaultMode="plan")
     async with h.ctx.running():
-        parent = await h.ctx.agents.create(cwd=str(h.workspace))
+        parent = await h.ctx.get(AGENTS).create(cwd=str(h.workspace))
         h.permissions.set_mode(parent, "auto")
         await h.run(agent=parent)
         default_parent = await h.run()  # in the deployment's default mode, plan
@@ -178,11 +180,11 @@ async def test_a_childs_own_switch_wins_over_the_inherited_mode(harness: Make) -
     installed = []
 
     async with h.ctx.running():
-        parent = await h.ctx.agents.create(cwd=str(h.workspace))
+        parent = await h.ctx.get(AGENTS).create(cwd=str(h.workspace))
         h.permissions.set_mode(parent, "plan")
         install = h.permissions.inherit(parent)
         assert install is not None
-        child = await h.ctx.agents.create(
+        child = await h.ctx.get(AGENTS).create(
             cwd=str(h.workspace), lineage=Lineage(parent_session=parent.id, delegation_depth=1), setup=install
         )
         installed.append(child)
@@ -238,7 +240,7 @@ async def test_a_cancelled_request_of_an_agent_whose_top_level_is_idle_stops_its
     h.permissions.use_asker(ScriptedAsker(["cancelled"]))
     async with h.ctx.running():
         parent = await h.run()
-        orphan = await h.ctx.agents.create(
+        orphan = await h.ctx.get(AGENTS).create(
             cwd=str(h.workspace), route="s2", lineage=Lineage(parent_session=parent.id, delegation_depth=1)
         )
         await h.run(agent=orphan)
@@ -249,7 +251,7 @@ async def test_an_agent_whose_parent_is_gone_is_its_own_thread(harness: Make) ->
     h = harness({"s1": [{"toolCalls": [bash("a")]}, {"toolCalls": [bash("b")]}, DONE]})
     h.permissions.use_asker(ScriptedAsker(["allow_always"]))
     async with h.ctx.running():
-        agent = await h.ctx.agents.create(
+        agent = await h.ctx.get(AGENTS).create(
             cwd=str(h.workspace), lineage=Lineage(parent_session="gone", delegation_depth=1)
         )
         await h.run(agent=agent)
@@ -263,7 +265,7 @@ async def test_a_waiting_request_is_cancelled_with_its_turn(harness: Make) -> No
     asker.hold = True
     h.permissions.use_asker(asker)
     async with h.ctx.running():
-        agent = await h.ctx.agents.create(cwd=str(h.workspace))
+        agent = await h.ctx.get(AGENTS).create(cwd=str(h.workspace))
         ticket = agent.followup([])
         with anyio.fail_after(5):
             await asker.waiting.wait()

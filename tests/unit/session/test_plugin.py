@@ -7,6 +7,7 @@ import pytest
 from acp_agent.kernel.context import Context
 from acp_agent.session import SessionStore
 from acp_agent.session.plugin import ENV_DIR, Config, apply, sessions_dir
+from acp_agent.session.persistence import SESSIONS
 from tests.unit.session.builders import new_session, start_turn
 
 
@@ -36,13 +37,13 @@ def test_the_state_directory_is_the_default(monkeypatch: pytest.MonkeyPatch, tmp
 def test_apply_provides_the_store_and_disposing_closes_it(tmp_path: Path) -> None:
     ctx = Context()
     dispose = apply(ctx, Config(dir=str(tmp_path)))
-    store = ctx.sessions
+    store = ctx.get(SESSIONS)
     assert isinstance(store, SessionStore)
     assert store.root == tmp_path
     session = new_session(registry=store.registry)  # the core types are registered
     store.attach(session)
     start_turn(session)
     dispose()
-    assert not ctx.has("sessions")
+    assert not ctx.has(SESSIONS)
     # Closing flushed the open turn.
     assert len(store.path_of(session.id).read_text(encoding="utf-8").splitlines()) == 3

@@ -1,5 +1,5 @@
 """The real composition with the subagent rows: kernel, session log, scripted model, bash,
-`ctx.subagents` with the `spawn` and `fork` providers, and the `subagent` / `subagent_fork` tools."""
+`ctx.get(SUBAGENTS)` with the `spawn` and `fork` providers, and the `subagent` / `subagent_fork` tools."""
 
 from __future__ import annotations
 
@@ -18,6 +18,8 @@ from acp_agent.kernel import Context, Row, compose
 from acp_agent.llm.request import LlmRequest
 from acp_agent.llm.service import STREAM
 from acp_agent.session import SessionEvent, TextContent
+from acp_agent.agent.keys import AGENTS
+from acp_agent.subagents.registry import SUBAGENTS
 
 
 def rows(sessions: Path, *, agents: dict[str, Any], spawn_tool: dict[str, Any], fork_tool: dict[str, Any]) -> list[Row]:
@@ -70,7 +72,7 @@ class Harness:
         return header
 
     async def parent(self, **create: Any) -> Agent:
-        return await self.ctx.agents.create(cwd=str(self.workspace), **create)
+        return await self.ctx.get(AGENTS).create(cwd=str(self.workspace), **create)
 
 
 def text(value: str) -> list[TextContent]:

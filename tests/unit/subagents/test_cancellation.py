@@ -15,13 +15,15 @@ from acp_agent.subagents import SubagentRequest, UnknownProvider
 from acp_agent.subagents import spawn as spawn_plugin
 from acp_agent.subagents import tool as tool_plugin
 from acp_agent.subagents.driver import PARENT_CANCELLED
+from acp_agent.agent.keys import AGENTS
+from acp_agent.subagents.registry import SUBAGENTS
 from tests.unit.subagents.conftest import Harness, bash, delegate, kinds, logged, of_type, results, text
 
 pytestmark = pytest.mark.anyio
 
 
 def nothing_left_of(h: Harness, parent: Agent, child: Agent) -> None:
-    assert list(h.ctx.agents) == [parent]
+    assert list(h.ctx.get(AGENTS)) == [parent]
     assert child.scope.disposed and not child.busy
     assert not [task for task in anyio.get_running_tasks() if task.name == f"agent {child.route}"]
 
@@ -112,7 +114,7 @@ async def test_a_start_cancelled_at_the_hand_off_returns_no_run(harness: Callabl
         parent = await h.parent()
         with anyio.CancelScope() as request:
             h.ctx.events.on(PUBLISHED, lambda agent: request.cancel())
-            await h.ctx.subagents.start("spawn", SubagentRequest(parent=parent, prompt="x"))
+            await h.ctx.get(SUBAGENTS).start("spawn", SubagentRequest(parent=parent, prompt="x"))
             pytest.fail("the start returned a run")
         assert request.cancelled_caught
         nothing_left_of(h, parent, h.agent("s1/#1"))
@@ -143,7 +145,7 @@ async def test_unloading_the_provider_does_not_revoke_a_started_run(harness: Cal
         with anyio.fail_after(5):
             assert (await parent.followup(text("go")).wait()).kind == "completed"
         with pytest.raises(UnknownProvider):
-            h.ctx.subagents.get("temp")
+            h.ctx.get(SUBAGENTS).get("temp")
     child = h.agent("s1/t")
     assert results(child) == ["still here\n"]
     assert of_type(child, "turn/end")[0].reason.kind == "completed"

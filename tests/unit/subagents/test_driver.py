@@ -14,6 +14,8 @@ from acp_agent.agent import Agent, AgentOptions
 from acp_agent.agent.factory import Lineage
 from acp_agent.subagents import SubagentRequest
 from acp_agent.subagents.driver import MAX_SAFE_INTEGER
+from acp_agent.agent.keys import AGENTS, PROMPT
+from acp_agent.subagents.registry import SUBAGENTS
 from tests.unit.subagents.conftest import Harness, bash, delegate, kinds, of_type, results, text
 
 pytestmark = pytest.mark.anyio
@@ -117,7 +119,7 @@ async def test_a_request_may_override_the_childs_options(harness: Callable[..., 
     async with h.ctx.running():
         parent = await h.parent()
         other = AgentOptions(provider="other", model="bigger", max_tokens=9)
-        run = await h.ctx.subagents.start("spawn", SubagentRequest(parent=parent, prompt="x", agent_options=other))
+        run = await h.ctx.get(SUBAGENTS).start("spawn", SubagentRequest(parent=parent, prompt="x", agent_options=other))
         try:
             assert (await run.result()).output == "from another model"
         finally:
@@ -152,16 +154,16 @@ async def test_children_no_tool_call_spawned_are_numbered_and_never_reuse_a_rout
     outputs = []
     async with h.ctx.running():
         parent = await h.parent()
-        first = await h.ctx.subagents.start("spawn", SubagentRequest(parent=parent, prompt="1"))
-        second = await h.ctx.subagents.start("fork", SubagentRequest(parent=parent, prompt="2"))
+        first = await h.ctx.get(SUBAGENTS).start("spawn", SubagentRequest(parent=parent, prompt="1"))
+        second = await h.ctx.get(SUBAGENTS).start("fork", SubagentRequest(parent=parent, prompt="2"))
         for run in (first, second):
             outputs.append((await run.result()).output)
             await run.dispose()
         # Both are gone; the next is still the third (the replay model routes the n-th log to #n).
-        third = await h.ctx.subagents.start("spawn", SubagentRequest(parent=parent, prompt="3"))
+        third = await h.ctx.get(SUBAGENTS).start("spawn", SubagentRequest(parent=parent, prompt="3"))
         outputs.append((await third.result()).output)
         await third.dispose()
-        assert list(h.ctx.agents) == [parent]
+        assert list(h.ctx.get(AGENTS)) == [parent]
     assert [agent.route for agent in h.published] == ["s1", "s1/#1", "s1/#2", "s1/#3"]
     assert outputs == ["one", "two", "three"]
     assert all("spawnCallId" not in h.header(child) for child in h.published[1:])
@@ -177,7 +179,7 @@ async def test_the_persona_is_the_childs_alone(harness: Callable[..., Harness]) 
     )
     async with h.ctx.running():
         await run_parent(h)
-        assert [section.name for section in h.ctx.prompt.sections(None)] == ["persona"]  # the child's is gone
+        assert [section.name for section in h.ctx.get(PROMPT).sections(None)] == ["persona"]  # the child's is gone
     [child_request] = h.of("s1/a")
     assert child_request.system.startswith(PERSONA)
     assert "You are acp-agent" not in child_request.system  # the child's persona shadows the default
@@ -237,7 +239,7 @@ async def test_the_child_is_disposed_when_its_result_is_in(harness: Callable[...
     async with h.ctx.running():
         parent = await run_parent(h)
         child = h.agent("s1/a")
-        assert list(h.ctx.agents) == [parent]
+        assert list(h.ctx.get(AGENTS)) == [parent]
         assert child.scope.disposed
         assert not [task for task in anyio.get_running_tasks() if task.name == "agent s1/a"]
     assert kinds(child)[-1] == "turn/end"

@@ -1,4 +1,4 @@
-"""`ctx.subagents`: named providers, and requests refused before anything starts."""
+"""`ctx.get(SUBAGENTS)`: named providers, and requests refused before anything starts."""
 
 from __future__ import annotations
 
@@ -18,6 +18,8 @@ from acp_agent.subagents import (
 from acp_agent.subagents import tool as tool_plugin
 from acp_agent.subagents.fork import ForkProvider
 from acp_agent.subagents.spawn import SpawnProvider
+from acp_agent.agent.keys import AGENTS
+from acp_agent.subagents.registry import SUBAGENTS
 from tests.unit.subagents.conftest import Harness, delegate, of_type, results, text
 
 pytestmark = pytest.mark.anyio
@@ -68,15 +70,15 @@ def test_an_unknown_provider_is_named_with_the_known_ones() -> None:
 
 async def test_the_composed_registry_holds_spawn_and_fork(harness: Callable[..., Harness]) -> None:
     h = harness([])
-    assert isinstance(h.ctx.subagents.get("spawn"), SpawnProvider)
-    assert isinstance(h.ctx.subagents.get("fork"), ForkProvider)
+    assert isinstance(h.ctx.get(SUBAGENTS).get("spawn"), SpawnProvider)
+    assert isinstance(h.ctx.get(SUBAGENTS).get("fork"), ForkProvider)
     with pytest.raises(DuplicateProvider):
-        h.ctx.subagents.register(SpawnProvider())
+        h.ctx.get(SUBAGENTS).register(SpawnProvider())
     async with h.ctx.running():
         parent = await h.parent()
         with pytest.raises(UnknownProvider, match="no subagent provider named 'nope'; known: fork, spawn"):
-            await h.ctx.subagents.start("nope", SubagentRequest(parent=parent, prompt="x"))
-        assert list(h.ctx.agents) == [parent]
+            await h.ctx.get(SUBAGENTS).start("nope", SubagentRequest(parent=parent, prompt="x"))
+        assert list(h.ctx.get(AGENTS)) == [parent]
 
 
 SCHEMA = {"type": "object", "properties": {"a": {"type": "string"}}}
@@ -95,15 +97,15 @@ async def test_a_request_needing_a_missing_capability_fails_before_anything_star
 ) -> None:
     h = harness([])
     lacking = Lacking("lame", missing)
-    h.ctx.subagents.register(lacking)
+    h.ctx.get(SUBAGENTS).register(lacking)
     async with h.ctx.running():
         parent = await h.parent()
         with pytest.raises(MissingCapability) as raised:
-            await h.ctx.subagents.start("lame", SubagentRequest(parent=parent, prompt="x", **asks))
+            await h.ctx.get(SUBAGENTS).start("lame", SubagentRequest(parent=parent, prompt="x", **asks))
         assert str(raised.value) == f"subagent provider 'lame' does not support {capability}"
         assert (raised.value.provider, raised.value.capability) == ("lame", capability)
         assert lacking.started == []
-        assert list(h.ctx.agents) == [parent]
+        assert list(h.ctx.get(AGENTS)) == [parent]
     assert h.published == [parent]
 
 
@@ -111,18 +113,18 @@ async def test_a_request_the_provider_can_honour_reaches_it(harness: Callable[..
     """Only what a request asks for is checked: a bare prompt needs no capability."""
     h = harness([])
     lacking = Lacking("lame", Capabilities())
-    h.ctx.subagents.register(lacking)
+    h.ctx.get(SUBAGENTS).register(lacking)
     async with h.ctx.running():
         parent = await h.parent()
         with pytest.raises(AssertionError, match="reached it"):
-            await h.ctx.subagents.start("lame", SubagentRequest(parent=parent, prompt="x"))
+            await h.ctx.get(SUBAGENTS).start("lame", SubagentRequest(parent=parent, prompt="x"))
     assert len(lacking.started) == 1
 
 
 async def test_the_tool_reports_a_missing_capability_to_the_parent_model(harness: Callable[..., Harness]) -> None:
     h = harness({"s1": [{"toolCalls": [delegate("a", "x", tool="lame_agent")]}, {"text": "ok"}]})
     lacking = Lacking("lame", Capabilities(output_schema=True, tool_filter=True))
-    h.ctx.subagents.register(lacking)
+    h.ctx.get(SUBAGENTS).register(lacking)
     tool_plugin.apply(h.ctx, tool_plugin.Config(tool_name="lame_agent", provider="lame"))  # maxDepth 2 by default
     async with h.ctx.running():
         parent = await h.parent()

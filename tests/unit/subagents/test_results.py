@@ -13,6 +13,7 @@ from acp_agent.session.events import TurnInterrupted
 from acp_agent.subagents import SubagentResult
 from acp_agent.subagents.driver import describe
 from acp_agent.subagents.tool import FORK_DESCRIPTION, SPAWN_DESCRIPTION, SubagentParams
+from acp_agent.tools.registry import TOOLS
 from tests.unit.subagents.conftest import Harness, bash, delegate, logged, of_type, results, text
 
 pytestmark = pytest.mark.anyio
@@ -126,7 +127,7 @@ async def test_the_delegation_tools_as_the_parent_model_and_the_editor_see_them(
     harness: Callable[..., Harness],
 ) -> None:
     h = harness([], fork_tool={"description": "Fork with care."})
-    spawn_tool, fork_tool = h.ctx.tools.get("subagent", None), h.ctx.tools.get("subagent_fork", None)
+    spawn_tool, fork_tool = h.ctx.get(TOOLS).get("subagent", None), h.ctx.get(TOOLS).get("subagent_fork", None)
     assert spawn_tool.description == SPAWN_DESCRIPTION and fork_tool.description == "Fork with care."
     assert spawn_tool.concurrency_safe and fork_tool.concurrency_safe
     parameters = spawn_tool.schema().parameters

@@ -15,6 +15,7 @@ from acp_agent.session.events import ToolResultData
 from acp_agent.session.registry import default_registry
 from acp_agent.subagents import UnsupportedSchema, texts
 from acp_agent.subagents.structured import StructuredCapture, check_schema
+from acp_agent.agent.keys import PROMPT
 from tests.unit.subagents.conftest import Harness, bash, delegate, kinds, of_type, results, text
 
 pytestmark = pytest.mark.anyio
@@ -76,13 +77,13 @@ async def test_a_structured_run_validates_records_and_ends_the_turn(harness: Cal
     sections: list[list[Section]] = []
 
     def record_sections(agent: Agent) -> None:
-        sections.append(h.ctx.prompt.sections(agent.scope))
+        sections.append(h.ctx.get(PROMPT).sections(agent.scope))
 
     h.ctx.events.on(PUBLISHED, record_sections)
     async with h.ctx.running():
         parent = await h.parent()
         await parent.followup(text("go")).wait()
-        assert [s.name for s in h.ctx.prompt.sections(None)] == ["persona"]
+        assert [s.name for s in h.ctx.get(PROMPT).sections(None)] == ["persona"]
     child = h.agent("s1/a")
     # Wrong value: the model reads why, and may try again.
     first, ack, refused = results(child)

@@ -29,6 +29,7 @@ from acp_agent.tools import (
     runner_for,
 )
 from acp_agent.tools import bash as bash_plugin
+from acp_agent.tools.registry import TOOLS
 
 from .helpers import call_context
 
@@ -202,7 +203,7 @@ def test_schema_and_configured_description() -> None:
 def test_plugin_registers_a_configured_bash_tool() -> None:
     ctx = Context()
     registry = ToolRegistry()
-    ctx.provide("tools", registry)
+    ctx.provide(TOOLS, registry)
     assert (bash_plugin.name, bash_plugin.inject) == ("bash", ("tools",))
     dispose = bash_plugin.apply(ctx, bash_plugin.Config(timeout_seconds=7, max_output_bytes=50))
     tool = registry.get("bash", None)

@@ -34,6 +34,8 @@ from acp_agent.tools import (
     resolve_in,
     workspace_for,
 )
+from acp_agent.session.persistence import SESSIONS
+from acp_agent.tools.registry import TOOLS
 
 from .helpers import call_context, logged, logged_call
 
@@ -373,11 +375,11 @@ def test_the_plugin_registers_the_three_tools_and_unregisters_them(tmp_path: Pat
             Row(id="files", name="acp_agent.tools.files", config={"maxLines": 7, "maxLineChars": 9}),
         ]
     )
-    tools = {tool.name: tool for tool in ctx.tools.visible(None)}
+    tools = {tool.name: tool for tool in ctx.get(TOOLS).visible(None)}
     assert list(tools) == ["read_file", "write_file", "edit_file"]
     read_tool = tools["read_file"]
     assert isinstance(read_tool, ReadFileTool) and (read_tool.max_lines, read_tool.max_line_chars) == (7, 9)
-    registry, tool_registry = ctx.sessions.registry, ctx.tools
+    registry, tool_registry = ctx.get(SESSIONS).registry, ctx.get(TOOLS)
     assert registry.invariant_class("tool/display") == "turn"
     ctx.scope.dispose()
     assert tool_registry.visible(None) == []

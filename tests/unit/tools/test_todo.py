@@ -20,6 +20,8 @@ from acp_agent.tools import (
     ToolRegistry,
     prepare,
 )
+from acp_agent.agent.keys import AGENTS
+from acp_agent.session.persistence import SESSIONS
 
 from .helpers import logged, logged_call
 
@@ -95,10 +97,10 @@ async def test_through_a_real_agent_the_plan_lands_in_its_session(tmp_path: Path
             Row(id="model", name="acp_agent.llm.scripted", config={"script": str(script)}),
         ]
     )
-    store = ctx.sessions
+    store = ctx.get(SESSIONS)
     assert store.registry.invariant_class("todo/update") == "turn"
     async with ctx.running():
-        agent = await ctx.agents.create(cwd=str(tmp_path))
+        agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
         assert (await agent.followup([TextContent(text="plan")]).wait()).kind == "completed"
     kinds = [event.type for event in agent.session.events]
     assert kinds[kinds.index("tool/call") :][:3] == ["tool/call", "todo/update", "tool/result"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from acp_agent.kernel import Context, Disposer, PluginConfig
+from acp_agent.kernel import Context, Disposer, PluginConfig, ServiceKey
 
 name = "provider"
 inject: tuple[str, ...] = ()
@@ -14,4 +14,4 @@ class Config(PluginConfig):
 
 
 def apply(ctx: Context, config: Config) -> Disposer:
-    return ctx.provide(config.service, config.value)
+    return ctx.provide(ServiceKey[str](config.service), config.value)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from acp_agent.kernel import Context, Disposer, PluginConfig
+from acp_agent.kernel import Context, Disposer, PluginConfig, ServiceKey
+
+LOG = ServiceKey[list[object]]("log")
 
 name = "recorder"
 inject = ("log",)
@@ -16,6 +18,6 @@ class Config(PluginConfig):
 
 
 def apply(ctx: Context, config: Config) -> Disposer:
-    log: list[object] = ctx.log
+    log = ctx.get(LOG)
     log.append(("apply", config))
     return lambda: log.append(("dispose", config.label))

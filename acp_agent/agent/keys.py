@@ -1,0 +1,17 @@
+"""The agent package's service keys, in a module of their own: `config` and `factory` both use
+`AGENTS`, and `factory` imports `config`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+from acp_agent.kernel.context import ServiceKey
+
+if TYPE_CHECKING:
+    from acp_agent.agent.factory import AgentFactory
+    from acp_agent.agent.prompt import SystemPrompt
+
+AGENTS: Final[ServiceKey[AgentFactory]] = ServiceKey("agents")
+"""The agent factory and the published agents."""
+PROMPT: Final[ServiceKey[SystemPrompt]] = ServiceKey("prompt")
+"""The system prompt sections."""
