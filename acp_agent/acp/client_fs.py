@@ -3,13 +3,16 @@
 A client that advertises `fs.readTextFile` serves reads from its buffers (unsaved changes
 included); one that advertises `fs.writeTextFile` takes writes into them (the edit lands in the
 editor, with its undo history). Each half goes to the disk when it is not advertised, so a client
-that only reads gets editor reads and disk writes. Requests name the top-level session on the wire
+that only reads gets editor reads and disk writes. `read_file` asks for its window only (`line`,
+`limit`: one line more than it returns, to know whether lines remain); `edit_file` and
+`write_file` read the whole text. Requests name the top-level session on the wire
 (a child's calls show there) and an absolute path.
 """
 
 from __future__ import annotations
 
 import errno
+import io
 from typing import TypeVar
 
 import anyio.to_thread
@@ -20,6 +23,7 @@ from acp_agent.acp.errors import RESOURCE_NOT_FOUND, ClientError
 from acp_agent.acp.schema import Incoming, ReadTextFileParams, ReadTextFileResult, WriteTextFileParams
 from acp_agent.tools import confined
 from acp_agent.tools.confined import Target
+from acp_agent.tools.lines import Lines, Window, read_window
 from acp_agent.tools.workspace import DISK, Workspace
 
 READ = "fs/read_text_file"
@@ -35,9 +39,7 @@ class ClientWorkspace(Workspace):
     A client's error answer becomes the OSError the file tools report: `FileNotFoundError` for a
     read the client answers "resource not found" (-32002), or any failed read of a path the disk
     has no file at (clients word a missing file in their own way); `IsADirectoryError` when the
-    path is a directory; else an `OSError` (EIO) quoting the client. Reads are whole files (no
-    `line`/`limit`): `read_file` reports how many lines the file has and how many remain, and
-    `edit_file` and `write_file` need the whole text.
+    path is a directory; else an `OSError` (EIO) quoting the client.
     """
 
     def __init__(self, conn: Connection, session_id: str, *, read: bool, write: bool) -> None:
@@ -46,6 +48,22 @@ class ClientWorkspace(Workspace):
         """The session on the wire (a child's calls go to its top-level session)."""
         self.read = read
         self.write = write
+
+    async def read_lines(self, target: Target, window: Window) -> Lines:
+        if not self.read:
+            return await DISK.read_lines(target, window)
+        # One line more than the window: whether lines remain, without asking for the rest.
+        params = ReadTextFileParams(
+            session_id=self.session_id, path=str(target.path), line=window.start, limit=window.count + 1
+        )
+        result = await self._ask(READ, params.dump(), target)
+        content = _parse(ReadTextFileResult, result, READ).content.encode("utf-8")
+        lines = read_window(io.BytesIO(content).read, window, skip=0)
+        if lines.total is None:
+            return lines
+        # The end of the answer is the end of the file, unless there was nothing from `start` on.
+        total = window.start - 1 + lines.total if lines.total or window.start == 1 else None
+        return Lines(lines.lines, more=False, total=total)
 
     async def read_text(self, target: Target) -> str:
         if not self.read:

@@ -144,7 +144,7 @@ class UpdateMapper:
         if event.type == DISPLAY_EVENT:
             # ACP replaces a call's content and locations with each update: send all shown so far.
             shown = self._shown.setdefault(data.call_id, [])
-            added: list[ToolCallContentItem] = list(_diffs(data.diffs or []))
+            added: list[ToolCallContentItem] = [*_diffs(data.diffs or []), *_content(data.notes or [])]
             if data.terminal_id is not None and self._live:
                 added.append(ToolCallTerminal(terminal_id=data.terminal_id))
             shown += added

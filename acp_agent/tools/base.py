@@ -95,6 +95,8 @@ class ToolDisplayData(Model):
     diffs: list[Diff] | None = None
     terminal_id: str | None = None
     """An editor terminal the call runs in (ACP `terminal/create`), to embed in the call's view."""
+    notes: list[str] | None = None
+    """Text for the call's view, kept like the diffs (a change too large to show as a diff)."""
 
 
 class ToolDisplayEvent(SessionEvent):
@@ -135,13 +137,22 @@ class ToolCallContext:
         return self.agent.ctx
 
     def show(
-        self, *, locations: Sequence[Location] = (), diffs: Sequence[Diff] = (), terminal_id: str | None = None
+        self,
+        *,
+        locations: Sequence[Location] = (),
+        diffs: Sequence[Diff] = (),
+        terminal_id: str | None = None,
+        notes: Sequence[str] = (),
     ) -> None:
-        """Show the editor, while the call runs, the files it works on, the changes it made and
-        the editor terminal it runs in. Logged as `tool/display`; the diffs and the terminal stay
-        in the call's view once its result is in."""
+        """Show the editor, while the call runs, the files it works on, the changes it made (diffs,
+        or notes about them) and the editor terminal it runs in. Logged as `tool/display`; the
+        diffs, notes and the terminal stay in the call's view once its result is in."""
         data = ToolDisplayData(
-            call_id=self.call_id, locations=list(locations) or None, diffs=list(diffs) or None, terminal_id=terminal_id
+            call_id=self.call_id,
+            locations=list(locations) or None,
+            diffs=list(diffs) or None,
+            terminal_id=terminal_id,
+            notes=list(notes) or None,
         )
         self.session.append(DISPLAY_EVENT, data)
 

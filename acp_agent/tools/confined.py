@@ -168,7 +168,7 @@ def replace(target: Target, data: bytes) -> None:
                 raise _link_error(target)
             _regular(target, old)
             if old.st_uid != os.geteuid():
-                raise NotOwned(f"{target.shown} belongs to another user: it is not replaced")
+                raise NotOwned(errno.EPERM, "the file belongs to another user", str(target.path))
         temp = f".{secrets.token_hex(6)}.acp-agent.tmp"
         # A new file gets the mode any new file would (0o666 less the umask); a replaced one its own.
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600 if old else 0o666, dir_fd=parent)

@@ -23,4 +23,8 @@ class NotOwned(PermissionError):
     """Raised when a file tool would replace a file that belongs to another user."""
 
 
-__all__ = ["DuplicateTool", "NotOwned", "OutsideWorkspace", "ToolsError"]
+class BinaryFile(ToolsError):
+    """Raised when read_file meets a NUL byte in the first 8 KiB it reads (`texts.BINARY_PROBE`)."""
+
+
+__all__ = ["BinaryFile", "DuplicateTool", "NotOwned", "OutsideWorkspace", "ToolsError"]

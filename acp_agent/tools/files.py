@@ -24,8 +24,10 @@ from acp_agent.tools.base import (
     ToolResult,
     code_block,
 )
+from acp_agent.tools import texts
 from acp_agent.tools.confined import Target, resolve_in
-from acp_agent.tools.errors import NotOwned, OutsideWorkspace
+from acp_agent.tools.errors import BinaryFile, NotOwned, OutsideWorkspace
+from acp_agent.tools.lines import Window
 from acp_agent.tools.workspace import Workspace, workspace_for
 from acp_agent.tools.registry import TOOLS
 
@@ -80,7 +82,7 @@ class FileTool(Tool[ParamsT]):
             return _file_failure(exc, params.path)
         try:
             return await self.run_on(target, params, workspace_for(call), call)
-        except (OSError, UnicodeDecodeError) as exc:
+        except (OSError, UnicodeDecodeError, BinaryFile) as exc:
             return _file_failure(exc, target.shown)
 
     @abstractmethod
@@ -98,45 +100,28 @@ class ReadFileTool(FileTool[ReadFileParams]):
     def __init__(self, *, max_lines: int = 2000, max_line_chars: int = 2000) -> None:
         self.max_lines = max_lines
         self.max_line_chars = max_line_chars
-        self.description = (
-            "Read a text file. Lines come back numbered like `cat -n` (number, tab, text); the "
-            f"numbers are not part of the file. One call returns at most {max_lines} lines: use "
-            "`offset` (1-based line) and `limit` to read a window of a long file; the end of the "
-            f"result says when lines remain. Lines longer than {max_line_chars} characters are cut."
-        )
+        self.description = texts.read_description(max_lines, max_line_chars)
 
     async def run_on(
         self, target: Target, params: ReadFileParams, workspace: Workspace, call: ToolCallContext
     ) -> ToolResult:
-        lines = split_lines(await workspace.read_text(target))
         start = params.offset or 1
-        if start > max(len(lines), 1):
-            return ToolResult.failure(
-                f"offset {start} is past the end of {target.shown}, which has {plural(len(lines), 'line')}",
-                "offset_out_of_range",
-            )
+        window = Window(start, min(params.limit or self.max_lines, self.max_lines), self.max_line_chars)
+        found = await workspace.read_lines(target, window)
+        if not found.lines and start > 1:
+            return ToolResult.failure(texts.past_the_end(start, target.shown, found.total), "offset_out_of_range")
         call.show(locations=[Location(path=str(target.path), line=start)])
-        count = min(params.limit or self.max_lines, self.max_lines)
-        return ToolResult.text(self._numbered(lines[start - 1 : start - 1 + count], start, len(lines)))
-
-    def _numbered(self, window: list[str], start: int, total: int) -> str:
-        if not total:
-            return "(empty file)"
-        out = []
-        cut = 0
-        for number, line in enumerate(window, start):
-            if len(line) > self.max_line_chars:
-                line = line[: self.max_line_chars]
-                cut += 1
-            out.append(f"{number:>6}\t{line}")
-        end = start + len(window) - 1
-        if end < total:
-            out.append(f"[lines {start}-{end} of {total}; continue with offset {end + 1}]")
+        if not found.lines:
+            return ToolResult.text(texts.EMPTY_FILE)
+        out = [f"{number:>6}\t{line}" for number, line in enumerate(found.lines, start)]
+        end = start + len(found.lines) - 1
+        if found.full:
+            out.append(texts.read_limit(start, end))
+        elif found.more:
+            out.append(texts.more_lines(start, end))
         elif start > 1:
-            out.append(f"[lines {start}-{end} of {total}]")
-        if cut:
-            out.append(f"[{plural(cut, 'line')} cut at {self.max_line_chars} characters]")
-        return "\n".join(out)
+            out.append(texts.last_lines(start, end))
+        return ToolResult.text("\n".join(out))
 
     def present(self, params: ReadFileParams) -> ToolPresentation:
         window = ""
@@ -168,10 +153,8 @@ class WriteFileTool(FileTool[WriteFileParams]):
         except FileNotFoundError:
             old = None
         await workspace.write_text(target, params.content)
-        path = str(target.path)
-        call.show(locations=[Location(path=path)], diffs=[Diff(path=path, old_text=old, new_text=params.content)])
-        verb = "Created" if old is None else "Overwrote"
-        return ToolResult.text(f"{verb} {target.shown} ({plural(len(split_lines(params.content)), 'line')}).")
+        show_change(call, target, old, params.content)
+        return ToolResult.text(texts.written(target.shown, old is None, len(split_lines(params.content))))
 
     def present(self, params: WriteFileParams) -> ToolPresentation:
         return ToolPresentation(title=f"Write {params.path}", kind="edit")
@@ -194,28 +177,18 @@ class EditFileTool(FileTool[EditFileParams]):
         self, target: Target, params: EditFileParams, workspace: Workspace, call: ToolCallContext
     ) -> ToolResult:
         if params.old_text == params.new_text:
-            return ToolResult.failure("old_text and new_text are the same: there is nothing to change", "no_change")
+            return ToolResult.failure(texts.NO_CHANGE, "no_change")
         text = await workspace.read_text(target)
         count = text.count(params.old_text)
         if not count:
-            return ToolResult.failure(
-                f"old_text was not found in {target.shown} (0 occurrences); it must match the file "
-                "exactly, whitespace and indentation included",
-                "no_match",
-            )
+            return ToolResult.failure(texts.no_match(target.shown), "no_match")
         if count > 1 and not params.replace_all:
-            return ToolResult.failure(
-                f"old_text occurs {count} times in {target.shown}; include more surrounding lines to "
-                f"make it unique, or set replace_all to replace all {count}",
-                "ambiguous_match",
-            )
+            return ToolResult.failure(texts.ambiguous(target.shown, count), "ambiguous_match")
         new = text.replace(params.old_text, params.new_text)  # count is 1 unless replace_all
         line = text.count("\n", 0, text.index(params.old_text)) + 1
         await workspace.write_text(target, new)
-        path = str(target.path)
-        call.show(locations=[Location(path=path, line=line)], diffs=[Diff(path=path, old_text=text, new_text=new)])
-        where = f"at line {line}" if count == 1 else f"(the first at line {line})"
-        return ToolResult.text(f"Edited {target.shown}: replaced {plural(count, 'occurrence')} {where}.")
+        show_change(call, target, text, new, line=line)
+        return ToolResult.text(texts.edited(target.shown, count, line))
 
     def present(self, params: EditFileParams) -> ToolPresentation:
         return ToolPresentation(title=f"Edit {params.path}", kind="edit")
@@ -230,20 +203,31 @@ def split_lines(text: str) -> list[str]:
     return lines
 
 
-def plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
+def show_change(call: ToolCallContext, target: Target, old: str | None, new: str, *, line: int | None = None) -> None:
+    """Show the editor the file and its change: a diff of the whole text, or a note in its place
+    when the text before or after is over `texts.DIFF_BYTES` (a diff would carry it whole, twice)."""
+    path = str(target.path)
+    location = Location(path=path, line=line)
+    old_size = None if old is None else len(old.encode("utf-8"))
+    new_size = len(new.encode("utf-8"))
+    if max(old_size or 0, new_size) > texts.DIFF_BYTES:
+        call.show(locations=[location], notes=[texts.diff_too_large(target.shown, old_size, new_size)])
+    else:
+        call.show(locations=[location], diffs=[Diff(path=path, old_text=old, new_text=new)])
 
 
-def _file_failure(exc: OSError | UnicodeDecodeError, shown: str) -> ToolResult:
+def _file_failure(exc: OSError | UnicodeDecodeError | BinaryFile, shown: str) -> ToolResult:
+    if isinstance(exc, BinaryFile):
+        return ToolResult.failure(texts.binary(shown), "not_text")
     if isinstance(exc, UnicodeDecodeError):
-        return ToolResult.failure(f"{shown} is not a UTF-8 text file", "not_text")
+        return ToolResult.failure(texts.not_text(shown), "not_text")
     if isinstance(exc, FileNotFoundError):
-        return ToolResult.failure(f"{shown} does not exist", "not_found")
+        return ToolResult.failure(texts.not_found(shown), "not_found")
     if isinstance(exc, NotOwned):
-        return ToolResult.failure(str(exc), "not_owned")
+        return ToolResult.failure(texts.not_owned(shown), "not_owned")
     if isinstance(exc, IsADirectoryError):
-        return ToolResult.failure(f"{shown} is a directory, not a file", "is_a_directory")
-    return ToolResult.failure(f"cannot access {shown}: {exc.strerror or exc}", "io_error")
+        return ToolResult.failure(texts.is_a_directory(shown), "is_a_directory")
+    return ToolResult.failure(texts.io_error(shown, exc.strerror or str(exc)), "io_error")
 
 
 # The plugin: module attributes, as the loader expects.

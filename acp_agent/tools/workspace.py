@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+import os
 from typing import Final
 
 import anyio.to_thread
@@ -15,11 +16,17 @@ from acp_agent.kernel.context import ServiceKey
 from acp_agent.tools import confined
 from acp_agent.tools.base import ToolCallContext
 from acp_agent.tools.confined import Target
+from acp_agent.tools.lines import Lines, Window, read_window
 
 class Workspace(ABC):
     """Text file access for the file tools, on targets checked to lie inside the session's cwd.
     Failures are OSErrors: `FileNotFoundError` when there is no such file, `IsADirectoryError`
     for a directory; text that is not UTF-8 raises `UnicodeDecodeError`."""
+
+    @abstractmethod
+    async def read_lines(self, target: Target, window: Window) -> Lines:
+        """The lines of `window`, reading no more of the file than they need (`lines.read_window`);
+        a file whose first bytes hold a NUL raises `BinaryFile`."""
 
     @abstractmethod
     async def read_text(self, target: Target) -> str:
@@ -46,12 +53,20 @@ class DiskWorkspace(Workspace):
     a change on disk from the diff that shows it.
     """
 
+    async def read_lines(self, target: Target, window: Window) -> Lines:
+        return await anyio.to_thread.run_sync(_read_lines, target, window)
+
     async def read_text(self, target: Target) -> str:
         data = await anyio.to_thread.run_sync(confined.read_bytes, target)
         return data.decode("utf-8")
 
     async def write_text(self, target: Target, text: str) -> None:
         await anyio.to_thread.run_sync(confined.replace, target, text.encode("utf-8"))
+
+
+def _read_lines(target: Target, window: Window) -> Lines:
+    with os.fdopen(confined.open_read(target), "rb", buffering=0) as file:
+        return read_window(file.read, window)
 
 
 DISK: Final[Workspace] = DiskWorkspace()

@@ -13,6 +13,7 @@ from acp_agent.acp.client_fs import ClientWorkspace
 from acp_agent.acp.errors import ClientError
 from acp_agent.tools import WORKSPACE_SERVICE, EditFileTool, ReadFileTool, Target, WriteFileTool, resolve_in
 from acp_agent.tools.files import EditFileParams, ReadFileParams, WriteFileParams
+from acp_agent.tools.lines import Lines, Window
 
 from ..tools.helpers import call_context
 from .fakes import FakeConnection
@@ -148,3 +149,30 @@ async def test_the_file_tools_see_the_editors_buffers_and_report_its_errors(tmp_
     failed = await ReadFileTool().run(ReadFileParams(path="a.py"), call)
     assert failed.error is not None and failed.error.code == "io_error"
     assert failed.plain_text() == "Error: cannot access a.py: the editor answered fs/read_text_file with error -32603: boom"
+
+
+async def test_read_file_asks_the_editor_for_its_window_and_one_line_more(tmp_path: Path) -> None:
+    window = Window(start=2, count=2, max_line_chars=100)
+    conn = FakeConnection({"fs/read_text_file": {"content": "two\nthree\nfour\n"}})
+    found = await workspace(conn).read_lines(at(tmp_path / "a.txt"), window)
+    assert conn.requests == [
+        ("fs/read_text_file", {"sessionId": "wire-session", "path": str(tmp_path / "a.txt"), "line": 2, "limit": 3})
+    ]
+    assert found == Lines(["two", "three"], more=True)
+    conn.answers["fs/read_text_file"] = {"content": "two\n"}
+    assert await workspace(conn).read_lines(at(tmp_path / "a.txt"), window) == Lines(["two"], more=False, total=2)
+    conn.answers["fs/read_text_file"] = {"content": ""}  # nothing from line 2 on: how many lines is unknown
+    assert await workspace(conn).read_lines(at(tmp_path / "a.txt"), window) == Lines([], more=False, total=None)
+    start = Window(start=1, count=2, max_line_chars=100)
+    assert await workspace(conn).read_lines(at(tmp_path / "a.txt"), start) == Lines([], more=False, total=0)
+    (tmp_path / "b.txt").write_text("disk\n")
+    disk = await workspace(conn, read=False).read_lines(at(tmp_path / "b.txt"), start)
+    assert disk == Lines(["disk"], more=False, total=1)
+
+
+async def test_an_offset_past_what_the_editor_has_is_refused_without_a_count(tmp_path: Path) -> None:
+    conn = FakeConnection({"fs/read_text_file": {"content": ""}})
+    call = editor_call(tmp_path, conn)
+    result = await ReadFileTool().run(ReadFileParams(path="a.py", offset=9), call)
+    assert result.error is not None
+    assert (result.error.code, result.error.message) == ("offset_out_of_range", "offset 9 is past the end of a.py")

@@ -3,6 +3,7 @@ what each call shows the editor (locations, diffs) through its `tool/display` ev
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,8 @@ from acp_agent.tools import (
 )
 from acp_agent.session.persistence import SESSIONS
 from acp_agent.tools.registry import TOOLS
+
+from acp_agent.tools.lines import Lines, Window, read_window
 
 from .helpers import call_context, logged, logged_call
 
@@ -156,7 +159,7 @@ async def test_read_returns_numbered_lines_and_shows_the_location(cwd: Path) -> 
 async def test_a_window_of_lines_says_what_remains(cwd: Path) -> None:
     result, call = await read(cwd, path="notes.txt", offset=2, limit=2)
     assert result.plain_text() == (
-        "     2\tstatus: draft\n     3\towner: ann\n[lines 2-3 of 4; continue with offset 4]"
+        "     2\tstatus: draft\n     3\towner: ann\n[lines 2-3; more follow: continue with offset 4]"
     )
     assert displays(call)[0]["locations"] == [{"path": f"{cwd}/notes.txt", "line": 2}]
     result, _ = await read(cwd, path="notes.txt", offset=3)
@@ -169,12 +172,17 @@ async def test_one_call_returns_at_most_max_lines_and_cuts_long_lines(cwd: Path)
     tool = ReadFileTool(max_lines=2, max_line_chars=5)
     result, _ = await read(cwd, tool, path="notes.txt", limit=3)
     assert result.plain_text() == (
-        "     1\ttitle\n     2\tstatu\n[lines 1-2 of 4; continue with offset 3]\n[2 lines cut at 5 characters]"
+        "     1\ttitle[... line cut]\n     2\tstatu[... line cut]\n[lines 1-2; more follow: continue with offset 3]"
     )
     (cwd / "one.txt").write_text("abcdefg")  # no final newline: still one line
     result, _ = await read(cwd, tool, path="one.txt")
-    assert result.plain_text() == "     1\tabcde\n[1 line cut at 5 characters]"
-    assert "at most 2 lines" in tool.description and "longer than 5 characters" in tool.description
+    assert result.plain_text() == "     1\tabcde[... line cut]"
+    assert tool.description == (
+        "Read a text file. Lines come back numbered like `cat -n` (number, tab, text); the numbers are not "
+        "part of the file. One call returns at most 2 lines and 256 KiB: use `offset` (1-based line) and "
+        "`limit` to read a window of a long file; the end of the result says when lines remain. Lines longer "
+        "than 5 characters are cut, ending with `[... line cut]`."
+    )
 
 
 async def test_an_empty_file_and_an_offset_past_the_end(cwd: Path) -> None:
@@ -192,7 +200,8 @@ async def test_an_empty_file_and_an_offset_past_the_end(cwd: Path) -> None:
 
 
 async def test_file_errors_are_results_the_model_can_act_on(cwd: Path) -> None:
-    (cwd / "bin.dat").write_bytes(b"\xff\xfe\x00 binary")
+    (cwd / "bin.dat").write_bytes(b"\xff\xfe not UTF-8")
+    (cwd / "nul.dat").write_bytes(b"text, then a NUL: \x00")
     (cwd / "dir").mkdir()
     result, _ = await read(cwd, path="missing.txt")
     refused(result, "not_found", "missing.txt does not exist")
@@ -200,6 +209,8 @@ async def test_file_errors_are_results_the_model_can_act_on(cwd: Path) -> None:
     refused(result, "is_a_directory", "dir is a directory, not a file")
     result, _ = await read(cwd, path="bin.dat")
     refused(result, "not_text", "bin.dat is not a UTF-8 text file")
+    result, _ = await read(cwd, path="nul.dat")
+    refused(result, "not_text", "nul.dat is a binary file (a NUL byte in its first 8 KiB), not text")
     result, _ = await read(cwd, path="notes.txt/child")
     refused(result, "io_error", "cannot access notes.txt/child: Not a directory")
 
@@ -246,6 +257,23 @@ async def test_write_refuses_a_directory_and_a_binary_file(cwd: Path) -> None:
     refused(result, "not_text", "bin.dat is not a UTF-8 text file")
     assert (cwd / "bin.dat").read_bytes() == b"\xff\xfe"
     assert displays(call) == []
+
+
+async def test_a_change_of_a_file_over_1_mib_shows_a_note_instead_of_the_text_twice(cwd: Path) -> None:
+    large = "x" * (1024 * 1024) + "\n"
+    result, call = await write(cwd, path="notes.txt", content=large)
+    assert result.plain_text() == "Overwrote notes.txt (1 line)."
+    note = f"notes.txt is over 1 MiB ({len(NOTES)} bytes before, 1.0 MiB after): the change is not shown as a diff."
+    assert displays(call) == [{"callId": "call_1", "locations": [{"path": f"{cwd}/notes.txt"}], "notes": [note]}]
+    result, call = await edit(cwd, path="notes.txt", old_text="x\n", new_text="y\n")
+    assert not result.is_error
+    assert logged(call, "tool/display")[0].notes == [
+        "notes.txt is over 1 MiB (1.0 MiB before, 1.0 MiB after): the change is not shown as a diff."
+    ]
+    result, call = await write(cwd, path="notes.txt", content="small again\n")
+    assert logged(call, "tool/display")[0].notes == [
+        "notes.txt is over 1 MiB (1.0 MiB before, 12 bytes after): the change is not shown as a diff."
+    ]
 
 
 def test_write_presentation() -> None:
@@ -325,6 +353,9 @@ class MemoryWorkspace(Workspace):
 
     def __init__(self, files: dict[Path, str]) -> None:
         self.files = files
+
+    async def read_lines(self, target: Target, window: Window) -> Lines:
+        return read_window(io.BytesIO((await self.read_text(target)).encode()).read, window)
 
     async def read_text(self, target: Target) -> str:
         try:

@@ -1,0 +1,107 @@
+"""Every text of the file tools that the model or the user reads, and the limits they name."""
+
+from __future__ import annotations
+
+READ_BYTES = 256 * 1024
+"""The most text one read_file call returns (its numbered lines, in UTF-8 bytes)."""
+BINARY_PROBE = 8 * 1024
+"""A file with a NUL byte in its first this many bytes is binary."""
+DIFF_BYTES = 1024 * 1024
+"""A write or an edit of a text longer than this (before or after, in UTF-8 bytes) shows a note
+instead of a diff."""
+
+LINE_CUT = "[... line cut]"
+"""Ends a line of read_file's result that was longer than the line limit, in place of the rest."""
+EMPTY_FILE = "(empty file)"
+
+
+def read_description(max_lines: int, max_line_chars: int) -> str:
+    return (
+        "Read a text file. Lines come back numbered like `cat -n` (number, tab, text); the "
+        f"numbers are not part of the file. One call returns at most {max_lines} lines and "
+        f"{READ_BYTES // 1024} KiB: use `offset` (1-based line) and `limit` to read a window of a "
+        "long file; the end of the result says when lines remain. Lines longer than "
+        f"{max_line_chars} characters are cut, ending with `{LINE_CUT}`."
+    )
+
+
+def more_lines(start: int, end: int) -> str:
+    return f"[lines {start}-{end}; more follow: continue with offset {end + 1}]"
+
+
+def read_limit(start: int, end: int) -> str:
+    return f"[lines {start}-{end}; the next line would pass this call's {READ_BYTES // 1024} KiB: continue with offset {end + 1}]"
+
+
+def last_lines(start: int, end: int) -> str:
+    return f"[lines {start}-{end} of {end}]"
+
+
+def past_the_end(start: int, shown: str, total: int | None) -> str:
+    if total is None:  # the editor answered with nothing from that line on
+        return f"offset {start} is past the end of {shown}"
+    return f"offset {start} is past the end of {shown}, which has {plural(total, 'line')}"
+
+
+NO_CHANGE = "old_text and new_text are the same: there is nothing to change"
+
+
+def no_match(shown: str) -> str:
+    return (
+        f"old_text was not found in {shown} (0 occurrences); it must match the file exactly, "
+        "whitespace and indentation included"
+    )
+
+
+def ambiguous(shown: str, count: int) -> str:
+    return (
+        f"old_text occurs {count} times in {shown}; include more surrounding lines to make it unique, "
+        f"or set replace_all to replace all {count}"
+    )
+
+
+def written(shown: str, created: bool, lines: int) -> str:
+    return f"{'Created' if created else 'Overwrote'} {shown} ({plural(lines, 'line')})."
+
+
+def edited(shown: str, count: int, line: int) -> str:
+    where = f"at line {line}" if count == 1 else f"(the first at line {line})"
+    return f"Edited {shown}: replaced {plural(count, 'occurrence')} {where}."
+
+
+def not_found(shown: str) -> str:
+    return f"{shown} does not exist"
+
+
+def is_a_directory(shown: str) -> str:
+    return f"{shown} is a directory, not a file"
+
+
+def not_owned(shown: str) -> str:
+    return f"{shown} belongs to another user: it is not replaced"
+
+
+def io_error(shown: str, why: str) -> str:
+    return f"cannot access {shown}: {why}"
+
+
+def binary(shown: str) -> str:
+    return f"{shown} is a binary file (a NUL byte in its first {BINARY_PROBE // 1024} KiB), not text"
+
+
+def not_text(shown: str) -> str:
+    return f"{shown} is not a UTF-8 text file"
+
+
+def diff_too_large(shown: str, old: int | None, new: int) -> str:
+    """The note a write or an edit of a large file shows in place of its diff."""
+    sizes = f"{_size(new)}" if old is None else f"{_size(old)} before, {_size(new)} after"
+    return f"{shown} is over {DIFF_BYTES // (1024 * 1024)} MiB ({sizes}): the change is not shown as a diff."
+
+
+def _size(count: int) -> str:
+    return f"{count / (1024 * 1024):.1f} MiB" if count >= 1024 * 1024 else f"{count} bytes"
+
+
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
