@@ -3,8 +3,8 @@
 The session's own events go through the same `UpdateMapper` as live ones, so every recorded
 thought and message delta is one chunk again and every tool call is its `tool_call` then its
 `tool_call_update` with the final status. Added for the replay only: a `user_message_chunk` per
-content block of each message the user sent (a prompt or a steer), which the client showed itself
-live. Each child agent's activity (its tool calls, `_meta` naming its route and the parent's call)
+content block of each message the user sent (a prompt, a steer, a slash command the agent
+answered itself), which the client showed itself live. Each child agent's activity (its tool calls, `_meta` naming its route and the parent's call)
 comes from its own log, right before the update that completes the parent's call that started
 it, recursively; that is where the live frames of a child sit once concurrent siblings are put
 in canonical order. The title (`session_info_update`) and each model call's `usage_update` come
@@ -27,11 +27,15 @@ from acp_agent.acp.schema import (
     Text,
     TextResourceContents,
 )
-from acp_agent.acp.updates import USER_SOURCES, ChildOrigin, ToolLookup, UpdateMapper
+from acp_agent.acp.updates import ChildOrigin, ToolLookup, UpdateMapper
 from acp_agent.session.content import ContentBlock, TextContent
 from acp_agent.session.content import EmbeddedResource as StoredResource
 from acp_agent.session.content import TextResourceContents as StoredText
-from acp_agent.session.events import SessionEvent, SessionHeader
+from acp_agent.session.events import COMMAND_SOURCE, USER_SOURCES, SessionEvent, SessionHeader
+
+_SHOWN_SOURCES = (*USER_SOURCES, COMMAND_SOURCE)
+"""What the user typed: their prompts and steers, and the slash commands the agent answered itself."""
+
 _LINK_EXTRAS: dict[str, type] = {"title": str, "description": str, "mimeType": str, "size": int}
 
 
@@ -71,7 +75,7 @@ def _replay(
             open_calls[data.call_id] = data.call_id if n == 1 else f"{data.call_id}#{n}"
         if index < own_from:
             continue
-        if event.type == "user/message" and top_level and data.source.kind in USER_SOURCES:
+        if event.type == "user/message" and top_level and data.source.kind in _SHOWN_SOURCES:
             yield from (ContentChunk(session_update="user_message_chunk", content=_wire(b)) for b in data.content)
         elif event.type == "tool/result":
             for child in waiting.pop(open_calls.get(data.call_id, data.call_id), []):

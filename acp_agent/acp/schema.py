@@ -360,9 +360,28 @@ class ConfigOptionUpdate(Model):
     config_options: list[SessionConfigSelect]
 
 
+class UnstructuredCommandInput(Model):
+    """A command takes what is typed after its name; `hint` shows until something is."""
+
+    hint: str
+
+
+class AvailableCommand(Model):
+    name: str
+    description: str
+    input: UnstructuredCommandInput | None = None
+
+
+class AvailableCommandsUpdate(Model):
+    """The session's slash commands, in full (each update replaces the list)."""
+
+    session_update: Literal["available_commands_update"] = "available_commands_update"
+    available_commands: list[AvailableCommand]
+
+
 SessionUpdate = Annotated[
     ContentChunk | ToolCallStart | ToolCallProgress | Plan | UsageUpdate | SessionInfoUpdate
-    | CurrentModeUpdate | ConfigOptionUpdate,
+    | CurrentModeUpdate | ConfigOptionUpdate | AvailableCommandsUpdate,
     Field(discriminator="session_update"),
 ]
 

@@ -22,6 +22,8 @@ from acp_agent.acp.schema import (
     PROTOCOL_VERSION,
     AgentCapabilities,
     AuthenticateParams,
+    AvailableCommand,
+    AvailableCommandsUpdate,
     CancelParams,
     ClientCapabilities,
     CloseSessionParams,
@@ -45,12 +47,14 @@ from acp_agent.acp.schema import (
     SetSessionConfigOptionParams,
     SetSessionModeParams,
     Supported,
+    UnstructuredCommandInput,
 )
 from acp_agent.acp.history import StoredLog, history_updates
 from acp_agent.acp.listing import list_page
 from acp_agent.acp.updates import ChildOrigin, UpdateMapper
 from acp_agent.agent.agent import Agent
 from acp_agent.agent.factory import PUBLISHED, AgentFactory
+from acp_agent.commands import COMMANDS, Announcer, Command
 from acp_agent.kernel.context import Context
 from acp_agent.llm.codes import MISSING_CREDENTIAL
 from acp_agent.session.content import CONTENT_BLOCK_ADAPTER, ContentBlock
@@ -90,6 +94,8 @@ sent while another runs is queued, not refused (`prompt`)."""
 @dataclass(eq=False)
 class AcpSession:
     agent: Agent
+    commands: Announcer | None = None
+    """Sends the session's slash commands (None in a composition without `ctx.get(COMMANDS)`)."""
 
 
 class AcpServer:
@@ -110,6 +116,9 @@ class AcpServer:
         ctx.scope.add(client_services.install(self))
         # Tools that need approval ask the user through this client (permission_client.py).
         ctx.scope.add(permission_client.install(self))
+        self.commands = ctx.find(COMMANDS)
+        if self.commands is not None:
+            ctx.scope.add(self.commands.on_change(self._commands_changed))
 
     async def initialize(self, params: InitializeParams) -> InitializeResult:
         self.client = params.client_capabilities
@@ -131,8 +140,7 @@ class AcpServer:
     async def new_session(self, params: NewSessionParams) -> NewSessionResult:
         _check_workspace(params.cwd, params.additional_directories, params.mcp_servers)
         agent = await self.ctx.get(AGENTS).create(cwd=params.cwd)
-        self._watch(agent, agent.id)
-        self.sessions[agent.id] = AcpSession(agent)
+        self._open(agent)
         return NewSessionResult(session_id=agent.id, **modes.session_state(self.ctx, agent))
 
     # -- the session lifecycle ----------------------------------------------------------------
@@ -161,8 +169,7 @@ class AcpServer:
                 await self._close(session_id)
             loaded = self._read(session_id)
             agent = await self._restore(session_id, cwd, loaded, replay)
-            self._watch(agent, agent.id)
-            self.sessions[agent.id] = AcpSession(agent)
+            self._open(agent)
             return agent
 
     async def _restore(self, session_id: str, cwd: str, loaded: LoadedSession, replay: bool) -> Agent:
@@ -192,6 +199,32 @@ class AcpServer:
             for update in updates:
                 self.conn.notify("session/update", SessionNotification(session_id=agent.id, update=update).dump())
         return agent
+
+    def _open(self, agent: Agent) -> None:
+        """Show a top-level agent as a session of this client; its command list goes out once the
+        answer that names the session has (editors drop updates for sessions they do not know)."""
+        self._watch(agent, agent.id)
+        entry = self.sessions[agent.id] = AcpSession(agent)
+        if self.commands is not None:
+            entry.commands = Announcer(self.commands, agent, lambda commands: self._send_commands(agent.id, commands))
+            self.conn.when_answered(entry.commands.start)
+
+    def _send_commands(self, session_id: str, commands: Sequence[Command]) -> None:
+        offered = [
+            AvailableCommand(
+                name=command.name,
+                description=command.description,
+                input=None if command.input_hint is None else UnstructuredCommandInput(hint=command.input_hint),
+            )
+            for command in commands
+        ]
+        update = AvailableCommandsUpdate(available_commands=offered)
+        self.conn.notify("session/update", SessionNotification(session_id=session_id, update=update).dump())
+
+    def _commands_changed(self) -> None:
+        for entry in list(self.sessions.values()):
+            if entry.commands is not None:
+                entry.commands.refresh()
 
     def _read(self, session_id: str, loading: str | None = None) -> LoadedSession:
         """A stored log, read back (a torn tail repaired); errors as the client should see them,
@@ -285,7 +318,11 @@ class AcpServer:
         content = [_content_block(i, block) for i, block in enumerate(params.prompt)]
         # Nothing is awaited before the message is queued: arrival order is the order the
         # connection read the requests in, and a `session/cancel` read after it cancels it.
-        ticket = entry.agent.followup(content, hold=True)
+        if self.commands is not None and entry.commands is not None:
+            entry.commands.refresh()  # the command files as they are now
+            ticket = self.commands.start(entry.agent, content, hold=True)
+        else:
+            ticket = entry.agent.followup(content, hold=True)
         self.conn.when_answered(ticket.release)
         return PromptResult(stop_reason=_stop_reason(await ticket.wait()))
 

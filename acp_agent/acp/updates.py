@@ -26,14 +26,12 @@ from acp_agent.acp.schema import (
     UsageUpdate,
 )
 from acp_agent.acp.titles import session_title
-from acp_agent.session.events import SessionEvent
+from acp_agent.commands.events import REPLY_EVENT
+from acp_agent.session.events import USER_SOURCES, SessionEvent
 from acp_agent.tools.base import DISPLAY_EVENT, Diff, Location, Tool, ToolPresentation, ToolResult
 from acp_agent.tools.todo import TODO_EVENT
 
 ToolLookup = Callable[[str], "Tool[Any] | None"]
-USER_SOURCES = ("user", "steer")
-"""`user/message` sources that are the user's own words (others, such as plugin injections, were
-never shown)."""
 
 
 def _content(paragraphs: list[str]) -> list[ToolCallContentItem]:
@@ -172,6 +170,8 @@ class UpdateMapper:
                 content=_content(paragraphs) + shown,
                 meta=meta,
             )
+        if event.type == REPLY_EVENT and self._origin is None:  # a command's answer, without the model
+            return ContentChunk(session_update="agent_message_chunk", content=Text(text=data.text))
         if event.type == TODO_EVENT and self._origin is None:
             entries = [PlanEntry(content=t.content, priority=t.priority, status=t.status) for t in data.todos]
             return Plan(entries=entries)

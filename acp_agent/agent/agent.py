@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -20,12 +20,20 @@ if TYPE_CHECKING:
     from acp_agent.kernel.context import Context
 
 
+TurnBody = Callable[["Agent", int], Awaitable[TurnEndReason]]
+"""What a turn does after its user message is logged, in place of model steps: called with the
+agent and the turn number, it logs the turn's events and says how the turn ended (a command that
+answers without the model)."""
+
+
 @dataclass(eq=False)
 class Ticket:
     """A queued user message; `wait()` gives the reason the turn that claimed it ended."""
 
     content: Sequence[ContentBlock]
     source: str = "user"
+    body: TurnBody | None = None
+    """The turn's own body instead of model steps (None: a model turn)."""
     reason: TurnEndReason | None = None
     done: anyio.Event = field(default_factory=anyio.Event)
     cancelled: bool = False
@@ -99,14 +107,17 @@ class Agent:
     def start(self) -> None:
         self.ctx.tasks.start_soon(self._run, name=f"agent {self.route}")
 
-    def followup(self, content: Sequence[ContentBlock], source: str = "user", *, hold: bool = False) -> Ticket:
+    def followup(
+        self, content: Sequence[ContentBlock], source: str = "user", body: TurnBody | None = None, *, hold: bool = False
+    ) -> Ticket:
         """Queue a turn for `content`; the returned ticket settles when that turn ends. Turns run
-        one at a time, in the order they were queued.
+        one at a time, in the order they were queued. `body` replaces the turn's model steps (see
+        `TurnBody`).
 
         With `hold`, the turn after this one waits until `ticket.release()`: the caller reports the
         outcome first (the ACP layer answers a prompt before the next prompt's updates go out).
         """
-        ticket = Ticket(content, source, held=hold)
+        ticket = Ticket(content, source, body, held=hold)
         if self._disposed:
             ticket.settle(TurnDisposed())
             return ticket

@@ -71,7 +71,10 @@ async def run_turn(agent: Agent, ticket: Ticket) -> TurnEndReason:
     try:
         with scope:
             if not scope.cancel_called:  # a cancel that came while the message was queued
-                reason = await _run_steps(agent, progress)
+                if ticket.body is not None:
+                    reason = await ticket.body(agent, progress.turn)
+                else:
+                    reason = await _run_steps(agent, progress)
     except anyio.get_cancelled_exc_class():
         # Not our turn scope: the agent is being disposed (or the process is stopping).
         _close_step(agent, progress, "disposed", "the agent was disposed before this call finished")
@@ -83,8 +86,7 @@ async def run_turn(agent: Agent, ticket: Ticket) -> TurnEndReason:
     finally:
         agent.turn_over()
     if reason is None:  # our scope caught the cancellation
-        if progress.step is not None:
-            _close_step(agent, progress, "cancelled", "the turn was cancelled before this call finished")
+        _close_step(agent, progress, "cancelled", "the turn was cancelled before this call finished")
         reason = TurnAborted(reason=ticket.cancel_reason)
     session.append("turn/end", TurnEndData(turn=progress.turn, reason=reason))
     return reason
@@ -179,11 +181,13 @@ def _log_result(agent: Agent, progress: _Progress, call_id: str, result: ToolRes
 
 
 def _close_step(agent: Agent, progress: _Progress, code: str, why: str) -> None:
-    """End the open step: keep what was streamed (marked interrupted), answer owed calls.
+    """End the open step, if any: keep what was streamed (marked interrupted), answer owed calls.
 
-    A turn ends abnormally only while a step is open: between two steps nothing awaits.
+    A model turn ends abnormally only while a step is open (between two steps nothing awaits); a
+    turn body (`TurnBody`) may end outside any step, and then there is nothing to close.
     """
-    assert progress.step is not None
+    if progress.step is None:
+        return
     session, assembler = agent.session, progress.assembler
     if assembler is not None and assembler.streamed and not progress.message_logged:
         session.append(

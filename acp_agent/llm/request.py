@@ -10,7 +10,7 @@ from pydantic import Field
 from acp_agent.kernel.models import Model
 from acp_agent.llm.retry import RetryData
 from acp_agent.session.content import AssistantBlock, ContentBlock
-from acp_agent.session.events import SessionEvent
+from acp_agent.session.events import COMMAND_SOURCE, SessionEvent
 
 
 class UserMessage(Model):
@@ -57,12 +57,16 @@ class LlmRequest(Model):
     the request's data."""
 
 
+UNSEEN_SOURCES = frozenset({COMMAND_SOURCE})
+"""`user/message` sources the model never sees: a slash command the agent answered itself."""
+
+
 def derive_messages(events: Iterable[SessionEvent]) -> list[Message]:
     """The conversation a model sees, derived from the log alone ("model-visible means logged")."""
     messages: list[Message] = []
     for event in events:
         data: Any = event.data
-        if event.type == "user/message":
+        if event.type == "user/message" and data.source.kind not in UNSEEN_SOURCES:
             messages.append(UserMessage(content=data.content))
         elif event.type == "assistant/message" and data.content:
             messages.append(AssistantMessage(content=data.content))

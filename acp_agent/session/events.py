@@ -78,6 +78,14 @@ class Source(Model):
     kind: str
 
 
+USER_SOURCES = ("user", "steer")
+"""`user/message` sources that are the user's own words, which name a session (others, such as a
+plugin's injection or a slash command the agent answered itself, do not)."""
+COMMAND_SOURCE = "command"
+"""The source of a slash command the agent answered itself, without the model (`/compact`): shown
+to the user again when the session is loaded, never seen by the model, never a title."""
+
+
 class UserMessageData(Model):
     content: list[ContentBlock]
     source: Source

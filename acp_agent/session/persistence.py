@@ -23,6 +23,7 @@ from acp_agent.session.errors import (
     UnsupportedVersion,
 )
 from acp_agent.session.events import (
+    USER_SOURCES,
     SessionEvent,
     SessionHeader,
     StepData,
@@ -173,8 +174,10 @@ def _summary(path: Path) -> SessionSummary:
             try:
                 obj = _json_object(line)
                 if obj.get("type") == "user/message":
-                    first_message = UserMessageData.model_validate(obj.get("data")).content
-                    break
+                    message = UserMessageData.model_validate(obj.get("data"))
+                    if message.source.kind in USER_SOURCES:
+                        first_message = message.content
+                        break
             except ValueError:  # damage is for `load` to report; a listing skips the line
                 continue
         updated_at = _last_time(file)

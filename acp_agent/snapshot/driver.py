@@ -27,6 +27,7 @@ from acp_agent.snapshot.scenario import (
     SetConfigOption,
     SetMode,
     Step,
+    WriteFile,
 )
 
 PROTOCOL_VERSION = 1
@@ -67,7 +68,9 @@ class Driver:
                 hello = {"protocolVersion": PROTOCOL_VERSION, "clientCapabilities": client.capabilities.dump()}
                 return _expect_result(await client.call("initialize", hello))
             case NewSession():
-                response = await client.call("session/new", {"cwd": str(self.cwd), "mcpServers": []})
+                cwd = self.cwd if step.cwd is None else self.cwd / step.cwd
+                cwd.mkdir(parents=True, exist_ok=True)
+                response = await client.call("session/new", {"cwd": str(cwd), "mcpServers": []})
                 if "result" in response:
                     self.session_id = response["result"]["sessionId"]
                 return _expect_result(response)
@@ -80,6 +83,11 @@ class Driver:
                 return await self._load_session(step)
             case Raw():
                 return await self._raw(step)
+            case WriteFile():
+                target = self.cwd / step.path
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(step.text, encoding="utf-8")
+                return None
         if self.session_id is None:
             return NO_SESSION
         match step:

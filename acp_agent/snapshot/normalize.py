@@ -3,8 +3,9 @@
 Volatile values become stable placeholders: integer JSON-RPC ids are renumbered in order of
 appearance (one numbering for responses to the client's requests, one for the agent's own requests),
 session ids become `{{sessionId:N}}` and other UUIDs `{{uuid:N}}` by first appearance, the run's
-temp cwd becomes `{{cwd}}` inside any string, and log times and `createdAt` become 0. Everything
-else is kept, key order included, so a snapshot reads as what the editor saw.
+temp cwd becomes `{{cwd}}` and its user configuration directory `{{config}}` inside any string,
+and log times and `createdAt` become 0. Everything else is kept, key order included, so a
+snapshot reads as what the editor saw.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from acp_agent.snapshot.frames import Frame, canonical_order, encode, is_agent_r
 from acp_agent.snapshot.runner import RunResult
 
 CWD = "{{cwd}}"
+CONFIG = "{{config}}"
 UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
 
@@ -37,8 +39,9 @@ class Placeholders:
     """The tables behind the placeholders, shared by a run's transcript and its logs so the same
     session is the same `{{sessionId:N}}` in both."""
 
-    def __init__(self, cwd: str) -> None:
+    def __init__(self, cwd: str, config: str | None = None) -> None:
         self.cwd = cwd
+        self.config = config
         self.sessions: dict[str, str] = {}
         self.uuids: dict[str, str] = {}
 
@@ -48,6 +51,8 @@ class Placeholders:
 
     def text(self, text: str) -> str:
         text = text.replace(self.cwd, CWD)
+        if self.config is not None:
+            text = text.replace(self.config, CONFIG)
         for session_id, placeholder in self.sessions.items():
             text = text.replace(session_id, placeholder)
         return UUID.sub(self._uuid, text)
@@ -96,7 +101,7 @@ class Normalized:
 
 def normalize_run(result: RunResult) -> Normalized:
     frames = [_parse(line) for line in result.stdout]
-    placeholders = Placeholders(str(result.cwd))
+    placeholders = Placeholders(str(result.cwd), None if result.config is None else str(result.config))
     # Session ids are numbered as they first appear: on the wire first, then in the logs (a child
     # session the client never saw).
     for frame in frames:

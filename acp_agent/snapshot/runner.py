@@ -21,6 +21,7 @@ from typing import Any
 import anyio
 from anyio.abc import ByteReceiveStream, Process
 
+from acp_agent.config_dir import ENV_CONFIG
 from acp_agent.snapshot import fixtures
 from acp_agent.llm.replay import PRESEEDED
 from acp_agent.snapshot.client import Client
@@ -28,7 +29,7 @@ from acp_agent.snapshot.client_fs import FileServer
 from acp_agent.snapshot.client_terminal import open_terminals
 from acp_agent.snapshot.driver import Driver
 from acp_agent.snapshot.frames import encode
-from acp_agent.snapshot.scenario import WORKSPACE, load_scenario
+from acp_agent.snapshot.scenario import CONFIG, WORKSPACE, load_scenario
 
 SNAPSHOT_CONFIG = "cordis.snapshot.yml"
 RECORD_CONFIG = "cordis.record.yml"
@@ -59,6 +60,8 @@ class RunResult:
     """Every line written to the server's stdin, in order."""
     exit_code: int | None
     failures: list[str]
+    config: Path | None = None
+    """The user configuration directory the server was given (`ACP_AGENT_CONFIG`)."""
 
 
 async def run_scenario(
@@ -78,15 +81,25 @@ async def run_scenario(
     off when the run records new fixtures."""
     scenario = load_scenario(directory)
     directory, workdir = directory.resolve(), workdir.resolve()
-    cwd, sessions = workdir / "cwd", workdir / "sessions"
-    if (directory / WORKSPACE).is_dir():
-        shutil.copytree(directory / WORKSPACE, cwd, symlinks=True)
-    else:
-        cwd.mkdir()
+    cwd, sessions, user_config = workdir / "cwd", workdir / "sessions", workdir / "config"
+    for source, target in ((directory / WORKSPACE, cwd), (directory / CONFIG, user_config)):
+        if source.is_dir():
+            shutil.copytree(source, target, symlinks=True)
+        else:
+            target.mkdir()
+    if scenario.repository:
+        (cwd / ".git").mkdir()
     sessions.mkdir()
     preseed(directory / PRESEEDED, sessions, cwd)
     command = server or [sys.executable, "-m", "acp_agent", "--config", str(config or packaged(SNAPSHOT_CONFIG))]
-    child_env = {**os.environ, "ACP_AGENT_FIXTURES": str(directory), "ACP_AGENT_SESSIONS": str(sessions)}
+    # The user's own configuration (command files, AGENTS.md) never reaches a run: it gets the
+    # scenario's, or an empty directory.
+    child_env = {
+        **os.environ,
+        "ACP_AGENT_FIXTURES": str(directory),
+        "ACP_AGENT_SESSIONS": str(sessions),
+        ENV_CONFIG: str(user_config),
+    }
     # The scenario's permission policy, never the caller's environment's (a snapshot must not
     # depend on the shell it runs in).
     child_env.pop(PERMISSIONS_VARIABLE, None)
@@ -115,7 +128,7 @@ async def run_scenario(
     failures += [f"server stderr: {line}" for line in stderr_text.splitlines() if REPLAY_PROBLEM in line]
     if check_fixtures:
         failures += fixtures.check_fixtures(directory, logs)
-    return RunResult(client.stdout, stderr_text, logs, cwd, client.sent, process.returncode, failures)
+    return RunResult(client.stdout, stderr_text, logs, cwd, client.sent, process.returncode, failures, user_config)
 
 
 def preseed(source: Path, sessions: Path, cwd: Path) -> None:

@@ -13,6 +13,8 @@ from acp_agent.snapshot.errors import InvalidScenario
 
 INPUT = "input.json"
 WORKSPACE = "workspace"
+CONFIG = "config"
+"""A scenario's user configuration directory (`ACP_AGENT_CONFIG`): copied for the run, else empty."""
 
 PermissionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always", "cancelled"]
 """An option kind to pick, or `cancelled`: the outcome a client gives when the prompt turn was
@@ -28,9 +30,12 @@ class Initialize(Model):
 
 
 class NewSession(Model):
-    """`session/new` in the run's cwd; later prompts go to the newest session."""
+    """`session/new` in the run's cwd (or `cwd`, a directory inside it); later prompts go to the
+    newest session."""
 
     op: Literal["newSession"]
+    cwd: str | None = None
+    """A relative path: the session's cwd is that directory of the run's cwd (created if missing)."""
 
 
 class NewSessionExpectError(Model):
@@ -144,6 +149,15 @@ class SetConfigOption(Model):
     expect_error: int | None = None
 
 
+class WriteFile(Model):
+    """Write `text` to `path` (relative to the run's cwd; parent directories created): the user
+    editing a file between two prompts."""
+
+    op: Literal["writeFile"]
+    path: str
+    text: str
+
+
 class Cancel(Model):
     """`session/cancel` for the newest session (a notification: nothing to wait for)."""
 
@@ -175,6 +189,7 @@ Step = Annotated[
     | SetMode
     | SetConfigOption
     | Cancel
+    | WriteFile
     | Raw,
     Field(discriminator="op"),
 ]
@@ -202,6 +217,9 @@ class Scenario(Model):
     """The permissions row's default rule for the run (`ACP_AGENT_PERMISSIONS`); unset: the
     config's own default (`allow` in the snapshot and record configs)."""
     client_capabilities: ClientCapabilities = ClientCapabilities()
+    repository: bool = False
+    """The run's cwd is the root of a repository (it holds a `.git` directory, which a scenario's
+    `workspace/` cannot: git refuses to track one)."""
 
 
 def load_scenario(directory: Path) -> Scenario:

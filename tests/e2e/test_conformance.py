@@ -416,6 +416,7 @@ def test_the_transcripts_cover_every_kind_of_frame_we_produce(transcripts: dict[
         "update:plan:",
         "update:current_mode_update:",
         "update:config_option_update:",
+        "update:available_commands_update:",
         "agent:result:session/set_mode",
         "agent:result:session/set_config_option",
         "client:params:session/set_mode",

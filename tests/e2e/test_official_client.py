@@ -15,6 +15,7 @@ from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process, text_block
 from acp.schema import (
     AgentMessageChunk,
     AgentThoughtChunk,
+    AvailableCommandsUpdate,
     ClientCapabilities,
     CreateTerminalResponse,
     FileSystemCapabilities,
@@ -139,7 +140,7 @@ async def test_the_official_client_lists_loads_resumes_and_closes_a_stored_sessi
         initialized = await conn.initialize(protocol_version=PROTOCOL_VERSION)
         listed = await conn.list_sessions(cwd=str(workspace))
         await conn.load_session(cwd=str(workspace), session_id=session.session_id)
-        replayed = [update for _, update in client.updates]
+        replayed = shown(client.updates)
         await conn.close_session(session_id=session.session_id)
         await conn.resume_session(session_id=session.session_id, cwd=str(workspace))
         response = await conn.prompt(session_id=session.session_id, prompt=[text_block("Go on.")])
@@ -150,10 +151,20 @@ async def test_the_official_client_lists_loads_resumes_and_closes_a_stored_sessi
     assert [(s.session_id, s.title) for s in listed.sessions] == [(session.session_id, "Write the marker.")]
     (said,) = [u for u in replayed if isinstance(u, UserMessageChunk)]
     assert isinstance(said.content, TextContentBlock) and said.content.text == "Write the marker."
-    assert [u for u in replayed if not isinstance(u, UserMessageChunk)] == [update for _, update in first.updates]
+    assert [u for u in replayed if not isinstance(u, UserMessageChunk)] == shown(first.updates)
     assert response.stop_reason == "end_turn"
     # The resume replayed nothing; then "Resumed." and its usage (no title: the session has one).
-    assert [type(u) for _, u in client.updates[len(replayed) :]] == [AgentMessageChunk, UsageUpdate]
+    assert [type(u) for u in shown(client.updates)[len(replayed) :]] == [AgentMessageChunk, UsageUpdate]
+    # Each opening of the session (new; load, then resume) sent its command list once.
+    for updates, opened in ((first.updates, 1), (client.updates, 2)):
+        lists = [u for _, u in updates if isinstance(u, AvailableCommandsUpdate)]
+        assert [[c.name for c in u.available_commands] for u in lists] == [["compact", "init"]] * opened
+
+
+def shown(updates: list[tuple[str, Any]]) -> list[Any]:
+    """The updates that show the conversation (the command lists, which come after the answer
+    opening a session, left out)."""
+    return [update for _, update in updates if not isinstance(update, AvailableCommandsUpdate)]
 
 
 class EditorClient(RecordingClient):

@@ -21,7 +21,8 @@ OPEN = [{"op": "initialize"}, {"op": "newSession"}]
 def test_run_prints_the_raw_transcript(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", str(FIXTURES / "handshake"), "--jitter", "3"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 2 and json.loads(lines[1])["id"] == 2
+    assert len(lines) == 3 and json.loads(lines[1])["id"] == 2
+    assert json.loads(lines[2])["params"]["update"]["sessionUpdate"] == "available_commands_update"
     assert "{{sessionId" not in lines[1]
 
 

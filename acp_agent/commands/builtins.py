@@ -1,0 +1,48 @@
+"""The built-in commands: `/compact` and `/init`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from acp_agent.commands import texts
+from acp_agent.commands.events import REPLY_EVENT, CommandReplyData
+from acp_agent.commands.registry import Command, Invocation
+from acp_agent.session.content import TextContent
+from acp_agent.session.events import COMMAND_SOURCE, TurnCompleted, TurnEndReason
+
+if TYPE_CHECKING:
+    from acp_agent.agent.agent import Agent, Ticket, TurnBody
+
+
+def reply(text: str) -> TurnBody:
+    """A turn body that answers `text` as the agent's message (a `command/reply` event) without
+    calling the model."""
+
+    async def body(agent: Agent, turn: int) -> TurnEndReason:
+        agent.session.append(REPLY_EVENT, CommandReplyData(turn=turn, text=text), ignorable=True)
+        return TurnCompleted()
+
+    return body
+
+
+def answer(invocation: Invocation, text: str) -> Ticket:
+    """Queue a turn that logs the command as typed (source `command`: never seen by the model,
+    never a title) and answers `text` without the model."""
+    return invocation.followup(invocation.content, COMMAND_SOURCE, reply(text))
+
+
+def _compact_unavailable(invocation: Invocation) -> Ticket:
+    return answer(invocation, texts.COMPACT_UNAVAILABLE)
+
+
+def _init(invocation: Invocation) -> Ticket:
+    prompt = texts.INIT_PROMPT + (f"\n\n{invocation.arguments}" if invocation.arguments else "")
+    return invocation.followup([TextContent(text=prompt), *invocation.attachments])
+
+
+COMPACT = Command("compact", texts.COMPACT_DESCRIPTION, _compact_unavailable, texts.COMPACT_HINT)
+"""`/compact [focus]`; until compaction exists it answers that it is not available. Compaction
+replaces it by registering a command of the same name."""
+INIT = Command("init", texts.INIT_DESCRIPTION, _init)
+"""`/init`: a model turn with `texts.INIT_PROMPT`, which writes an AGENTS.md."""
+BUILTINS = (COMPACT, INIT)

@@ -1,0 +1,101 @@
+"""User command files: `<cwd>/.acp-agent/commands/<name>.md` and `<config dir>/commands/<name>.md`.
+
+A file is a prompt template: its text (after an optional front-matter block) is sent as the prompt,
+`$ARGUMENTS` replaced by what was typed after the command. The front-matter's `description` (else
+the first line of the text) describes it in the editor's menu; a file that uses `$ARGUMENTS` (or
+names an `argument-hint`) takes input.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from acp_agent.commands.texts import FILE_INPUT_HINT
+
+log = logging.getLogger(__name__)
+
+PROJECT_DIR = Path(".acp-agent") / "commands"
+"""Where a project's command files live, under the session's cwd."""
+USER_DIR = "commands"
+"""Where the user's own command files live, under the config directory."""
+ARGUMENTS = "$ARGUMENTS"
+NAME = re.compile(r"[\w.-]+")
+"""What a command file's name (without `.md`) may be: what the editor sends after `/` up to a space."""
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*(?:\r?\n|\Z)", re.DOTALL | re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class CommandFile:
+    """One command file, read."""
+
+    name: str
+    path: Path
+    description: str
+    template: str
+    input_hint: str | None
+    """None when the command takes no input."""
+
+    def prompt(self, arguments: str) -> str:
+        """The prompt the command sends: the template with `$ARGUMENTS` replaced; a template
+        without it gets what was typed after a blank line (nothing typed is lost)."""
+        if ARGUMENTS in self.template:
+            return self.template.replace(ARGUMENTS, arguments)
+        return f"{self.template}\n\n{arguments}" if arguments else self.template
+
+
+def command_files(cwd: Path | None, config: Path) -> dict[str, CommandFile]:
+    """The command files by name: the user's (config directory), then the project's (cwd), which
+    win on a clash. Unreadable or empty files are left out with a warning."""
+    found: dict[str, CommandFile] = {}
+    directories = [config / USER_DIR] + ([cwd / PROJECT_DIR] if cwd is not None else [])
+    for directory in directories:
+        for path in sorted(directory.glob("*.md")):
+            command = read_command_file(path)
+            if command is not None:
+                found[command.name] = command
+    return found
+
+
+def read_command_file(path: Path) -> CommandFile | None:
+    """A command file, or None (with a warning) when it cannot serve as a command."""
+    name = path.name.removesuffix(".md")
+    if not NAME.fullmatch(name):
+        log.warning("ignoring the command file %s: a command name has no spaces or slashes", path)
+        return None
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        log.warning("ignoring the command file %s: %s", path, exc)
+        return None
+    meta, body = _split(text, path)
+    template = body.strip()
+    if not template:
+        log.warning("ignoring the command file %s: it has no prompt text", path)
+        return None
+    description = meta.get("description")
+    if not isinstance(description, str) or not description.strip():
+        description = template.splitlines()[0].lstrip("#").strip()
+    hint = meta.get("argument-hint")
+    input_hint = hint if isinstance(hint, str) and hint.strip() else None
+    if input_hint is None and ARGUMENTS in template:
+        input_hint = FILE_INPUT_HINT
+    return CommandFile(name, path, description.strip(), template, input_hint)
+
+
+def _split(text: str, path: Path) -> tuple[dict[str, Any], str]:
+    """The front-matter (a YAML mapping between `---` lines at the top) and the text after it."""
+    match = _FRONT_MATTER.match(text)
+    if match is None:
+        return {}, text
+    try:
+        meta = yaml.safe_load(match[1])
+    except yaml.YAMLError as exc:
+        log.warning("the front-matter of the command file %s is not YAML (%s); it is left out", path, exc)
+        meta = None
+    return (meta if isinstance(meta, dict) else {}), text[match.end() :]

@@ -1,0 +1,77 @@
+"""Command files: front-matter, description, input, `$ARGUMENTS`, which file wins."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+from acp_agent.commands import command_files, read_command_file
+from acp_agent.commands.texts import FILE_INPUT_HINT
+
+
+def write(path: Path, text: str | bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    return path
+
+
+def test_front_matter_gives_the_description_and_the_hint(tmp_path: Path) -> None:
+    path = write(tmp_path / "review.md", "---\ndescription: Review a file\nargument-hint: the file\n---\nReview $ARGUMENTS now.\n")
+    command = read_command_file(path)
+    assert command is not None
+    assert (command.name, command.description, command.input_hint) == ("review", "Review a file", "the file")
+    assert command.template == "Review $ARGUMENTS now."
+    assert command.prompt("a.py") == "Review a.py now."
+
+
+def test_without_front_matter_the_first_line_describes_and_arguments_give_input(tmp_path: Path) -> None:
+    command = read_command_file(write(tmp_path / "ship.md", "# Ship it to $ARGUMENTS\n\nShip to $ARGUMENTS, twice.\n"))
+    assert command is not None
+    assert (command.description, command.input_hint) == ("Ship it to $ARGUMENTS", FILE_INPUT_HINT)
+    assert command.prompt("prod") == "# Ship it to prod\n\nShip to prod, twice."
+
+
+def test_a_template_without_arguments_takes_no_input_and_keeps_what_was_typed(tmp_path: Path) -> None:
+    command = read_command_file(write(tmp_path / "standup.md", "Summarize today.\n"))
+    assert command is not None and command.input_hint is None
+    assert command.prompt("") == "Summarize today."
+    assert command.prompt("briefly") == "Summarize today.\n\nbriefly"
+
+
+def test_front_matter_that_is_not_a_mapping_or_not_yaml_is_left_out(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    listed = read_command_file(write(tmp_path / "a.md", "---\n- one\n---\nDo A.\n"))
+    broken = read_command_file(write(tmp_path / "b.md", "---\ndescription: [unclosed\n---\nDo B.\n"))
+    assert listed is not None and listed.description == "Do A."
+    assert broken is not None and (broken.description, broken.template) == ("Do B.", "Do B.")
+    assert "front-matter of the command file" in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "why"),
+    [
+        ("two words.md", "Do it.", "no spaces or slashes"),
+        ("empty.md", "---\ndescription: nothing\n---\n\n", "no prompt text"),
+        ("latin1.md", b"caf\xe9\n", "can't decode"),
+    ],
+)
+def test_files_that_cannot_be_commands_are_left_out_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, name: str, content: str | bytes, why: str
+) -> None:
+    with caplog.at_level(logging.WARNING):
+        assert read_command_file(write(tmp_path / name, content)) is None
+    assert why in caplog.text
+
+
+def test_the_projects_file_wins_over_the_users(tmp_path: Path) -> None:
+    cwd, config = tmp_path / "cwd", tmp_path / "config"
+    write(config / "commands" / "deploy.md", "The user's deploy.")
+    write(config / "commands" / "mine.md", "Only mine.")
+    write(cwd / ".acp-agent" / "commands" / "deploy.md", "The project's deploy.")
+    write(cwd / ".acp-agent" / "commands" / "notes.txt", "Not a command.")
+    found = command_files(cwd, config)
+    assert sorted(found) == ["deploy", "mine"]
+    assert found["deploy"].template == "The project's deploy."
+    assert list(command_files(None, config)) == ["deploy", "mine"]
+    assert command_files(cwd, tmp_path / "absent") == {"deploy": found["deploy"]}
