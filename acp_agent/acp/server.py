@@ -56,10 +56,12 @@ from acp_agent.agent.agent import Agent
 from acp_agent.agent.factory import PUBLISHED, AgentFactory
 from acp_agent.commands import COMMANDS, Announcer, Command
 from acp_agent.kernel.context import Context
+from acp_agent.kernel.scope import Disposer
 from acp_agent.llm.codes import MISSING_CREDENTIAL
 from acp_agent.session.content import CONTENT_BLOCK_ADAPTER, ContentBlock
 from acp_agent.session.errors import (
     InvalidSessionId,
+    SessionBusy,
     SessionLogDamaged,
     SessionNotFound,
     UnsupportedVersion,
@@ -167,8 +169,12 @@ class AcpServer:
         async with self._lifecycle.setdefault(session_id, anyio.Lock()):
             if session_id in self.sessions:  # open here already: reopened from what it wrote
                 await self._close(session_id)
-            loaded = self._read(session_id)
-            agent = await self._restore(session_id, cwd, loaded, replay)
+            unclaim = await self._claim(session_id)
+            try:  # read under the lock, so what another process wrote last is in
+                loaded = self._read(session_id)
+                agent = await self._restore(session_id, cwd, loaded, replay)
+            finally:
+                unclaim()  # a no-op once the agent's log took the lock over
             self._open(agent)
             return agent
 
@@ -225,6 +231,15 @@ class AcpServer:
         for entry in list(self.sessions.values()):
             if entry.commands is not None:
                 entry.commands.refresh()
+
+    async def _claim(self, session_id: str) -> Disposer:
+        """The stored session's lock (see `SessionStore.claim`); errors as the client should see them."""
+        try:
+            return await self.ctx.sessions.claim(session_id)
+        except (SessionNotFound, InvalidSessionId):
+            raise errors.session_not_found(session_id) from None
+        except SessionBusy as exc:
+            raise errors.internal_error(f"cannot open session {session_id!r}: {exc}") from None
 
     def _read(self, session_id: str, loading: str | None = None) -> LoadedSession:
         """A stored log, read back (a torn tail repaired); errors as the client should see them,

@@ -100,7 +100,7 @@ class AgentFactory:
         With `loaded` (a stored session read back), the agent continues that session: its header
         is kept (id, cwd, route, ...; `cwd` and `route` arguments are ignored) and its events are
         the seed, so turn numbers continue and the model sees the history. Attaching it to the
-        store rewrites the file, which writes a repaired tail back."""
+        store continues its file, which writes a repaired tail back."""
         ctx = self._ctx
         if loaded is not None:
             if seed or lineage is not None:
@@ -126,7 +126,7 @@ class AgentFactory:
                 pending = setup(agent)
                 if pending is not None:
                     await pending
-            scope.add(ctx.get(SESSIONS).attach(session))
+            scope.add(ctx.get(SESSIONS).attach(session, loaded=loaded))
         except BaseException:
             scope.dispose()
             raise

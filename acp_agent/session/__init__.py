@@ -31,8 +31,10 @@ from acp_agent.session.content import (
 from acp_agent.session.errors import (
     AlreadyAttached,
     DuplicateEventType,
+    ForeignSessionsDirectory,
     InvalidSessionId,
     InvariantViolation,
+    SessionBusy,
     SessionError,
     SessionLogDamaged,
     SessionNotFound,
@@ -78,9 +80,11 @@ from acp_agent.session.invariants import LogState
 from acp_agent.session.log import Session, completed_turn_prefix, now_ms
 from acp_agent.session.persistence import (
     INTERRUPTED_MESSAGE,
+    LOCK_WAIT_SECONDS,
     LoadedSession,
     SessionStore,
     SessionSummary,
+    StoredExtent,
     read_log,
 )
 from acp_agent.session.registry import EventRegistry, InvariantClass, default_registry
@@ -90,6 +94,7 @@ __all__ = [
     "CONTENT_BLOCK_ADAPTER",
     "CORE_EVENTS",
     "INTERRUPTED_MESSAGE",
+    "LOCK_WAIT_SECONDS",
     "STREAM_CHUNK_ADAPTER",
     "AlreadyAttached",
     "AssistantBlock",
@@ -104,6 +109,7 @@ __all__ = [
     "DuplicateEventType",
     "EmbeddedResource",
     "EventRegistry",
+    "ForeignSessionsDirectory",
     "Finish",
     "FinishReason",
     "InvalidSessionId",
@@ -116,6 +122,7 @@ __all__ = [
     "ReasoningDelta",
     "ResourceLink",
     "Session",
+    "SessionBusy",
     "SessionError",
     "SessionEvent",
     "SessionHeader",
@@ -127,6 +134,7 @@ __all__ = [
     "StepData",
     "StepEndEvent",
     "StepStartEvent",
+    "StoredExtent",
     "StreamChunk",
     "TextBlock",
     "TextContent",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 
@@ -62,3 +63,25 @@ class SessionNotFound(SessionError):
 
 class AlreadyAttached(SessionError):
     """A session id is already being persisted by this store."""
+
+
+class SessionBusy(SessionError):
+    """Another live process has the session open (it holds the session's lock)."""
+
+    def __init__(self, session_id: str, waited: float) -> None:
+        self.session_id = session_id
+        super().__init__(
+            f"session {session_id!r} is open in another process"
+            f" (still after waiting {waited:g} s); close it there first"
+        )
+
+
+class ForeignSessionsDirectory(SessionError):
+    """The sessions directory belongs to another user."""
+
+    def __init__(self, directory: Path, owner: int) -> None:
+        self.directory = directory
+        super().__init__(
+            f"sessions directory {directory} belongs to uid {owner}, not to this user (uid {os.getuid()});"
+            " refusing to keep session logs there (set ACP_AGENT_SESSIONS to a directory of your own)"
+        )

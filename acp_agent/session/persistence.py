@@ -11,17 +11,21 @@ from typing import Any, BinaryIO, Final
 
 from pydantic import BaseModel
 
+import anyio
+
 from acp_agent.kernel.scope import Disposer
 from acp_agent.session.content import ContentBlock, TextContent
 from acp_agent.session.errors import (
     AlreadyAttached,
     InvalidSessionId,
     InvariantViolation,
+    SessionBusy,
     SessionLogDamaged,
     SessionNotFound,
     UnknownEventType,
     UnsupportedVersion,
 )
+from acp_agent.session.files import LogFile, SessionLock, check_owner, private_dir
 from acp_agent.session.events import (
     USER_SOURCES,
     SessionEvent,
@@ -45,8 +49,22 @@ log = logging.getLogger(__name__)
 
 SESSION_FILE = "session.jsonl"
 INTERRUPTED_MESSAGE = "interrupted: the process stopped before this call finished"
-# Large enough that a streamed turn rarely touches the disk before its turn/end flush.
-_BUFFER_BYTES = 1 << 16
+LOCK_WAIT_SECONDS = 3.0
+"""How long opening a session waits for another process to let go of it (an editor restarting its
+agent while the old process is still shutting down)."""
+_LOCK_POLL_SECONDS = 0.05
+
+
+@dataclass(frozen=True)
+class StoredExtent:
+    """How much of a log file a load kept: what `attach` continues after."""
+
+    header: SessionHeader
+    """The header as the file has it (a caller may hand `attach` another one: then it rewrites)."""
+    events: int
+    """How many events are in the file (those a repair added are not)."""
+    end: int
+    """The bytes that hold the header and those events, without the last newline."""
 
 
 @dataclass(frozen=True)
@@ -56,6 +74,8 @@ class LoadedSession:
     header: SessionHeader
     events: list[SessionEvent]
     repaired: bool
+    extent: StoredExtent | None = None
+    """Where the file's kept part ends; None for a log not read from this store's file."""
 
 
 @dataclass(frozen=True)
@@ -76,12 +96,17 @@ def _line(model: BaseModel) -> bytes:
 
 
 class SessionStore:
-    """Session logs under `root`, as `root/<session id>/session.jsonl`."""
+    """Session logs under `root`, as `root/<session id>/session.jsonl`, private to the user (files
+    0600, directories 0700). A session attached here is locked against every other process (and
+    every other store) until it is detached."""
 
-    def __init__(self, root: Path, *, registry: EventRegistry) -> None:
+    def __init__(self, root: Path, *, registry: EventRegistry, lock_wait: float = LOCK_WAIT_SECONDS) -> None:
+        check_owner(root)
         self.root = root
         self.registry = registry
+        self.lock_wait = lock_wait
         self._attached: dict[str, Disposer] = {}
+        self._claims: dict[str, SessionLock] = {}
 
     def path_of(self, session_id: str) -> Path:
         """The log file of a session; ids that could leave `root` are refused."""
@@ -89,26 +114,57 @@ class SessionStore:
             raise InvalidSessionId(f"session id {session_id!r} cannot name a directory")
         return self.root / session_id / SESSION_FILE
 
-    def attach(self, session: Session) -> Disposer:
-        """Write the session's header and events, then every event it appends. The file is
-        flushed at each turn/end and when the returned disposer (or `close`) detaches it."""
+    async def claim(self, session_id: str) -> Disposer:
+        """Lock a stored session for this store before reading it back, waiting up to
+        `lock_wait` seconds while another process has it open (then `SessionBusy`). `attach`
+        takes the claim over; the disposer lets go of a claim nothing attached."""
+        directory = self.path_of(session_id).parent
+        if not directory.is_dir():
+            raise SessionNotFound(f"no session log for {session_id!r} under {self.root}")
+        if session_id in self._claims or session_id in self._attached:
+            raise AlreadyAttached(f"session {session_id!r} is already open in this store")
+        with anyio.move_on_after(self.lock_wait):
+            while (lock := SessionLock.try_acquire(directory)) is None:
+                await anyio.sleep(_LOCK_POLL_SECONDS)
+        if lock is None:
+            raise SessionBusy(session_id, self.lock_wait)
+        self._claims[session_id] = lock
+
+        def unclaim() -> None:
+            if self._claims.get(session_id) is lock:
+                del self._claims[session_id]
+                lock.release()
+
+        return unclaim
+
+    def attach(self, session: Session, *, loaded: LoadedSession | None = None) -> Disposer:
+        """Write the session's log and then every event it appends, each one handed to the
+        operating system before `append` returns. A `loaded` session (read back from this store)
+        continues its file: the repaired tail replaces the torn one, and the file is rewritten only
+        when the header changed. The session's lock (its claim, or taken now) is held until the
+        returned disposer (or `close`) detaches it."""
         if session.id in self._attached:
             raise AlreadyAttached(f"session {session.id!r} is already attached")
         path = self.path_of(session.id)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # Rewrite rather than append: a resumed session may differ from its file by a repaired
-        # tail. Writing aside and renaming keeps the old file intact until the new one is whole.
-        staging = path.with_name(SESSION_FILE + ".tmp")
-        with staging.open("wb") as out:
-            out.write(_line(session.header))
-            out.writelines(_line(event) for event in session.events)
-        os.replace(staging, path)
-        file = path.open("ab", buffering=_BUFFER_BYTES)
+        lock = self._claims.pop(session.id, None)
+        if lock is None:
+            private_dir(path.parent)
+            lock = SessionLock.try_acquire(path.parent)
+            if lock is None:
+                raise SessionBusy(session.id, 0)
+        try:
+            extent = loaded.extent if loaded is not None else None
+            if extent is not None and extent.header == session.header:
+                file = LogFile.reopen(path, extent.end)
+                file.append(b"".join(_line(event) for event in session.events[extent.events :]))
+            else:
+                file = LogFile.create(path, [_line(session.header), *(_line(event) for event in session.events)])
+        except BaseException:
+            lock.release()
+            raise
 
         def write(event: SessionEvent) -> None:
-            file.write(_line(event))
-            if event.type == "turn/end":
-                file.flush()
+            file.append(_line(event))
 
         unsubscribe = session.subscribe(write)
 
@@ -117,14 +173,18 @@ class SessionStore:
                 del self._attached[session.id]
                 unsubscribe()
                 file.close()
+                lock.release()
 
         self._attached[session.id] = detach
         return detach
 
     def close(self) -> None:
-        """Detach every session, flushing what is still buffered."""
+        """Detach every session and let go of every claim."""
         for detach in list(self._attached.values()):
             detach()
+        for lock in self._claims.values():
+            lock.release()
+        self._claims.clear()
 
     def load(self, session_id: str) -> LoadedSession:
         """Read a session's log back (see `read_log`)."""
@@ -231,10 +291,12 @@ def read_log(path: Path, registry: EventRegistry) -> LoadedSession:
         assert isinstance(item, SessionEvent)  # a line that did not parse is a problem above
         state.apply(item)
         events.append(item)
+    # The header's line and those of the kept events, without the last newline.
+    extent = StoredExtent(header, len(events), sum(len(line) + 1 for line in lines[: len(events) + 1]) - 1)
     if state.open_turn is not None:
         repaired = True
         _close_open_turn(state, state.open_turn, events)
-    return LoadedSession(header, events, repaired)
+    return LoadedSession(header, events, repaired, extent)
 
 
 def _json_object(line: bytes) -> dict[str, Any]:

@@ -1,17 +1,24 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 
 from acp_agent.session import (
     INTERRUPTED_MESSAGE,
     AlreadyAttached,
+    ForeignSessionsDirectory,
     InvalidSessionId,
+    LoadedSession,
     OpaqueEvent,
     Session,
+    SessionBusy,
+    SessionHeader,
     SessionLogDamaged,
     SessionNotFound,
     SessionStore,
@@ -72,21 +79,21 @@ def test_attach_writes_the_header_and_the_events_so_far(store: SessionStore) -> 
     store.attach(child)
     path = store.path_of("child")
     assert path.read_text(encoding="utf-8").splitlines() == jsonl(child)
-    assert not path.with_name("session.jsonl.tmp").exists()
+    assert sorted(p.name for p in path.parent.iterdir()) == ["lock", "session.jsonl"]  # no staging file left
 
 
-def test_the_file_lags_until_turn_end_then_holds_everything(store: SessionStore) -> None:
+def test_every_event_is_in_the_file_when_append_returns(store: SessionStore) -> None:
+    """Handed to the OS, not buffered: another reader (a process started after a kill -9) sees it."""
     session = new_session()
     store.attach(session)
     path = store.path_of(session.id)
     start_turn(session)
+    assert read_json_lines(path) == dumps(session)
     open_step(session, 1, 1, calls=["c"])
-    assert read_json_lines(path) == [session.header.dump()]  # buffered, not yet on disk
+    assert read_json_lines(path) == dumps(session)
     close_step(session, 1, 1, calls=["c"])
     end_turn(session, 1)
     assert read_json_lines(path) == dumps(session)
-    start_turn(session)
-    assert read_json_lines(path) == dumps(session)[:-2]
 
 
 def test_close_flushes_the_open_turn(store: SessionStore) -> None:
@@ -120,18 +127,135 @@ def test_a_session_is_attached_once(store: SessionStore) -> None:
     assert read_json_lines(store.path_of(session.id)) == dumps(session)
 
 
-def test_reattaching_rewrites_the_file_as_the_session_holds_it(store: SessionStore) -> None:
+def resume(store: SessionStore, session_id: str, *, header: SessionHeader | None = None) -> tuple[Session, LoadedSession]:
+    loaded = store.load(session_id)
+    resumed = Session(header or loaded.header, registry=store.registry, seed=loaded.events)
+    store.attach(resumed, loaded=loaded)
+    return resumed, loaded
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        pytest.param(['{"type":"turn/st'], id="torn line"),
+        pytest.param(["not json", '{"type":"turn/end"}'], id="garbage lines"),
+        pytest.param([], id="unterminated last line"),
+    ],
+)
+def test_reattaching_a_loaded_session_continues_its_file(store: SessionStore, tail: list[str]) -> None:
+    """The kept part stays where it is (same file, same bytes); the torn tail gives way to the
+    repaired one and what the session appends next."""
+    session = new_session()
+    complete_turn(session)
+    start_turn(session)  # left open: the process stopped here
+    path = store.path_of(session.id)
+    path.parent.mkdir(parents=True)
+    kept = jsonl(session)
+    write_lines(path, kept + tail, tail="")
+    inode = path.stat().st_ino
+    resumed, loaded = resume(store, session.id)
+    assert loaded.repaired
+    complete_turn(resumed)
+    assert path.stat().st_ino == inode
+    assert path.read_bytes().startswith("\n".join(kept).encode() + b"\n")
+    assert read_json_lines(path) == dumps(resumed)
+    assert resumed.events[len(session.events)].type == "turn/end"  # the repair
+
+
+def test_a_loaded_session_whose_header_changed_is_rewritten_whole(store: SessionStore) -> None:
     session = new_session()
     complete_turn(session)
     path = store.path_of(session.id)
     path.parent.mkdir(parents=True)
-    write_lines(path, jsonl(session) + ['{"type":"turn/st'], tail="")  # a torn tail
-    loaded = store.load(session.id)
-    assert loaded.repaired
-    resumed = Session(loaded.header, registry=store.registry, seed=loaded.events)
-    store.attach(resumed)
-    complete_turn(resumed)
+    write_lines(path, jsonl(session))
+    moved = session.header.model_copy(update={"route": "s9"})
+    resumed, _ = resume(store, session.id, header=moved)
+    assert read_json_lines(path)[0]["route"] == "s9"
     assert read_json_lines(path) == dumps(resumed)
+    assert sorted(p.name for p in path.parent.iterdir()) == ["lock", "session.jsonl"]
+
+
+# --- one owner at a time, private files -------------------------------------------------------
+
+
+def test_an_attached_session_is_locked_against_every_other_store(store: SessionStore) -> None:
+    """Another store stands for another process: flock locks conflict between open files."""
+    other = SessionStore(store.root, registry=store.registry, lock_wait=0.1)
+    session = new_session()
+    detach = store.attach(session)
+    with pytest.raises(SessionBusy, match="'s-1' is open in another process"):
+        other.attach(new_session())
+    with pytest.raises(SessionBusy, match="open in another process"):
+        anyio.run(other.claim, session.id)
+    detach()  # the lock goes with the attachment
+    unclaim = anyio.run(other.claim, session.id)
+    with pytest.raises(AlreadyAttached):
+        anyio.run(other.claim, session.id)
+    with pytest.raises(SessionBusy):
+        store.attach(session)
+    unclaim()
+    unclaim()
+    store.attach(session)
+    other.close()
+
+
+def test_a_claim_waits_for_the_holder_to_let_go(store: SessionStore) -> None:
+    session = new_session()
+    detach = store.attach(session)
+    other = SessionStore(store.root, registry=store.registry, lock_wait=10)
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(anyio.to_thread.run_sync, detach)  # let go while the claim polls
+            unclaim = await other.claim(session.id)
+        other.attach(resume_of(other, session.id), loaded=other.load(session.id))
+        unclaim()  # taken over by the attachment: nothing to let go
+
+    anyio.run(main)
+    with pytest.raises(SessionBusy):
+        store.attach(session)
+    other.close()  # lets go of attachments and claims alike
+    store.attach(session)
+
+
+def resume_of(store: SessionStore, session_id: str) -> Session:
+    loaded = store.load(session_id)
+    return Session(loaded.header, registry=store.registry, seed=loaded.events)
+
+
+def test_a_claim_needs_a_stored_session(store: SessionStore) -> None:
+    with pytest.raises(SessionNotFound):
+        anyio.run(store.claim, "nobody")
+
+
+def test_logs_and_their_directories_are_private_whatever_the_umask(tmp_path: Path) -> None:
+    tmp_path.chmod(0o755)
+    previous = os.umask(0)
+    try:
+        store = SessionStore(tmp_path / "state" / "sessions", registry=default_registry())
+        session = new_session()
+        store.attach(session)
+        complete_turn(session)
+        store.close()
+        resumed, _ = resume(store, session.id, header=session.header.model_copy(update={"route": "s2"}))
+    finally:
+        os.umask(previous)
+    path = store.path_of(session.id)
+    modes = {p: stat.S_IMODE(p.stat().st_mode) for p in (path, path.with_name("lock"), path.parent, store.root, store.root.parent)}
+    assert modes == {path: 0o600, path.with_name("lock"): 0o600, path.parent: 0o700, store.root: 0o700, store.root.parent: 0o700}
+    assert stat.S_IMODE(tmp_path.stat().st_mode) == 0o755  # what existed already keeps its mode
+    store.close()
+
+
+def test_a_sessions_directory_of_another_user_is_refused(tmp_path: Path) -> None:
+    foreign = tmp_path / "sessions"
+    foreign.mkdir()
+    if os.getuid() == 0:
+        os.chown(foreign, 65534, 65534)
+    else:  # pragma: no cover - the suite runs as root in CI; as a user, root's own directory
+        foreign = Path("/")
+    with pytest.raises(ForeignSessionsDirectory, match=f"sessions directory {foreign} belongs to uid"):
+        SessionStore(foreign, registry=default_registry())
 
 
 # --- reading back -----------------------------------------------------------------------------
@@ -319,17 +443,18 @@ def test_an_open_turn_between_steps_gets_only_a_turn_end(tmp_path: Path) -> None
     assert [e.type for e in loaded.events[len(session.events):]] == ["turn/end"]
 
 
-def test_a_crash_mid_turn_loses_at_most_the_open_turn(store: SessionStore) -> None:
+def test_a_crash_mid_turn_keeps_the_open_turn_up_to_its_last_event(store: SessionStore) -> None:
     session = new_session()
     store.attach(session)
     complete_turn(session)
-    committed = [e.dump() for e in session.events]
     start_turn(session)
     open_step(session, 2, 1, calls=["c"])
-    # The process dies here (the store is never closed): the open turn never reached the disk.
+    written = [e.dump() for e in session.events]
+    # The process dies here (the store is never closed): what was appended is on disk.
     loaded = read_log(store.path_of(session.id), store.registry)
-    assert not loaded.repaired
-    assert [e.dump() for e in loaded.events] == committed
+    assert loaded.repaired
+    assert [e.dump() for e in loaded.events[: len(written)]] == written
+    assert [e.type for e in loaded.events[len(written) :]] == ["tool/result", "step/end", "turn/end"]
 
 
 def test_a_tail_that_breaks_the_invariants_is_dropped(tmp_path: Path) -> None:

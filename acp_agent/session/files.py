@@ -1,0 +1,121 @@
+"""The bytes of session logs on disk: the one write path, the per-session lock, private modes.
+
+Every log line goes through `LogFile.append`, which returns once `write(2)` has taken all of it:
+the bytes then belong to the operating system and survive the process (kill -9, a signal, a
+crash), not the machine (no fsync). Batching, should a profile ever ask for it, belongs here and
+must keep that rule for whatever reaches stdout after it (see the package README).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+from acp_agent.session.errors import ForeignSessionsDirectory
+
+FILE_MODE = 0o600
+DIR_MODE = 0o700
+LOCK_FILE = "lock"
+
+
+class LogFile:
+    """An open session log, appended to one whole line at a time."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    @classmethod
+    def create(cls, path: Path, lines: Iterable[bytes]) -> LogFile:
+        """A log written whole: into a staging file of its own (two writers never share one),
+        renamed over `path` once complete, so a reader sees the old file or the new one."""
+        fd, staging = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            os.fchmod(fd, FILE_MODE)
+            log = cls(fd)
+            log.append(b"".join(lines))
+            os.replace(staging, path)
+        except BaseException:
+            os.close(fd)
+            os.unlink(staging)
+            raise
+        return log
+
+    @classmethod
+    def reopen(cls, path: Path, end: int) -> LogFile:
+        """An existing log continued after its first `end` bytes (what follows is a torn tail,
+        dropped). `end` ends a line without its newline, which is written again here."""
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+        try:
+            os.fchmod(fd, FILE_MODE)
+            os.ftruncate(fd, end)
+            log = cls(fd)
+            log.append(b"\n")
+        except BaseException:
+            os.close(fd)
+            raise
+        return log
+
+    def append(self, data: bytes) -> None:
+        """Hand `data` to the operating system; returns when `write(2)` has taken all of it."""
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._fd, view) :]
+
+    def close(self) -> None:
+        os.close(self._fd)
+
+
+class SessionLock:
+    """An exclusive `flock` on a session directory's lock file. The kernel drops it when the
+    process dies, however it dies, so it never goes stale."""
+
+    def __init__(self, fd: int, path: Path) -> None:
+        self._fd: int | None = fd
+        self.path = path
+
+    @classmethod
+    def try_acquire(cls, directory: Path) -> SessionLock | None:
+        """The lock, or None while another holder (another process, or another open file of this
+        one) has it."""
+        path = directory / LOCK_FILE
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        return cls(fd, path)
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing the last descriptor of the open file drops the flock
+            self._fd = None
+
+
+def private_dir(path: Path) -> None:
+    """Make `path` and any missing parent a directory only the user can enter (0700, whatever
+    the umask); directories that exist already keep their mode."""
+    missing = []
+    while not path.exists():
+        missing.append(path)
+        path = path.parent
+    for directory in reversed(missing):
+        try:
+            os.mkdir(directory, DIR_MODE)
+        except FileExistsError:  # made by someone else meanwhile: theirs to keep as it is
+            continue
+        os.chmod(directory, DIR_MODE)
+
+
+def check_owner(directory: Path) -> None:
+    """Refuse a sessions directory that exists and is not the user's: logs hold the user's
+    conversations and commands, so another account must not be able to read or plant them."""
+    try:
+        owner = directory.stat().st_uid
+    except FileNotFoundError:
+        return  # made (private, the user's) when the first session is written
+    if owner != os.getuid():
+        raise ForeignSessionsDirectory(directory, owner)
