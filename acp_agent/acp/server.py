@@ -235,7 +235,7 @@ class AcpServer:
     async def _claim(self, session_id: str) -> Disposer:
         """The stored session's lock (see `SessionStore.claim`); errors as the client should see them."""
         try:
-            return await self.ctx.sessions.claim(session_id)
+            return await self.ctx.get(SESSIONS).claim(session_id)
         except (SessionNotFound, InvalidSessionId):
             raise errors.session_not_found(session_id) from None
         except SessionBusy as exc:
