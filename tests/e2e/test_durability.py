@@ -3,7 +3,6 @@ saw, and one session is open in one process at a time."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -28,11 +27,7 @@ LONG_TEXT = "".join(f"word{i} " for i in range(12_000))  # about 100 KiB of delt
 @asynccontextmanager
 async def killed_server(store: Store, script: Any) -> AsyncIterator[Wire]:
     """A scripted server on the store that the block ends with kill -9 (whatever it was doing)."""
-    store.runs += 1
-    path = store.tmp_path / f"script-{store.runs}.json"
-    path.write_text(json.dumps(script), encoding="utf-8")
-    env = {"ACP_AGENT_SCRIPT": str(path), "ACP_AGENT_SESSIONS": str(store.sessions)}
-    async with spawn_server(config=RECORD_CONFIG, env=env) as wire:
+    async with spawn_server(config=RECORD_CONFIG, env=store.env(script)) as wire:
         await wire.request("initialize", {"protocolVersion": 1})
         try:
             yield wire

@@ -68,16 +68,19 @@ class Store:
     @asynccontextmanager
     async def serve(self, script: Any) -> AsyncIterator[Wire]:
         """A scripted-model server on this store, initialized; it must exit 0 with clean stdout."""
-        self.runs += 1
-        path = self.tmp_path / f"script-{self.runs}.json"
-        path.write_text(json.dumps(script), encoding="utf-8")
-        env = {"ACP_AGENT_SCRIPT": str(path), "ACP_AGENT_SESSIONS": str(self.sessions)}
-        async with spawn_server(config=RECORD_CONFIG, env=env) as wire:
+        async with spawn_server(config=RECORD_CONFIG, env=self.env(script)) as wire:
             await wire.request("initialize", {"protocolVersion": 1})
             yield wire
             assert await wire.finish() == 0
         assert wire.garbage == []
         assert "replay: " not in wire.stderr_text and "Traceback" not in wire.stderr_text, wire.stderr_text
+
+    def env(self, script: Any) -> dict[str, str]:
+        """The environment of a server on this store whose scripted model plays `script`."""
+        self.runs += 1
+        path = self.tmp_path / f"script-{self.runs}.json"
+        path.write_text(json.dumps(script), encoding="utf-8")
+        return {"ACP_AGENT_SCRIPT": str(path), "ACP_AGENT_SESSIONS": str(self.sessions)}
 
     async def new_session(self, wire: Wire, cwd: Path | None = None) -> str:
         response = await wire.request("session/new", {"cwd": str(cwd or self.cwd), "mcpServers": []})
