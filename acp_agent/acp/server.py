@@ -67,7 +67,7 @@ from acp_agent.session.errors import (
     UnsupportedVersion,
 )
 from acp_agent.session.events import SessionEvent, SessionHeader, TurnEndReason
-from acp_agent.session.persistence import LoadedSession, SessionStore
+from acp_agent.session.persistence import LoadedSession
 from acp_agent.agent.keys import AGENTS
 from acp_agent.session.persistence import SESSIONS
 from acp_agent.tools.registry import TOOLS
@@ -245,8 +245,7 @@ class AcpServer:
         """A stored log, read back (a torn tail repaired); errors as the client should see them,
         naming the session being loaded (`loading`, when the log is one of its children's)."""
         try:
-            store: SessionStore = self.ctx.get(SESSIONS)
-            return store.load(session_id)
+            return self.ctx.get(SESSIONS).load(session_id)
         except (SessionNotFound, InvalidSessionId):
             raise errors.session_not_found(session_id) from None
         except (SessionLogDamaged, UnsupportedVersion) as exc:

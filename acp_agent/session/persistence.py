@@ -353,4 +353,4 @@ def _close_open_turn(state: LogState, turn: int, events: list[SessionEvent]) -> 
 
 
 SESSIONS: Final = ServiceKey[SessionStore]("sessions")
-"""`ctx.get(SESSIONS)`: The session store: logs written behind, loaded, listed."""
+"""`ctx.get(SESSIONS)`: The session store: logs written as events are appended, loaded, listed."""
