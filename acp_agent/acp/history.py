@@ -22,13 +22,14 @@ from acp_agent.acp.schema import (
     BlobResourceContents,
     ContentChunk,
     EmbeddedResource,
+    Image,
     ResourceLink,
     SessionUpdate,
     Text,
     TextResourceContents,
 )
 from acp_agent.acp.updates import ChildOrigin, ToolLookup, UpdateMapper
-from acp_agent.session.content import ContentBlock, TextContent
+from acp_agent.session.content import ContentBlock, ImageContent, TextContent
 from acp_agent.session.content import EmbeddedResource as StoredResource
 from acp_agent.session.content import TextResourceContents as StoredText
 from acp_agent.session.events import COMMAND_SOURCE, USER_SOURCES, SessionEvent, SessionHeader
@@ -110,10 +111,12 @@ def _children_by_call(log: StoredLog) -> dict[str, list[StoredLog]]:
     return by_call
 
 
-def _wire(block: ContentBlock) -> Text | ResourceLink | EmbeddedResource:
+def _wire(block: ContentBlock) -> Text | ResourceLink | EmbeddedResource | Image:
     """A stored user content block as ACP content (a link keeps the optional fields ACP knows)."""
     if isinstance(block, TextContent):
         return Text(text=block.text)
+    if isinstance(block, ImageContent):
+        return Image(data=block.data, mime_type=block.mime_type, uri=block.uri)
     if isinstance(block, StoredResource):
         stored = block.resource
         resource: TextResourceContents | BlobResourceContents

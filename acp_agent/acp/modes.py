@@ -3,13 +3,17 @@ advertise, `session/set_mode` and `session/set_config_option`.
 
 The modes (`ask`, `auto`, `plan`) are the permissions service's, offered only when the composition
 has one. The config options are a `mode` select (category `mode`: the same modes, for clients that
-prefer config options, which ACP says they should) and a `model` select (category `model`: the
-agents row's models, current = the agent's model). Both methods change the same state, so both
-views stay in step: a mode change sends `current_mode_update` and `config_option_update`, a model
-change `config_option_update`; each is logged in the session (`session/mode`, `session/config`).
+prefer config options, which ACP says they should), a `model` select (category `model`: the
+agents row's models, current = the agent's model) and, when the current model declares
+`thoughtLevels`, a `thought_level` select (category `thought_level`: those levels, current = the
+agent's reasoning effort). Both methods change the same state, so both views stay in step: a mode
+change sends `current_mode_update` and `config_option_update`, a model or level change
+`config_option_update` (after a model switch it lists the new model's levels, or none); each is
+logged in the session (`session/mode`, `session/config`).
 
-A loaded or resumed session answers with the mode and model it was left with; the replay does not
-repeat earlier switches (they are settings, not conversation), the response is the last word.
+A loaded or resumed session answers with the mode, model and level it was left with; the replay
+does not repeat earlier switches (they are settings, not conversation), the response is the last
+word.
 """
 
 from __future__ import annotations
@@ -31,8 +35,8 @@ from acp_agent.acp.schema import (
     SetSessionModeParams,
 )
 from acp_agent.agent.agent import Agent
-from acp_agent.agent.config import MODEL_CONFIG, choose_model
-from acp_agent.agent.errors import UnknownModel
+from acp_agent.agent.config import MODEL_CONFIG, THOUGHT_LEVEL_CONFIG, choose, model_entry
+from acp_agent.agent.errors import UnknownModel, UnknownThoughtLevel
 from acp_agent.kernel.context import Context
 from acp_agent.permissions.errors import UnknownMode
 from acp_agent.agent.keys import AGENTS
@@ -88,6 +92,18 @@ def config_options(ctx: Context, agent: Agent) -> list[SessionConfigSelect]:
             ],
         )
     )
+    levels = model_entry(ctx.get(AGENTS).models, agent.options.model).thought_levels
+    if levels:
+        options.append(
+            SessionConfigSelect(
+                id=THOUGHT_LEVEL_CONFIG,
+                name="Reasoning effort",
+                description="How hard the model thinks before it answers",
+                category="thought_level",
+                current_value=agent.options.reasoning_effort or levels[0],
+                options=[SessionConfigSelectOption(value=level, name=level) for level in levels],
+            )
+        )
     return options
 
 
@@ -105,10 +121,10 @@ async def set_config_option(server: AcpServer, params: SetSessionConfigOptionPar
     if params.config_id == MODE_CONFIG and MODE_CONFIG in offered:
         _switch_mode(server, agent, params.value, "value")
         _notify(server, agent, CurrentModeUpdate(current_mode_id=params.value))
-    elif params.config_id == MODEL_CONFIG:
+    elif params.config_id in (MODEL_CONFIG, THOUGHT_LEVEL_CONFIG) and params.config_id in offered:
         try:
-            choose_model(agent, params.value)
-        except UnknownModel as exc:
+            choose(agent, params.config_id, params.value)
+        except (UnknownModel, UnknownThoughtLevel) as exc:
             raise errors.invalid_params(f"value: {exc}") from None
     else:
         known = ", ".join(map(repr, offered))

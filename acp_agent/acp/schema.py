@@ -207,9 +207,19 @@ class EmbeddedResource(Model):
     resource: TextResourceContents | BlobResourceContents
 
 
+class Image(Model):
+    """An `image` content block (a user message's image, replayed by `session/load`)."""
+
+    type: Literal["image"] = "image"
+    data: str
+    """Base64."""
+    mime_type: str
+    uri: str | None = None
+
+
 class ContentChunk(Model):
     session_update: Literal["agent_message_chunk", "agent_thought_chunk", "user_message_chunk"]
-    content: Annotated[Text | ResourceLink | EmbeddedResource, Field(discriminator="type")]
+    content: Annotated[Text | ResourceLink | EmbeddedResource | Image, Field(discriminator="type")]
 
 
 class ToolCallContent(Model):

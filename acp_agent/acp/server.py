@@ -53,12 +53,19 @@ from acp_agent.acp.history import StoredLog, history_updates
 from acp_agent.acp.listing import list_page
 from acp_agent.acp.updates import ChildOrigin, UpdateMapper
 from acp_agent.agent.agent import Agent
+from acp_agent.agent.config import model_entry
 from acp_agent.agent.factory import PUBLISHED, AgentFactory
 from acp_agent.commands import COMMANDS, Announcer, Command
 from acp_agent.kernel.context import Context
 from acp_agent.kernel.scope import Disposer
 from acp_agent.llm.codes import MISSING_CREDENTIAL
-from acp_agent.session.content import CONTENT_BLOCK_ADAPTER, ContentBlock
+from acp_agent.session.content import (
+    CONTENT_BLOCK_ADAPTER,
+    BlobResourceContents,
+    ContentBlock,
+    EmbeddedResource,
+    ImageContent,
+)
 from acp_agent.session.errors import (
     InvalidSessionId,
     SessionBusy,
@@ -84,7 +91,7 @@ STOP_REASONS: dict[str, StopReason] = {
     "disposed": "cancelled",
     "interrupted": "cancelled",
 }
-PROMPT_BLOCK_TYPES = ("text", "resource_link", "resource")
+PROMPT_BLOCK_TYPES = ("text", "resource_link", "resource", "image")
 LIST_PAGE_SIZE = 50
 """Sessions per `session/list` page."""
 CLOSED_BY_CLIENT = "the client closed the session"
@@ -128,7 +135,10 @@ class AcpServer:
             protocol_version=PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(
                 load_session=True,
-                prompt_capabilities=PromptCapabilities(embedded_context=True),
+                # Per connection, before any session: images if any model offered takes them.
+                prompt_capabilities=PromptCapabilities(
+                    image=any(entry.vision for entry in self.ctx.get(AGENTS).models), embedded_context=True
+                ),
                 session_capabilities=SessionCapabilities(list=Supported(), resume=Supported(), close=Supported()),
                 meta=EXTENSIONS,
             ),
@@ -330,6 +340,7 @@ class AcpServer:
         once this prompt is answered, so no frame of it precedes this answer on the wire."""
         entry = self._session(params.session_id)
         content = [_content_block(i, block) for i, block in enumerate(params.prompt)]
+        _check_attachments(content, entry.agent)
         # Nothing is awaited before the message is queued: arrival order is the order the
         # connection read the requests in, and a `session/cancel` read after it cancels it.
         if self.commands is not None and entry.commands is not None:
@@ -372,12 +383,27 @@ def _content_block(index: int, block: dict[str, Any]) -> ContentBlock:
     kind = block.get("type")
     if kind not in PROMPT_BLOCK_TYPES:
         raise errors.invalid_params(
-            f"prompt[{index}]: content type {kind!r} is not supported (this agent takes text, resource_link and resource)"
+            f"prompt[{index}]: content type {kind!r} is not supported (this agent takes text, resource_link, resource and image)"
         )
     try:
         return CONTENT_BLOCK_ADAPTER.validate_python(block)
     except ValidationError as exc:
         raise errors.invalid_params(f"prompt[{index}]: {_brief(exc)}") from None
+
+
+def _check_attachments(content: Sequence[ContentBlock], agent: Agent) -> None:
+    """Images only for a model that takes them (the session's model when the prompt arrives);
+    images and binary files no larger than the session log keeps (`maxAttachmentBytes`)."""
+    agents = agent.ctx.get(AGENTS)
+    for index, block in enumerate(content):
+        if isinstance(block, ImageContent) and not model_entry(agents.models, agent.options.model).vision:
+            raise errors.invalid_params(f"model {agent.options.model} does not take images")
+        attached = block.resource if isinstance(block, EmbeddedResource) else block
+        if isinstance(attached, (ImageContent, BlobResourceContents)) and attached.size > agents.max_attachment_bytes:
+            raise errors.invalid_params(
+                f"prompt[{index}]: the attachment is {attached.size} bytes, more than the"
+                f" {agents.max_attachment_bytes} a prompt may attach (maxAttachmentBytes)"
+            )
 
 
 def _stop_reason(reason: TurnEndReason) -> StopReason:

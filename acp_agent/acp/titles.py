@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from acp_agent.session.content import ContentBlock, EmbeddedResource, ResourceLink, TextContent
+from acp_agent.session.content import ContentBlock, EmbeddedResource, ImageContent, ResourceLink, TextContent
 
 TITLE_LENGTH = 80
 """A title is the session's first user message, whitespace collapsed, cut to this length."""
@@ -21,8 +21,10 @@ def session_title(content: Sequence[ContentBlock]) -> str | None:
     return title or None
 
 
-def _name(block: ResourceLink | EmbeddedResource) -> str:
-    """A link's name; an attached file's, the last segment of its URI."""
+def _name(block: ResourceLink | EmbeddedResource | ImageContent) -> str:
+    """A link's name; an attached file's or image's, the last segment of its URI (an image
+    without one has no name)."""
     if isinstance(block, ResourceLink):
         return block.name
-    return block.resource.uri.rstrip("/").rsplit("/", 1)[-1]
+    uri = block.resource.uri if isinstance(block, EmbeddedResource) else block.uri or ""
+    return uri.rstrip("/").rsplit("/", 1)[-1]

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import logging
 import uuid
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from acp_agent.agent.agent import Agent
-from acp_agent.agent.config import MODEL_CONFIG, ModelEntry, chosen, offered
+from acp_agent.agent.config import ModelEntry, offered, restored, with_model
 from acp_agent.agent.options import AgentOptions
 from acp_agent.kernel.models import Model
 from acp_agent.session.events import SessionEvent, SessionHeader
@@ -19,8 +18,8 @@ from acp_agent.session.persistence import SESSIONS
 if TYPE_CHECKING:
     from acp_agent.kernel.context import Context
 
-log = logging.getLogger(__name__)
 
+DEFAULT_MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024
 PUBLISHED = "agent/published"
 """Emitted with the agent when it is published, before its loop starts (observers subscribe here)."""
 
@@ -40,11 +39,22 @@ class AgentFactory:
     unpublished agent, then publish (persist, register, start). A failure or cancellation before
     publication unwinds everything `setup` registered; the caller never holds a half-made agent."""
 
-    def __init__(self, ctx: Context, defaults: AgentOptions, models: Sequence[ModelEntry] = ()) -> None:
+    def __init__(
+        self,
+        ctx: Context,
+        defaults: AgentOptions,
+        models: Sequence[ModelEntry] = (),
+        *,
+        max_attachment_bytes: int = DEFAULT_MAX_ATTACHMENT_BYTES,
+    ) -> None:
         self._ctx = ctx
-        self.defaults = defaults
+        self.max_attachment_bytes = max_attachment_bytes
+        """The largest image or binary file a prompt may attach (decoded bytes; the agents row's
+        `maxAttachmentBytes`): attachments are kept in the session log."""
         self.models = offered(defaults.model, models)
-        """The models a session may switch to (`config.choose_model`), the default among them."""
+        """The models a session may switch to (`config.choose`), the default among them."""
+        self.defaults = with_model(defaults, self.models, defaults.model)
+        """Options of a new top-level agent: the default model at its first thought level."""
         self._agents: dict[str, Agent] = {}
         self._top_level = 0
 
@@ -74,16 +84,6 @@ class AgentFactory:
             header = header.model_copy(update={"route": route})
         return header, route
 
-    def _restored_options(self, options: AgentOptions, loaded: LoadedSession) -> AgentOptions:
-        """A loaded session's options: the last model its user chose, while it is still offered."""
-        model = chosen(loaded.events, MODEL_CONFIG)
-        if model is None or model == options.model:
-            return options
-        if all(entry.id != model for entry in self.models):
-            log.warning("session %s chose the model %r, which is no longer offered; using %r", loaded.header.id, model, options.model)
-            return options
-        return options.model_copy(update={"model": model})
-
     async def create(
         self,
         *,
@@ -107,7 +107,7 @@ class AgentFactory:
                 raise ValueError("a loaded session brings its own header and events: no seed or lineage")
             header, route = self._restored(loaded.header)
             seed = loaded.events
-            options = self._restored_options(options or self.defaults, loaded)
+            options = restored(options or self.defaults, self.models, loaded.events, loaded.header.id)
         else:
             route = route or self.next_route()
             header = SessionHeader(

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from acp_agent.agent.config import model_entry
 from acp_agent.llm.assembler import BlockAssembler
 from acp_agent.llm.chunks import ToolCallBlock
 from acp_agent.llm.errors import LlmError
@@ -41,7 +42,7 @@ from acp_agent.session.events import (
 from acp_agent.tools.base import ToolCallContext, ToolResult
 from acp_agent.tools.pipeline import prepare, run_prepared
 from acp_agent.llm.service import LLM
-from acp_agent.agent.keys import PROMPT
+from acp_agent.agent.keys import AGENTS, PROMPT
 from acp_agent.tools.registry import TOOLS
 
 if TYPE_CHECKING:
@@ -211,6 +212,8 @@ def _request(agent: Agent) -> LlmRequest:
         messages=derive_messages(session.events),
         tools=tools,
         max_tokens=options.max_tokens,
+        reasoning_effort=options.reasoning_effort,
+        vision=model_entry(agent.ctx.get(AGENTS).models, options.model).vision,
         route=agent.route,
         session_id=session.id,
         # Informative only (`ignorable`): the log still loads in a composition without an adapter.

@@ -13,6 +13,8 @@ class AgentOptions(Model):
     max_tokens: int | None = None
     max_steps: int = 50
     """Model calls one turn may make before it ends with `max-steps` (a runaway guard)."""
+    reasoning_effort: str | None = None
+    """The thought level requests carry (the adapter's `reasoningEffort` when None)."""
     context_window: int = 128000
     """The model's context window in tokens (DeepSeek's by default): how full the context is, as
     the editor shows it (`usage_update`), is measured against it."""

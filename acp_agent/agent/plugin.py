@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from acp_agent.agent.config import ConfigEvent, ModelEntry
-from acp_agent.agent.factory import AgentFactory
+from acp_agent.agent.factory import DEFAULT_MAX_ATTACHMENT_BYTES, AgentFactory
 from acp_agent.agent.options import AgentOptions
 from acp_agent.agent.prompt import Section, SystemPrompt
 from acp_agent.kernel import SHUTDOWN, Context, Disposer, PluginConfig, combine
@@ -34,7 +34,11 @@ class Config(PluginConfig):
     """The order-0 `persona` section; `{{model}}` and `{{cwd}}` are filled in per agent."""
     models: list[ModelEntry] = []
     """The models a session may switch to (the editor's model picker), `model` among them (it is
-    put first when the list does not name it). Each is a model id of the same `provider`."""
+    put first when the list does not name it). Each is a model id of the same `provider`, with
+    `vision` (it takes images) and `thoughtLevels` (the reasoning efforts offered) if it has them."""
+    max_attachment_bytes: int = Field(default=DEFAULT_MAX_ATTACHMENT_BYTES, gt=0)
+    """The largest image or binary file a prompt may attach (decoded bytes): attachments are kept
+    in the session log, so a reopened session shows them and the model reads them again."""
 
 
 def apply(ctx: Context, config: Config) -> Disposer:
@@ -47,7 +51,7 @@ def apply(ctx: Context, config: Config) -> Disposer:
         max_steps=config.max_steps,
         context_window=config.context_window,
     )
-    agents = AgentFactory(ctx, options, config.models)
+    agents = AgentFactory(ctx, options, config.models, max_attachment_bytes=config.max_attachment_bytes)
     return combine(
         ctx.get(SESSIONS).registry.register(ConfigEvent, "free"),
         ctx.provide(PROMPT, prompt),

@@ -34,7 +34,7 @@ from acp_agent.llm.chunks import (
 )
 from acp_agent.llm.errors import LlmError
 from acp_agent.llm.request import AssistantMessage, LlmRequest, Message, ToolMessage
-from acp_agent.session.content import ContentBlock, ResourceLink, TextContent, TextResourceContents
+from acp_agent.session.content import ContentBlock, ImageContent, ResourceLink, TextContent, TextResourceContents
 
 ReasoningHistory = Literal["tool-turns", "all", "none"]
 """Which earlier assistant messages send their reasoning back as `reasoning_content`."""
@@ -82,8 +82,9 @@ def chat_request(request: LlmRequest, options: RequestOptions) -> dict[str, Any]
         body["max_tokens"] = max_tokens
     if options.temperature is not None:
         body["temperature"] = options.temperature
-    if options.reasoning_effort is not None:
-        body["reasoning_effort"] = options.reasoning_effort
+    reasoning_effort = request.reasoning_effort or options.reasoning_effort
+    if reasoning_effort is not None:
+        body["reasoning_effort"] = reasoning_effort
     if options.thinking is not None:
         body["thinking"] = {"type": options.thinking}
     body.update(options.extra_body)
@@ -112,8 +113,29 @@ def wire_messages(request: LlmRequest, reasoning_history: ReasoningHistory = "to
         elif isinstance(message, ToolMessage):
             wire.append({"role": "tool", "tool_call_id": message.call_id, "content": content_text(message.content)})
         else:
-            wire.append({"role": "user", "content": content_text(message.content)})
+            wire.append({"role": "user", "content": user_content(message.content, request.vision)})
     return wire
+
+
+def user_content(blocks: Sequence[ContentBlock], vision: bool) -> str | list[dict[str, Any]]:
+    """A user message's `content`: one string, unless it has images and the model takes them;
+    then parts, the text between images joined in one `text` part, each image an `image_url`
+    part with a data URL. A model without vision reads `[image omitted: <mimeType>]` instead."""
+    if not vision or not any(isinstance(block, ImageContent) for block in blocks):
+        return content_text(blocks)
+    parts: list[dict[str, Any]] = []
+    text: list[ContentBlock] = []
+    for block in blocks:
+        if isinstance(block, ImageContent):
+            if text:
+                parts.append({"type": "text", "text": content_text(text)})
+                text = []
+            parts.append({"type": "image_url", "image_url": {"url": f"data:{block.mime_type};base64,{block.data}"}})
+        else:
+            text.append(block)
+    if text:
+        parts.append({"type": "text", "text": content_text(text)})
+    return parts
 
 
 def reasoning_carried(messages: Sequence[Message], policy: ReasoningHistory) -> set[int]:
@@ -160,7 +182,7 @@ def _assistant(message: AssistantMessage, answered: set[str], carry_reasoning: b
 def content_text(blocks: Sequence[ContentBlock]) -> str:
     """User or tool content as one string, a block a line (or more): text as it is, a resource
     link naming its uri, an embedded text resource as its contents headed by its uri, a blob
-    resource described (`texts.py`)."""
+    resource described, an image omitted (`texts.py`)."""
     return "\n".join(block_text(block) for block in blocks)
 
 
@@ -169,6 +191,8 @@ def block_text(block: ContentBlock) -> str:
         return block.text
     if isinstance(block, ResourceLink):
         return texts.resource_link(block.uri, block.name)
+    if isinstance(block, ImageContent):
+        return texts.image_omitted(block.mime_type)
     resource = block.resource
     if isinstance(resource, TextResourceContents):
         return texts.resource_text(resource.uri, resource.text)

@@ -50,6 +50,10 @@ class LlmRequest(Model):
     messages: list[Message]
     tools: list[ToolSchema] = []
     max_tokens: int | None = None
+    reasoning_effort: str | None = None
+    """The thought level the user chose (None: the adapter's own setting)."""
+    vision: bool = False
+    """Whether the model takes images; without, an adapter describes them in text."""
     route: str
     session_id: str
     on_retry: Callable[[RetryData], object] | None = Field(default=None, exclude=True, repr=False)

@@ -22,3 +22,8 @@ def resource_blob(uri: str, mime_type: str | None, size: int) -> str:
 def resource_link(uri: str, name: str) -> str:
     """A link the user attached (`resource_link`): its name and where it points."""
     return f"[@{name}]({uri})"
+
+
+def image_omitted(mime_type: str) -> str:
+    """An image sent to a model that does not take images (one chosen after it was attached)."""
+    return f"[image omitted: {mime_type}]"

@@ -57,7 +57,7 @@ class BlobResourceContents(Model):
     @property
     def size(self) -> int:
         """The number of bytes the base64 text encodes."""
-        return len(self.blob) * 3 // 4 - self.blob[-2:].count("=")
+        return decoded_size(self.blob)
 
 
 class EmbeddedResource(Model):
@@ -69,7 +69,28 @@ class EmbeddedResource(Model):
     resource: TextResourceContents | BlobResourceContents
 
 
-ContentBlock = Annotated[TextContent | ResourceLink | EmbeddedResource, Field(discriminator="type")]
+class ImageContent(Model):
+    """An image the user attached (`image` prompt capability), base64-encoded."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: Literal["image"] = "image"
+    data: str
+    mime_type: str
+    uri: str | None = None
+
+    @property
+    def size(self) -> int:
+        """The number of bytes the base64 text encodes."""
+        return decoded_size(self.data)
+
+
+def decoded_size(base64: str) -> int:
+    """How many bytes a base64 text encodes (its padding aside)."""
+    return len(base64) * 3 // 4 - base64[-2:].count("=")
+
+
+ContentBlock = Annotated[TextContent | ResourceLink | EmbeddedResource | ImageContent, Field(discriminator="type")]
 
 # --- assistant output -------------------------------------------------------------------------
 

@@ -94,7 +94,8 @@ class Driver:
             case Prompt():
                 return _expect_result(await client.call("session/prompt", self._prompt(step.text, step.content)))
             case PromptExpectError():
-                return _expect_error(await client.call("session/prompt", self._prompt(step.text)))
+                response = await client.call("session/prompt", self._prompt(step.text, step.content))
+                return _expect_error(response, step.expect_error)
             case PromptAndCancel():
                 ready = _streams_text(self.session_id)
                 return await self._prompt_and_cancel(step.text, self.session_id, ready, "any agent_message_chunk")

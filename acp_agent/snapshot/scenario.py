@@ -69,10 +69,13 @@ class Prompt(Model):
 
 
 class PromptExpectError(Model):
-    """`session/prompt` that must answer an error."""
+    """`session/prompt` (with the `content` blocks after the text, as `prompt`) that must answer
+    an error, of the code `expect_error` when given."""
 
     op: Literal["promptExpectError"]
     text: str
+    content: list[dict[str, Any]] = []
+    expect_error: int | None = None
 
 
 class PromptAndCancel(Model):

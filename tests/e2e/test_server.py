@@ -17,7 +17,7 @@ pytestmark = pytest.mark.anyio
 
 AGENT_CAPABILITIES = {
     "loadSession": True,
-    "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
+    "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},  # replay-alt has vision
     "sessionCapabilities": {"list": {}, "resume": {}, "close": {}},
     "_meta": {"acpAgent": {"promptQueueing": True}},
 }
@@ -140,7 +140,6 @@ async def test_prompt_errors_name_the_culprit_and_leave_the_session_usable(tmp_p
         )
         assert (code, message) == (-32002, "Resource not found: session 'no-such-session'")
         unsupported = [
-            ({"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}, "'image'"),
             ({"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"}, "'audio'"),
             ({"text": "no type"}, "None"),
         ]
@@ -155,6 +154,11 @@ async def test_prompt_errors_name_the_culprit_and_leave_the_session_usable(tmp_p
         )
         assert code == -32602
         assert "prompt[0]" in message and "uri" in message and "name" in message
+        image = {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
+        code, message = error_of(
+            await wire.request("session/prompt", {"sessionId": session_id, "prompt": [text("look"), image]})
+        )
+        assert (code, message) == (-32602, "Invalid params: model replay does not take images")
         code, message = error_of(
             await wire.request("session/prompt", {"sessionId": session_id, "prompt": [{"type": "resource", "resource": {}}]})
         )

@@ -111,6 +111,8 @@ def test_a_loaded_session_keeps_its_mode_and_its_model(scenario_run: Run) -> Non
     result = run(scenario_run, "mode-survives-load")
     [loaded] = [f["result"] for f in frames(result) if "modes" in (f.get("result") or {})]
     assert loaded["modes"]["currentModeId"] == "plan"
-    assert [(o["id"], o["currentValue"]) for o in loaded["configOptions"]] == [("mode", "plan"), ("model", "replay-alt")]
+    assert [(o["id"], o["currentValue"]) for o in loaded["configOptions"]] == [
+        ("mode", "plan"), ("model", "replay-alt"), ("thought_level", "minimal")
+    ]
     assert outcomes(result) == {"call_run": "plan_mode"} and asked(result) == []
     assert events(result, kind="assistant/message")[-1]["data"]["content"][0]["text"].endswith("(Answered by replay-alt.)")

@@ -12,7 +12,13 @@ import pytest
 from jsonrpcserver.exceptions import JsonRpcError
 
 from acp_agent.acp import modes
-from acp_agent.acp.schema import NewSessionParams, SetSessionConfigOptionParams, SetSessionModeParams
+from acp_agent.acp.schema import (
+    InitializeParams,
+    NewSessionParams,
+    PromptParams,
+    SetSessionConfigOptionParams,
+    SetSessionModeParams,
+)
 from acp_agent.acp.server import AcpServer
 from acp_agent.kernel import Row, compose
 from acp_agent.permissions.service import PERMISSIONS
@@ -32,7 +38,9 @@ class Notes:
 
 
 @asynccontextmanager
-async def serving(tmp_path: Path, *, permissions: bool) -> AsyncIterator[tuple[AcpServer, Notes]]:
+async def serving(
+    tmp_path: Path, *, permissions: bool, **agents: Any
+) -> AsyncIterator[tuple[AcpServer, Notes]]:
     rows = [
         Row(id="sessions", name="acp_agent.session.plugin", config={"dir": str(tmp_path / "sessions")}),
         Row(id="llm", name="acp_agent.llm.service"),
@@ -40,7 +48,12 @@ async def serving(tmp_path: Path, *, permissions: bool) -> AsyncIterator[tuple[A
         Row(
             id="agents",
             name="acp_agent.agent.plugin",
-            config={"provider": "p", "model": "small", "models": [{"id": "large", "name": "Large", "description": "Slow"}]},
+            config={
+                "provider": "p",
+                "model": "small",
+                "models": [{"id": "large", "name": "Large", "description": "Slow"}],
+                **agents,
+            },
         ),
     ]
     if permissions:
@@ -109,3 +122,61 @@ async def test_without_a_permissions_row_there_are_no_modes_only_the_model(tmp_p
         assert answer.dump()["configOptions"][0]["currentValue"] == "large"
         assert [u["sessionUpdate"] for u in notes.sent] == ["config_option_update"]
         assert server.sessions[session].agent.options.model == "large"
+
+
+LEVELLED = [{"id": "small", "thoughtLevels": ["low", "high"]}, {"id": "large", "vision": True}]
+PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
+
+async def test_the_thought_level_select_follows_the_current_model(tmp_path: Path) -> None:
+    async with serving(tmp_path, permissions=False, models=LEVELLED) as (server, notes):
+        created = (await server.new_session(NewSessionParams(cwd=str(tmp_path), mcp_servers=[]))).dump()
+        session = created["sessionId"]
+        assert created["configOptions"][1] == {
+            "id": "thought_level",
+            "name": "Reasoning effort",
+            "description": "How hard the model thinks before it answers",
+            "category": "thought_level",
+            "type": "select",
+            "currentValue": "low",
+            "options": [{"value": "low", "name": "low"}, {"value": "high", "name": "high"}],
+        }
+        answer = await modes.set_config_option(server, level(session, "high"))
+        assert [o.current_value for o in answer.config_options] == ["small", "high"]
+        with pytest.raises(JsonRpcError) as unknown:
+            await modes.set_config_option(server, level(session, "max"))
+        assert codes(unknown) == (
+            -32602, "Invalid params: value: unknown thought level 'max' for the model 'small'; its levels are 'low', 'high'"
+        )  # fmt: skip
+        await modes.set_config_option(server, SetSessionConfigOptionParams(session_id=session, config_id="model", value="large"))
+        assert [o["id"] for o in notes.sent[-1]["configOptions"]] == ["model"]  # large has no levels
+        with pytest.raises(JsonRpcError) as gone:
+            await modes.set_config_option(server, level(session, "high"))
+        assert codes(gone) == (-32602, "Invalid params: configId 'thought_level' is not a config option of this session ('model')")
+
+
+def level(session: str, value: str) -> SetSessionConfigOptionParams:
+    return SetSessionConfigOptionParams(session_id=session, config_id="thought_level", value=value)
+
+
+async def test_images_need_a_vision_model_and_attachments_fit_the_cap(tmp_path: Path) -> None:
+    async with serving(tmp_path, permissions=False, models=LEVELLED, maxAttachmentBytes=64) as (server, _):
+        initialized = (await server.initialize(InitializeParams(protocol_version=1))).dump()
+        assert initialized["agentCapabilities"]["promptCapabilities"] == {"image": True, "audio": False, "embeddedContext": True}
+        session = (await server.new_session(NewSessionParams(cwd=str(tmp_path), mcp_servers=[]))).session_id
+        image = {"type": "image", "mimeType": "image/png", "data": PIXEL}
+        blob = {"type": "resource", "resource": {"uri": "file:///p/a.bin", "blob": PIXEL}}
+        for block, message in [
+            (image, "Invalid params: model small does not take images"),
+            (blob, "Invalid params: prompt[1]: the attachment is 70 bytes, more than the 64 a prompt may attach (maxAttachmentBytes)"),
+        ]:
+            with pytest.raises(JsonRpcError) as refused:
+                await server.prompt(PromptParams(session_id=session, prompt=[{"type": "text", "text": "see"}, block]))
+            assert codes(refused) == (-32602, message)
+        await modes.set_config_option(server, SetSessionConfigOptionParams(session_id=session, config_id="model", value="large"))
+        with pytest.raises(JsonRpcError) as too_big:
+            await server.prompt(PromptParams(session_id=session, prompt=[image]))
+        assert "the attachment is 70 bytes" in codes(too_big)[1]
+    async with serving(tmp_path, permissions=False) as (server, _):  # no model takes images
+        initialized = (await server.initialize(InitializeParams(protocol_version=1))).dump()
+        assert initialized["agentCapabilities"]["promptCapabilities"]["image"] is False

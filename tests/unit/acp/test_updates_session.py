@@ -10,7 +10,7 @@ from typing import Any
 
 from acp_agent.acp.titles import TITLE_LENGTH, session_title
 from acp_agent.acp.updates import ChildOrigin, UpdateMapper
-from acp_agent.session.content import EmbeddedResource, ResourceLink, TextBlock, TextContent, TextResourceContents, Usage
+from acp_agent.session.content import EmbeddedResource, ImageContent, ResourceLink, TextBlock, TextContent, TextResourceContents, Usage
 from acp_agent.session.events import (
     AssistantMessageData,
     AssistantMessageEvent,
@@ -97,6 +97,8 @@ def test_a_link_only_prompt_is_titled_by_the_links_names_and_a_long_one_is_cut()
     assert wire(mapper().map(said(link)))["title"] == "notes.md"
     attached = EmbeddedResource(resource=TextResourceContents(uri="file:///w/src/main.py", text="pass"))
     assert session_title([attached, link]) == "main.py notes.md"
+    shot = ImageContent(data="AAAA", mime_type="image/png", uri="file:///w/shot.png")
+    assert session_title([shot]) == "shot.png" and session_title([ImageContent(data="AAAA", mime_type="image/png")]) is None
     long = "word " * 40
     title = session_title([TextContent(text=long)])
     assert title is not None and len(title) == TITLE_LENGTH and title.endswith("…")

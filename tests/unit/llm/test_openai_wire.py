@@ -29,6 +29,7 @@ from acp_agent.llm.request import AssistantMessage, LlmRequest, ToolMessage, Too
 from acp_agent.session.content import (
     BlobResourceContents,
     EmbeddedResource,
+    ImageContent,
     ReasoningBlock,
     ResourceLink,
     TextBlock,
@@ -136,6 +137,35 @@ def test_defaults_leave_out_what_is_not_configured_and_extra_body_has_the_last_w
     assert body["model"] == "fallback"
     assert body["max_tokens"] == 64
     assert body["stream_options"] is None and body["seed"] == 7
+
+
+def test_the_chosen_thought_level_is_the_reasoning_effort_over_the_adapters() -> None:
+    options = RequestOptions(reasoning_effort="high")
+    assert chat_request(llm_request(user("hi"), reasoning_effort="low"), options)["reasoning_effort"] == "low"
+    assert chat_request(llm_request(user("hi")), options)["reasoning_effort"] == "high"
+    assert "reasoning_effort" not in chat_request(llm_request(user("hi")), RequestOptions())
+
+
+PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
+
+def test_images_go_to_a_vision_model_as_data_urls_and_are_named_to_others() -> None:
+    image = ImageContent(data=PIXEL, mime_type="image/png")
+    message = UserMessage(content=[TextContent(text="What is"), TextContent(text="this?"), image, TextContent(text="Thanks.")])
+    seen = encode(chat_request(llm_request(message, system="", vision=True), RequestOptions()))
+    assert seen == (
+        '{"model":"deepseek-chat","messages":[{"role":"user","content":['
+        '{"type":"text","text":"What is\\nthis?"},'
+        '{"type":"image_url","image_url":{"url":"data:image/png;base64,' + PIXEL + '"}},'
+        '{"type":"text","text":"Thanks."}]}],"stream":true,"stream_options":{"include_usage":true}}'
+    ).encode()
+    # A model without vision (chosen after the image was sent) reads that an image was there.
+    blind = chat_request(llm_request(message, system=""), RequestOptions())
+    assert blind["messages"] == [{"role": "user", "content": "What is\nthis?\n[image omitted: image/png]\nThanks."}]
+    only = chat_request(llm_request(UserMessage(content=[image]), system="", vision=True), RequestOptions())
+    assert only["messages"][0]["content"] == [{"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PIXEL}"}}]
+    assert chat_request(llm_request(user("no image"), vision=True), RequestOptions())["messages"][1]["content"] == "no image"
+    assert image.size == 70
 
 
 def test_unanswered_tool_calls_and_messages_left_empty_are_not_sent() -> None:
