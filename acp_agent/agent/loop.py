@@ -61,7 +61,13 @@ class _Progress:
     """Tool call ids logged without a result yet."""
 
 
+TURN_STARTING = "agent/turn-starting"
+"""Emitted with the agent right before each turn's `turn/start` (synchronous listeners): what a
+turn reads afresh (the project instructions) is read and logged here, ahead of the turn."""
+
+
 async def run_turn(agent: Agent, ticket: Ticket) -> TurnEndReason:
+    agent.ctx.events.emit(TURN_STARTING, agent)
     session = agent.session
     progress = _Progress(session.next_turn)
     source = {"kind": ticket.source}

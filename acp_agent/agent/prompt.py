@@ -11,11 +11,13 @@ from acp_agent.llm.request import ToolSchema
 
 @dataclass(frozen=True)
 class Section:
-    """One part of the system prompt. `{{name}}` placeholders are filled in when rendered."""
+    """One part of the system prompt. `{{name}}` placeholders are filled in when rendered, unless
+    the section is `literal` (text the user wrote, such as project instructions, is sent as it is)."""
 
     order: int
     name: str
     text: str
+    literal: bool = False
 
 
 class SystemPrompt:
@@ -45,10 +47,14 @@ class SystemPrompt:
         return sorted(chosen, key=lambda section: section.order)
 
     def render(self, owner: Scope | None, variables: Mapping[str, str], tools: Sequence[ToolSchema]) -> str:
-        parts = [section.text for section in self.sections(owner)]
+        parts = [section.text if section.literal else _fill(section.text, variables) for section in self.sections(owner)]
         if tools:
-            parts.append("Tools you can call:\n" + "\n".join(f"- {t.name}: {t.description}" for t in tools))
-        text = "\n\n".join(parts)
-        for key, value in variables.items():
-            text = text.replace("{{" + key + "}}", value)
-        return text
+            listing = "\n".join(f"- {t.name}: {t.description}" for t in tools)
+            parts.append(_fill("Tools you can call:\n" + listing, variables))
+        return "\n\n".join(parts)
+
+
+def _fill(text: str, variables: Mapping[str, str]) -> str:
+    for key, value in variables.items():
+        text = text.replace("{{" + key + "}}", value)
+    return text

@@ -4,7 +4,7 @@ The recorded logs are the replay source (DESIGN §8): `session.jsonl` for the fi
 session (route `s1`), `session.<n>.jsonl` for the others in route order. What a log cannot hold
 (a thrown request, a hang until cancelled) goes to `replay.override.json`: for every route whose
 script throws or hangs, that route's whole compiled script. Logs are kept as written, except
-that the run's temp cwd becomes `{{cwd}}`.
+that the run's temp cwd becomes `{{cwd}}` and its user configuration directory `{{config}}`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from acp_agent.llm.replay import OVERRIDE, PRIMARY, ReplayEntry
 from acp_agent.llm.scripted import compile_script
 from acp_agent.snapshot.errors import InvalidScenario
 from acp_agent.snapshot.frames import encode
-from acp_agent.snapshot.normalize import CWD, map_strings
+from acp_agent.snapshot.normalize import CONFIG, CWD, map_strings
 from acp_agent.snapshot.runner import RECORD_CONFIG, RunResult, packaged, run_scenario
 
 SCRIPT = "script.json"
@@ -52,9 +52,15 @@ async def record_scenario(
         return result
     for old in [*directory.glob("session*.jsonl"), directory / OVERRIDE]:
         old.unlink(missing_ok=True)
-    cwd = str(result.cwd)
+    places = [(str(result.cwd), CWD)] + ([(str(result.config), CONFIG)] if result.config is not None else [])
+
+    def placeholders(text: str) -> str:
+        for path, placeholder in places:
+            text = text.replace(path, placeholder)
+        return text
+
     for route, name in fixture_names(result.logs).items():
-        lines = (encode(map_strings(line, lambda text: text.replace(cwd, CWD))) for line in result.logs[route])
+        lines = (encode(map_strings(line, placeholders)) for line in result.logs[route])
         (directory / name).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     overrides = {route: [entry.dump() for entry in entries] for route, entries in scripts.items() if _unloggable(entries)}
     if overrides:

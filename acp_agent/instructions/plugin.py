@@ -1,0 +1,78 @@
+"""Loader plugin: the project instructions (AGENTS.md) as a system-prompt section of every agent.
+
+Row: `{id: instructions, name: acp_agent.instructions.plugin}`. Before each turn of every agent
+(children included) the files are read again; when the section differs from the last one the
+agent's log holds, an `instructions/update` event logs it first; the section then replaces the
+agent's previous one (owned by the agent's scope).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+from weakref import WeakKeyDictionary
+
+from acp_agent.agent.keys import PROMPT
+from acp_agent.agent.loop import TURN_STARTING
+from acp_agent.agent.prompt import Section, SystemPrompt
+from acp_agent.config_dir import config_dir
+from acp_agent.instructions.events import INSTRUCTIONS_EVENT, InstructionFile, InstructionsData, InstructionsEvent
+from acp_agent.instructions.files import instruction_files, read_instructions
+from acp_agent.instructions.texts import INSTRUCTIONS_ORDER
+from acp_agent.kernel import Context, Disposer, PluginConfig, combine
+from acp_agent.kernel.scope import Scope
+from acp_agent.session.events import SessionEvent
+from acp_agent.session.persistence import SESSIONS
+
+if TYPE_CHECKING:
+    from acp_agent.agent.agent import Agent
+
+name = "instructions"
+inject = ("sessions", "prompt")
+
+
+class Config(PluginConfig):
+    pass
+
+
+class ProjectInstructions:
+    """Keeps each agent's instructions section as its files are now."""
+
+    def __init__(self, prompt: SystemPrompt, config: Callable[[], Path] = config_dir) -> None:
+        self._prompt = prompt
+        self._config = config
+        self._installed: WeakKeyDictionary[Scope, tuple[str, Disposer]] = WeakKeyDictionary()
+
+    def refresh(self, agent: Agent) -> None:
+        """Read the files again; log the section if it changed, and give it to the agent."""
+        cwd = agent.session.cwd
+        found = read_instructions(instruction_files(Path(cwd) if cwd else None, self._config()))
+        if found.text != last_logged(agent.session.events):
+            files = [InstructionFile(path=f.path, size=f.size, shown=f.shown) for f in found.files]
+            agent.session.append(INSTRUCTIONS_EVENT, InstructionsData(text=found.text, files=files), ignorable=True)
+        installed = self._installed.pop(agent.scope, None)
+        if installed is not None and installed[0] == found.text:
+            self._installed[agent.scope] = installed
+            return
+        if installed is not None:
+            installed[1]()
+        if found.text:
+            section = Section(order=INSTRUCTIONS_ORDER, name="instructions", text=found.text, literal=True)
+            self._installed[agent.scope] = (found.text, self._prompt.add(section, owner=agent.scope))
+
+
+def last_logged(events: Sequence[SessionEvent]) -> str:
+    """The section the log last recorded ("" when none): a loaded or forked session's included."""
+    for event in reversed(events):
+        if isinstance(event, InstructionsEvent):
+            return event.data.text
+    return ""
+
+
+def apply(ctx: Context, config: Config) -> Disposer:
+    instructions = ProjectInstructions(ctx.get(PROMPT))
+    return combine(
+        ctx.get(SESSIONS).registry.register(InstructionsEvent, "free"),
+        ctx.events.on(TURN_STARTING, instructions.refresh),
+    )
