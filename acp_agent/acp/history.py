@@ -13,7 +13,6 @@ back where they were sent live; a terminal a call ran in does not (its text resu
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +32,7 @@ from acp_agent.session.content import ContentBlock, ImageContent, TextContent
 from acp_agent.session.content import EmbeddedResource as StoredResource
 from acp_agent.session.content import TextResourceContents as StoredText
 from acp_agent.session.events import COMMAND_SOURCE, USER_SOURCES, SessionEvent, SessionHeader
+from acp_agent.session.routes import CallKeys
 
 _SHOWN_SOURCES = (*USER_SOURCES, COMMAND_SOURCE)
 """What the user typed: their prompts and steers, and the slash commands the agent answered itself."""
@@ -64,16 +64,14 @@ def _replay(
     log: StoredLog, mapper: UpdateMapper, child_lookup: ToolLookup, *, top_level: bool
 ) -> Iterator[SessionUpdate]:
     waiting = _children_by_call(log)
-    seen: Counter[str] = Counter()
+    keys = CallKeys()
     open_calls: dict[str, str] = {}
-    """Each call id's latest occurrence, as a route key (`<id>`, then `<id>#<n>`)."""
+    """Each call id's latest occurrence, as a route key."""
     own_from = log.header.seed_length or 0  # a fork child's seed is its parent's, never shown as its own
     for index, event in enumerate(log.events):
         data: Any = event.data
         if event.type == "tool/call":
-            seen[data.call_id] += 1
-            n = seen[data.call_id]
-            open_calls[data.call_id] = data.call_id if n == 1 else f"{data.call_id}#{n}"
+            open_calls[data.call_id] = keys.add(data.call_id)
         if index < own_from:
             continue
         if event.type == "user/message" and top_level and data.source.kind in _SHOWN_SOURCES:

@@ -34,7 +34,14 @@ from acp_agent.llm.chunks import (
 )
 from acp_agent.llm.errors import LlmError
 from acp_agent.llm.request import AssistantMessage, LlmRequest, Message, ToolMessage
-from acp_agent.session.content import ContentBlock, ImageContent, ResourceLink, TextContent, TextResourceContents
+from acp_agent.session.content import (
+    ContentBlock,
+    ImageContent,
+    ResourceLink,
+    TextContent,
+    TextResourceContents,
+    arguments_text,
+)
 
 ReasoningHistory = Literal["tool-turns", "all", "none"]
 """Which earlier assistant messages send their reasoning back as `reasoning_content`."""
@@ -173,7 +180,7 @@ def _assistant(message: AssistantMessage, answered: set[str], carry_reasoning: b
         wire["reasoning_content"] = "".join(reasoning)
     if calls:
         wire["tool_calls"] = [
-            {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments or "{}"}}
+            {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": arguments_text(call.arguments)}}
             for call in calls
         ]
     return wire

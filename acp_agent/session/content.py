@@ -6,6 +6,7 @@ nothing of the project but the kernel; `acp_agent.llm.chunks` re-exports it.
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, TypeAdapter
@@ -116,6 +117,17 @@ class ToolCallBlock(Model):
     id: str
     name: str
     arguments: str
+
+
+def arguments_text(arguments: str) -> str:
+    """A call's arguments as JSON text: empty (or blank) text means no arguments, `{}`. Some
+    endpoints stream "" for a call without arguments; this is the one place that says so."""
+    return arguments if arguments.strip() else "{}"
+
+
+def parse_arguments(arguments: str) -> Any:
+    """A call's arguments as JSON (blank text is `{}`); `ValueError` when they are not JSON."""
+    return json.loads(arguments_text(arguments))
 
 
 AssistantBlock = Annotated[TextBlock | ReasoningBlock | ToolCallBlock, Field(discriminator="type")]

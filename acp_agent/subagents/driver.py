@@ -19,6 +19,7 @@ from acp_agent.agent.factory import Lineage
 from acp_agent.agent.prompt import Section
 from acp_agent.session.content import TextBlock, TextContent
 from acp_agent.session.events import SessionEvent, TurnEndReason, TurnFailed
+from acp_agent.session.routes import call_key, route_under, unspawned_key
 from acp_agent.subagents import texts
 from acp_agent.subagents.errors import DepthError
 from acp_agent.subagents.registry import SubagentRequest, SubagentResult
@@ -72,11 +73,11 @@ def child_route(parent: Agent, spawn_call_id: str | None) -> str:
     if spawn_call_id is None:
         n = _UNSPAWNED.get(parent, 0) + 1
         _UNSPAWNED[parent] = n
-        return f"{parent.route}/#{n}"
+        return route_under(parent.route, unspawned_key(n))
     occurrences = sum(
         1 for event in parent.session.events if event.type == "tool/call" and event.data.call_id == spawn_call_id
     )
-    return f"{parent.route}/{spawn_call_id}" + (f"#{occurrences}" if occurrences > 1 else "")
+    return route_under(parent.route, call_key(spawn_call_id, occurrences))
 
 
 class InProcessRun:

@@ -6,7 +6,6 @@ the editor a presentation before anything runs), then `run_prepared` for the who
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -16,7 +15,7 @@ import anyio
 from pydantic import BaseModel, ValidationError
 
 from acp_agent.kernel.scope import Scope
-from acp_agent.session.content import ToolCallBlock
+from acp_agent.session.content import ToolCallBlock, parse_arguments
 from acp_agent.tools.base import Tool, ToolCallContext, ToolResult
 from acp_agent.tools.registry import ToolRegistry
 
@@ -51,9 +50,8 @@ def prepare(call: ToolCallBlock, registry: ToolRegistry, owner: Scope | None) ->
             call, None, None, ToolResult.failure(f"unknown tool '{call.name}'", "unknown_tool")
         )
     try:
-        # Some endpoints send "" for a call without arguments.
-        arguments = json.loads(call.arguments) if call.arguments.strip() else {}
-    except json.JSONDecodeError as exc:
+        arguments = parse_arguments(call.arguments)
+    except ValueError as exc:
         message = f"invalid JSON arguments for '{call.name}': {exc}"
         return PreparedCall(call, tool, None, ToolResult.failure(message, "invalid_json"))
     try:

@@ -1,0 +1,25 @@
+"""The one rule for a child's route key, as the agents, the replay model and the history use it."""
+
+from __future__ import annotations
+
+from acp_agent.session.content import arguments_text, parse_arguments
+from acp_agent.session.routes import CallKeys, call_id_of, call_key, route_under, unspawned_key
+
+
+def test_a_reused_call_id_is_numbered_from_its_second_occurrence() -> None:
+    keys = CallKeys()
+    assert [keys.add(call_id) for call_id in ("call_0", "call_1", "call_0", "call_0")] == [
+        "call_0",
+        "call_1",
+        "call_0#2",
+        "call_0#3",
+    ]
+    assert call_key("call_0", 3) == "call_0#3"
+    assert call_id_of("call_0#3") == "call_0" and call_id_of(unspawned_key(2)) == ""
+    assert route_under("s1/call_a", unspawned_key(2)) == "s1/call_a/#2"
+
+
+def test_blank_arguments_mean_an_empty_object() -> None:
+    assert parse_arguments("") == {} and parse_arguments("  \n") == {}
+    assert arguments_text(" ") == "{}" and arguments_text('{"a": 1}') == '{"a": 1}'
+    assert parse_arguments('{"a": 1}') == {"a": 1}
