@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from acp_agent.acp.schema import (
     BlobResourceContents,
@@ -31,7 +30,15 @@ from acp_agent.acp.updates import ChildOrigin, ToolLookup, UpdateMapper
 from acp_agent.session.content import ContentBlock, ImageContent, TextContent
 from acp_agent.session.content import EmbeddedResource as StoredResource
 from acp_agent.session.content import TextResourceContents as StoredText
-from acp_agent.session.events import COMMAND_SOURCE, USER_SOURCES, SessionEvent, SessionHeader
+from acp_agent.session.events import (
+    COMMAND_SOURCE,
+    USER_SOURCES,
+    SessionEvent,
+    SessionHeader,
+    ToolCallEvent,
+    ToolResultEvent,
+    UserMessageEvent,
+)
 from acp_agent.session.routes import CallKeys
 
 _SHOWN_SOURCES = (*USER_SOURCES, COMMAND_SOURCE)
@@ -69,16 +76,17 @@ def _replay(
     """Each call id's latest occurrence, as a route key."""
     own_from = log.header.seed_length or 0  # a fork child's seed is its parent's, never shown as its own
     for index, event in enumerate(log.events):
-        data: Any = event.data
-        if event.type == "tool/call":
-            open_calls[data.call_id] = keys.add(data.call_id)
+        if isinstance(event, ToolCallEvent):
+            open_calls[event.data.call_id] = keys.add(event.data.call_id)
         if index < own_from:
             continue
-        if event.type == "user/message" and top_level and data.source.kind in _SHOWN_SOURCES:
-            yield from (ContentChunk(session_update="user_message_chunk", content=_wire(b)) for b in data.content)
-        elif event.type == "tool/result":
-            for child in waiting.pop(open_calls.get(data.call_id, data.call_id), []):
-                yield from _child(child, mapper, child_lookup)
+        match event:
+            case UserMessageEvent() if top_level and event.data.source.kind in _SHOWN_SOURCES:
+                yield from (ContentChunk(session_update="user_message_chunk", content=_wire(b)) for b in event.data.content)
+            case ToolResultEvent():
+                call_id = event.data.call_id
+                for child in waiting.pop(open_calls.get(call_id, call_id), []):
+                    yield from _child(child, mapper, child_lookup)
         update = mapper.map(event)
         if update is not None:
             yield update

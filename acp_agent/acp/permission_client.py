@@ -10,21 +10,13 @@ of the option picked, or `cancelled`.
 
 from __future__ import annotations
 
-import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
+from acp_agent.acp.cards import tool_card
 from acp_agent.acp.errors import ClientError
-from acp_agent.acp.schema import (
-    PermissionOption,
-    PermissionToolCall,
-    RequestPermissionParams,
-    RequestPermissionResult,
-    Text,
-    ToolCallContent,
-    ToolCallLocation,
-)
+from acp_agent.acp.schema import PermissionOption, RequestPermissionParams, RequestPermissionResult
 from acp_agent.kernel.scope import Disposer
 from acp_agent.permissions import texts
 from acp_agent.permissions.asker import OPTION_KINDS, Answer, Asker, PermissionRequest
@@ -55,20 +47,11 @@ class AcpAsker(Asker):
             raise AskFailed("the session is not open on this connection")
         session_id, mapper = wire
         call = request.call
-        assert call.tool is not None and call.params is not None  # only valid calls are asked about
-        shown = call.tool.present(call.params)
+        card = tool_card(call.tool, call.block.name, call.block.arguments)  # as its `tool_call` showed it
         options = [PermissionOption(option_id=kind, name=texts.option_name(kind, request.tool), kind=kind) for kind in OPTION_KINDS]
         params = RequestPermissionParams(
             session_id=session_id,
-            tool_call=PermissionToolCall(
-                tool_call_id=mapper.wire_id(call.block.id),
-                title=shown.title,
-                kind=shown.kind,
-                raw_input=_raw_input(call.block.arguments),
-                content=[ToolCallContent(content=Text(text=text)) for text in shown.content] or None,
-                locations=[ToolCallLocation(path=loc.path, line=loc.line) for loc in shown.locations] or None,
-                meta=mapper.meta(),
-            ),
+            tool_call=card.asked(mapper.wire_id(call.block.id), mapper.meta()),
             options=options,
         )
         try:
@@ -84,8 +67,3 @@ class AcpAsker(Asker):
         if picked is None:
             raise AskFailed(f"the client picked {outcome.option_id!r}, which is not an option it was offered")
         return picked
-
-
-def _raw_input(arguments: str) -> Any:
-    # The call's arguments validated, so they are a JSON object (or empty: no arguments).
-    return json.loads(arguments) if arguments.strip() else {}

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from pydantic import ValidationError
-
+from acp_agent.acp.cards import text_content, tool_card, wire_diffs, wire_locations
 from acp_agent.acp.schema import (
     ContentChunk,
     Plan,
@@ -16,34 +14,33 @@ from acp_agent.acp.schema import (
     SessionInfoUpdate,
     SessionUpdate,
     Text,
-    ToolCallContent,
     ToolCallContentItem,
-    ToolCallDiff,
-    ToolCallLocation,
     ToolCallProgress,
-    ToolCallStart,
     ToolCallTerminal,
     UsageUpdate,
 )
 from acp_agent.acp.titles import session_title
-from acp_agent.commands.events import REPLY_EVENT
-from acp_agent.session.events import USER_SOURCES, SessionEvent
-from acp_agent.tools.base import DISPLAY_EVENT, Diff, Location, Tool, ToolPresentation, ToolResult
-from acp_agent.tools.todo import TODO_EVENT
+from acp_agent.commands.events import CommandReplyEvent
+from acp_agent.session.content import ReasoningDelta, StreamChunk, TextDelta, Usage
+from acp_agent.session.events import (
+    USER_SOURCES,
+    AssistantChunkEvent,
+    AssistantMessageEvent,
+    SessionEvent,
+    ToolCallData,
+    ToolCallEvent,
+    ToolResultData,
+    ToolResultEvent,
+    UserMessageData,
+    UserMessageEvent,
+)
+from acp_agent.tools.base import Tool, ToolDisplayData, ToolDisplayEvent, ToolResult
+from acp_agent.tools.todo import TodoUpdateEvent
 
 ToolLookup = Callable[[str], "Tool[Any] | None"]
-
-
-def _content(paragraphs: list[str]) -> list[ToolCallContentItem]:
-    return [ToolCallContent(content=Text(text=text)) for text in paragraphs]
-
-
-def _diffs(diffs: list[Diff]) -> list[ToolCallDiff]:
-    return [ToolCallDiff(path=diff.path, old_text=diff.old_text, new_text=diff.new_text) for diff in diffs]
-
-
-def _locations(locations: list[Location]) -> list[ToolCallLocation] | None:
-    return [ToolCallLocation(path=loc.path, line=loc.line) for loc in locations] or None
+CHILD_SHOWS: frozenset[type[SessionEvent]] = frozenset({ToolCallEvent, ToolDisplayEvent, ToolResultEvent})
+"""What a child agent may show on its top-level session: its tool calls (opened, shown while
+they run, finished). Its text, thoughts, usage, title and plan stay in its own log."""
 
 
 @dataclass(frozen=True)
@@ -104,97 +101,85 @@ class UpdateMapper:
         return self._origin.meta() if self._origin is not None else None
 
     def map(self, event: SessionEvent) -> SessionUpdate | None:
-        data: Any = event.data
-        if event.type == "assistant/chunk":  # the hot path: one event per streamed chunk
-            if self._origin is not None:
-                return None
-            chunk = data.chunk
-            if chunk.type == "text-delta":
-                return ContentChunk(session_update="agent_message_chunk", content=Text(text=chunk.text))
-            if chunk.type == "reasoning-delta":
-                return ContentChunk(session_update="agent_thought_chunk", content=Text(text=chunk.text))
+        """The update `event` shows, if any: one method per event type."""
+        if self._origin is not None and type(event) not in CHILD_SHOWS:
             return None
-        meta = self.meta()
-        if self._origin is None and event.type == "assistant/message":
-            usage = data.usage
-            if usage is None or self._context_window is None:
-                return None
-            used = usage.input_tokens + (usage.cache_read_tokens or 0) + usage.output_tokens
-            return UsageUpdate(used=used, size=self._context_window)
-        if self._origin is None and _from_user(event) and not self._titled:
-            self._titled = True  # the first prompt names the session, even when it has no title
-            title = session_title(data.content)
-            return SessionInfoUpdate(title=title) if title is not None else None
-        if event.type == "tool/call":
-            tool = self._tools[data.call_id] = self._lookup(data.name)
-            raw_input = _raw_input(data.arguments)
-            card = _present(tool, raw_input) or ToolPresentation(title=data.name)
-            return ToolCallStart(
-                tool_call_id=self.wire_id(data.call_id),
-                title=card.title,
-                kind=card.kind,
-                status="in_progress",
-                raw_input=raw_input,
-                content=_content(card.content) or None,
-                locations=_locations(card.locations),
-                meta=meta,
-            )
-        if event.type == DISPLAY_EVENT:
-            # ACP replaces a call's content and locations with each update: send all shown so far.
-            shown = self._shown.setdefault(data.call_id, [])
-            added: list[ToolCallContentItem] = [*_diffs(data.diffs or []), *_content(data.notes or [])]
-            if data.terminal_id is not None and self._live:
-                added.append(ToolCallTerminal(terminal_id=data.terminal_id))
-            shown += added
-            locations = _locations(data.locations or [])
-            if not added and locations is None:
-                return None  # a replayed terminal, left out
-            return ToolCallProgress(
-                tool_call_id=self.wire_id(data.call_id),
-                content=list(shown) if added else None,
-                locations=locations,
-                meta=meta,
-            )
-        if event.type == "tool/result":
-            tool = self._tools.pop(data.call_id, None)
-            shown = self._shown.pop(data.call_id, [])
-            result = ToolResult(content=data.content, is_error=data.is_error, error=data.error)
-            paragraphs = tool.render_result(result) if tool is not None and not result.is_error else [
-                result.plain_text()
-            ]
-            if result.error is None and any(isinstance(item, ToolCallTerminal) for item in shown):
-                paragraphs = []  # the output is in the terminal
-            return ToolCallProgress(
-                tool_call_id=self.wire_id(data.call_id),
-                status="failed" if data.is_error else "completed",
-                content=_content(paragraphs) + shown,
-                meta=meta,
-            )
-        if event.type == REPLY_EVENT and self._origin is None:  # a command's answer, without the model
-            return ContentChunk(session_update="agent_message_chunk", content=Text(text=data.text))
-        if event.type == TODO_EVENT and self._origin is None:
-            entries = [PlanEntry(content=t.content, priority=t.priority, status=t.status) for t in data.todos]
-            return Plan(entries=entries)
+        match event:
+            case AssistantChunkEvent():  # the hot path: one event per streamed chunk
+                return self._chunk(event.data.chunk)
+            case AssistantMessageEvent():
+                return self._usage(event.data.usage)
+            case UserMessageEvent():
+                return self._title(event.data)
+            case ToolCallEvent():
+                return self._call(event.data)
+            case ToolDisplayEvent():
+                return self._display(event.data)
+            case ToolResultEvent():
+                return self._result(event.data)
+            case CommandReplyEvent():  # a command's answer, without the model
+                return ContentChunk(session_update="agent_message_chunk", content=Text(text=event.data.text))
+            case TodoUpdateEvent():
+                return Plan(entries=[PlanEntry(content=t.content, priority=t.priority, status=t.status) for t in event.data.todos])
         return None
+
+    def _chunk(self, chunk: StreamChunk) -> SessionUpdate | None:
+        match chunk:
+            case TextDelta():
+                return ContentChunk(session_update="agent_message_chunk", content=Text(text=chunk.text))
+            case ReasoningDelta():
+                return ContentChunk(session_update="agent_thought_chunk", content=Text(text=chunk.text))
+        return None
+
+    def _usage(self, usage: Usage | None) -> SessionUpdate | None:
+        if usage is None or self._context_window is None:
+            return None
+        used = usage.input_tokens + (usage.cache_read_tokens or 0) + usage.output_tokens
+        return UsageUpdate(used=used, size=self._context_window)
+
+    def _title(self, message: UserMessageData) -> SessionUpdate | None:
+        if message.source.kind not in USER_SOURCES or self._titled:
+            return None
+        self._titled = True  # the first prompt names the session, even when it has no title
+        title = session_title(message.content)
+        return SessionInfoUpdate(title=title) if title is not None else None
+
+    def _call(self, call: ToolCallData) -> SessionUpdate:
+        tool = self._tools[call.call_id] = self._lookup(call.name)
+        return tool_card(tool, call.name, call.arguments).start(self.wire_id(call.call_id), self.meta())
+
+    def _display(self, display: ToolDisplayData) -> SessionUpdate | None:
+        # ACP replaces a call's content and locations with each update: send all shown so far.
+        shown = self._shown.setdefault(display.call_id, [])
+        added: list[ToolCallContentItem] = [*wire_diffs(display.diffs or []), *text_content(display.notes or [])]
+        if display.terminal_id is not None and self._live:
+            added.append(ToolCallTerminal(terminal_id=display.terminal_id))
+        shown += added
+        locations = wire_locations(display.locations or [])
+        if not added and locations is None:
+            return None  # a replayed terminal, left out
+        return ToolCallProgress(
+            tool_call_id=self.wire_id(display.call_id),
+            content=list(shown) if added else None,
+            locations=locations,
+            meta=self.meta(),
+        )
+
+    def _result(self, data: ToolResultData) -> SessionUpdate:
+        tool = self._tools.pop(data.call_id, None)
+        shown = self._shown.pop(data.call_id, [])
+        result = ToolResult(content=data.content, is_error=data.is_error, error=data.error)
+        paragraphs = tool.render_result(result) if tool is not None and not result.is_error else [result.plain_text()]
+        if result.error is None and any(isinstance(item, ToolCallTerminal) for item in shown):
+            paragraphs = []  # the output is in the terminal
+        return ToolCallProgress(
+            tool_call_id=self.wire_id(data.call_id),
+            status="failed" if data.is_error else "completed",
+            content=text_content(paragraphs) + shown,
+            meta=self.meta(),
+        )
 
 
 def _from_user(event: SessionEvent) -> bool:
     """Whether an event is a message the user wrote (a prompt or a steer)."""
-    data: Any = event.data
-    return event.type == "user/message" and data.source.kind in USER_SOURCES
-
-
-def _raw_input(arguments: str) -> Any:
-    try:
-        return json.loads(arguments) if arguments.strip() else {}
-    except ValueError:
-        return arguments
-
-
-def _present(tool: Tool[Any] | None, raw_input: Any) -> ToolPresentation | None:
-    if tool is None:
-        return None
-    try:
-        return tool.present(tool.Params.model_validate(raw_input))
-    except ValidationError:
-        return None
+    return isinstance(event, UserMessageEvent) and event.data.source.kind in USER_SOURCES

@@ -10,7 +10,13 @@ from pydantic import Field
 from acp_agent.kernel.models import Model
 from acp_agent.llm.retry import RetryData
 from acp_agent.session.content import AssistantBlock, ContentBlock
-from acp_agent.session.events import COMMAND_SOURCE, SessionEvent
+from acp_agent.session.events import (
+    COMMAND_SOURCE,
+    AssistantMessageEvent,
+    SessionEvent,
+    ToolResultEvent,
+    UserMessageEvent,
+)
 
 
 class UserMessage(Model):
@@ -69,11 +75,12 @@ def derive_messages(events: Iterable[SessionEvent]) -> list[Message]:
     """The conversation a model sees, derived from the log alone ("model-visible means logged")."""
     messages: list[Message] = []
     for event in events:
-        data: Any = event.data
-        if event.type == "user/message" and data.source.kind not in UNSEEN_SOURCES:
-            messages.append(UserMessage(content=data.content))
-        elif event.type == "assistant/message" and data.content:
-            messages.append(AssistantMessage(content=data.content))
-        elif event.type == "tool/result":
-            messages.append(ToolMessage(call_id=data.call_id, content=data.content, is_error=data.is_error))
+        match event:
+            case UserMessageEvent() if event.data.source.kind not in UNSEEN_SOURCES:
+                messages.append(UserMessage(content=event.data.content))
+            case AssistantMessageEvent() if event.data.content:
+                messages.append(AssistantMessage(content=event.data.content))
+            case ToolResultEvent():
+                data = event.data
+                messages.append(ToolMessage(call_id=data.call_id, content=data.content, is_error=data.is_error))
     return messages
