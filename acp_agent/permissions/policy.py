@@ -44,8 +44,8 @@ ASK: Final = "ask"
 def decide(
     *, tool: str, edits_files: bool, mode: str, grant: Literal["allow", "reject"] | None, rule: Rule
 ) -> Verdict:
-    """What to do with a call of `tool` (which needs approval). `edits_files`: the call shows as an
-    edit (its presentation kind is `edit`), which the `auto` mode runs without asking."""
+    """What to do with a call of `tool` (which needs approval). `edits_files`: the tool declares that it
+    only edits files in the workspace, which the `auto` mode runs without asking."""
     if rule == "deny":
         return Refuse(texts.denied(tool), "denied")
     if mode == PLAN:

@@ -96,7 +96,7 @@ class Permissions:
         root = _root(agent)
         verdict = decide(
             tool=tool.name,
-            edits_files=tool.present(call.params).kind == "edit",
+            edits_files=tool.edits_files,
             mode=self.mode(agent),
             grant=choices(root.session).grants.get(tool.name),
             rule=self.policy.rule(tool.name),

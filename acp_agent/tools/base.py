@@ -171,7 +171,9 @@ class Tool(ABC, Generic[ParamsT]):
     `__init__`. `concurrency_safe` tools of one step run in parallel with each other.
     `needs_approval` tools change things outside the conversation (run commands, write files): a
     composed approval service (`acp_agent.permissions`) decides before each call whether it runs,
-    may run after asking the user, or is refused.
+    may run after asking the user, or is refused. `edits_files` says which of them only edit files
+    in the workspace (the `auto` mode runs those without asking); it is declared, not inferred
+    from how the editor shows the call.
     """
 
     name: str
@@ -179,6 +181,7 @@ class Tool(ABC, Generic[ParamsT]):
     Params: type[ParamsT]
     concurrency_safe: bool = False
     needs_approval: bool = False
+    edits_files: bool = False
 
     @abstractmethod
     async def run(self, params: ParamsT, call: ToolCallContext) -> ToolResult:

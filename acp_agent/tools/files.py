@@ -144,6 +144,7 @@ class WriteFileTool(FileTool[WriteFileParams]):
     )
     Params = WriteFileParams
     needs_approval = True
+    edits_files = True
 
     async def run_on(
         self, target: Target, params: WriteFileParams, workspace: Workspace, call: ToolCallContext
@@ -172,6 +173,7 @@ class EditFileTool(FileTool[EditFileParams]):
     )
     Params = EditFileParams
     needs_approval = True
+    edits_files = True
 
     async def run_on(
         self, target: Target, params: EditFileParams, workspace: Workspace, call: ToolCallContext

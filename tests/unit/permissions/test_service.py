@@ -7,12 +7,15 @@ from collections.abc import Callable
 
 import anyio
 import pytest
+from pydantic import BaseModel
 
 from acp_agent.agent.factory import Lineage
 from acp_agent.permissions import AskFailed, UnknownMode, texts
 from acp_agent.subagents.driver import PARENT_CANCELLED
 from acp_agent.agent.keys import AGENTS
 from acp_agent.permissions.service import PERMISSIONS
+from acp_agent.tools import Tool, ToolCallContext, ToolPresentation, ToolResult
+from acp_agent.tools.registry import TOOLS
 from tests.unit.permissions.conftest import Harness, ScriptedAsker, bash, call, codes, of_type, results
 
 pytestmark = pytest.mark.anyio
@@ -273,3 +276,37 @@ async def test_a_waiting_request_is_cancelled_with_its_turn(harness: Make) -> No
             reason = await ticket.wait()
     assert reason.dump() == {"kind": "aborted", "reason": "stop"}
     assert codes(agent) == ["cancelled"] and not (h.workspace / "a").exists()
+
+
+class _Params(BaseModel):
+    path: str
+
+
+class _ShowsAsAnEdit(Tool[_Params]):
+    """Shown as an edit, but it does not declare that it only edits files."""
+
+    name = "patch_remote"
+    description = "Patches something elsewhere."
+    Params = _Params
+    needs_approval = True
+
+    def present(self, params: _Params) -> ToolPresentation:
+        return ToolPresentation(title=f"Patch {params.path}", kind="edit")
+
+    async def run(self, params: _Params, call: ToolCallContext) -> ToolResult:
+        return ToolResult.text("patched")
+
+
+async def test_the_auto_mode_runs_unasked_what_declares_it_edits_files_not_what_looks_like_an_edit(
+    harness: Make,
+) -> None:
+    h = harness({"s1": [{"toolCalls": [call("p", "patch_remote", path="x"), call("w", "write_file", path="x.txt", content="x")]}, DONE]})
+    h.ctx.get(TOOLS).register(_ShowsAsAnEdit())
+    asker = ScriptedAsker(["allow_once"])
+    h.permissions.use_asker(asker)
+    async with h.ctx.running():
+        agent = await h.ctx.get(AGENTS).create(cwd=str(h.workspace))
+        h.permissions.set_mode(agent, "auto")
+        await h.run(agent=agent)
+    assert [r.call.block.id for r in asker.asked] == ["p"]
+    assert results(agent)[0] == "patched" and (h.workspace / "x.txt").read_text() == "x"
