@@ -9,7 +9,7 @@ cancellation once more right after publication; queue the prompt. The caller the
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
 
@@ -22,7 +22,7 @@ from acp_agent.session.events import SessionEvent, TurnEndReason, TurnFailed
 from acp_agent.session.routes import call_key, route_under, unspawned_key
 from acp_agent.subagents import texts
 from acp_agent.subagents.errors import DepthError
-from acp_agent.subagents.registry import SubagentRequest, SubagentResult
+from acp_agent.subagents.registry import Capabilities, SubagentRequest, SubagentResult
 from acp_agent.subagents.structured import StructuredCapture, attach_structured_runtime, check_schema
 from acp_agent.agent.keys import AGENTS, PROMPT
 from acp_agent.tools.registry import TOOLS
@@ -163,6 +163,26 @@ async def start_in_process_run(request: SubagentRequest, seed: Sequence[SessionE
         raise
     ticket = child.followup([TextContent(text=request.prompt)])
     return InProcessRun(child, ticket, len(seed or ()), capture)
+
+
+Seed = Callable[["Agent"], Sequence[SessionEvent]]
+"""What a child inherits from its parent's log (none for `spawn`, the completed turns for `fork`)."""
+ALL = Capabilities(output_schema=True, depth_limit=True, tool_filter=True)
+
+
+class InProcessProvider:
+    """A provider whose children run in this process through `start_in_process_run`, each seeded
+    by `seed` (no seed: a fresh child); it honours all three capabilities."""
+
+    capabilities = ALL
+
+    def __init__(self, name: str, seed: Seed | None = None) -> None:
+        self.name = name
+        self.seed = seed
+
+    async def start(self, request: SubagentRequest) -> InProcessRun:
+        seed = self.seed(request.parent) if self.seed is not None else None
+        return await start_in_process_run(request, seed=seed)
 
 
 def describe(result: SubagentResult, structured: bool) -> tuple[bool, str]:

@@ -6,22 +6,21 @@ balanced prefix up to the parent's last `turn/end`; on its first turn a parent f
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from acp_agent.kernel import Context, Disposer, PluginConfig
+from acp_agent.session.events import SessionEvent
 from acp_agent.session.log import completed_turn_prefix
-from acp_agent.subagents.driver import InProcessRun, start_in_process_run
-from acp_agent.subagents.registry import SubagentRegistry, SubagentRequest
-from acp_agent.subagents.spawn import ALL
+from acp_agent.subagents.driver import InProcessProvider
 from acp_agent.subagents.registry import SUBAGENTS
 
+if TYPE_CHECKING:
+    from acp_agent.agent.agent import Agent
 
-class ForkProvider:
-    capabilities = ALL
 
-    def __init__(self, name: str = "fork") -> None:
-        self.name = name
-
-    async def start(self, request: SubagentRequest) -> InProcessRun:
-        return await start_in_process_run(request, seed=completed_turn_prefix(request.parent.session.events))
+def completed_turns(parent: Agent) -> list[SessionEvent]:
+    """A forked child's seed: the parent's log up to its last `turn/end`."""
+    return completed_turn_prefix(parent.session.events)
 
 
 name = "fork"
@@ -33,5 +32,4 @@ class Config(PluginConfig):
 
 
 def apply(ctx: Context, config: Config) -> Disposer:
-    registry: SubagentRegistry = ctx.get(SUBAGENTS)
-    return registry.register(ForkProvider(config.provider_name))
+    return ctx.get(SUBAGENTS).register(InProcessProvider(config.provider_name, seed=completed_turns))

@@ -16,8 +16,8 @@ from acp_agent.subagents import (
     UnknownProvider,
 )
 from acp_agent.subagents import tool as tool_plugin
-from acp_agent.subagents.fork import ForkProvider
-from acp_agent.subagents.spawn import SpawnProvider
+from acp_agent.subagents.driver import InProcessProvider
+from acp_agent.subagents.fork import completed_turns
 from acp_agent.agent.keys import AGENTS
 from acp_agent.subagents.registry import SUBAGENTS
 from tests.unit.subagents.conftest import Harness, delegate, of_type, results, text
@@ -40,19 +40,17 @@ class Lacking:
         raise AssertionError("a request this provider cannot honour reached it")
 
 
-def test_spawn_and_fork_declare_every_capability() -> None:
-    assert SpawnProvider().capabilities == ALL
-    assert ForkProvider().capabilities == ALL
-    assert (SpawnProvider().name, ForkProvider().name) == ("spawn", "fork")
+def test_the_in_process_provider_declares_every_capability() -> None:
+    assert InProcessProvider("spawn").capabilities == ALL
 
 
 def test_a_second_provider_under_a_taken_name_is_refused() -> None:
     registry = SubagentRegistry()
-    unregister = registry.register(SpawnProvider())
+    unregister = registry.register(InProcessProvider("spawn"))
     with pytest.raises(DuplicateProvider, match="a subagent provider named 'spawn' is already registered"):
-        registry.register(ForkProvider("spawn"))
+        registry.register(InProcessProvider("spawn", seed=completed_turns))
     unregister()
-    replacement = ForkProvider("spawn")
+    replacement = InProcessProvider("spawn", seed=completed_turns)
     registry.register(replacement)
     unregister()  # a stale disposer leaves the provider registered since alone
     assert registry.get("spawn") is replacement
@@ -62,18 +60,19 @@ def test_an_unknown_provider_is_named_with_the_known_ones() -> None:
     registry = SubagentRegistry()
     with pytest.raises(UnknownProvider, match="^no subagent provider named 'x'; known: none$"):
         registry.get("x")
-    registry.register(ForkProvider())
-    registry.register(SpawnProvider())
+    registry.register(InProcessProvider("fork", seed=completed_turns))
+    registry.register(InProcessProvider("spawn"))
     with pytest.raises(UnknownProvider, match="^no subagent provider named 'x'; known: fork, spawn$"):
         registry.get("x")
 
 
 async def test_the_composed_registry_holds_spawn_and_fork(harness: Callable[..., Harness]) -> None:
     h = harness([])
-    assert isinstance(h.ctx.get(SUBAGENTS).get("spawn"), SpawnProvider)
-    assert isinstance(h.ctx.get(SUBAGENTS).get("fork"), ForkProvider)
+    spawn, fork = h.ctx.get(SUBAGENTS).get("spawn"), h.ctx.get(SUBAGENTS).get("fork")
+    assert isinstance(spawn, InProcessProvider) and spawn.seed is None
+    assert isinstance(fork, InProcessProvider) and fork.seed is completed_turns
     with pytest.raises(DuplicateProvider):
-        h.ctx.get(SUBAGENTS).register(SpawnProvider())
+        h.ctx.get(SUBAGENTS).register(InProcessProvider("spawn"))
     async with h.ctx.running():
         parent = await h.parent()
         with pytest.raises(UnknownProvider, match="no subagent provider named 'nope'; known: fork, spawn"):
