@@ -6,7 +6,7 @@ from pydantic import Field
 
 from acp_agent.agent.config import ConfigEvent, ModelEntry
 from acp_agent.agent.factory import DEFAULT_MAX_ATTACHMENT_BYTES, AgentFactory
-from acp_agent.agent.options import AgentOptions
+from acp_agent.agent.options import AgentDefaults, AgentOptions
 from acp_agent.agent.prompt import Section, SystemPrompt
 from acp_agent.kernel import SHUTDOWN, Context, Disposer, PluginConfig, combine
 from acp_agent.agent.keys import AGENTS, PROMPT
@@ -22,14 +22,10 @@ name = "agents"
 inject = ("sessions", "llm", "tools")
 
 
-class Config(PluginConfig):
-    provider: str = "deepseek"
-    model: str = "deepseek-chat"
-    max_tokens: int | None = None
-    max_steps: int = 50
-    context_window: int = Field(default=128000, gt=0)
-    """The model's context window in tokens (128000: DeepSeek's), sent to the editor with each
-    model call's usage."""
+class Config(PluginConfig, AgentDefaults):
+    """The agents' `AgentDefaults` (provider, model, maxTokens, maxSteps, contextWindow: their
+    fields and defaults are the options'), and:"""
+
     persona: str = PERSONA
     """The order-0 `persona` section; `{{model}}` and `{{cwd}}` are filled in per agent."""
     models: list[ModelEntry] = []
@@ -44,13 +40,7 @@ class Config(PluginConfig):
 def apply(ctx: Context, config: Config) -> Disposer:
     prompt = SystemPrompt()
     prompt.add(Section(order=0, name="persona", text=config.persona))
-    options = AgentOptions(
-        provider=config.provider,
-        model=config.model,
-        max_tokens=config.max_tokens,
-        max_steps=config.max_steps,
-        context_window=config.context_window,
-    )
+    options = AgentOptions.model_validate(config.model_dump(include=set(AgentDefaults.model_fields)))
     agents = AgentFactory(ctx, options, config.models, max_attachment_bytes=config.max_attachment_bytes)
     return combine(
         ctx.get(SESSIONS).registry.register(ConfigEvent, "free"),
