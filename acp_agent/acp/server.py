@@ -204,7 +204,7 @@ class AcpServer:
             )
         stored = StoredLog(header, loaded.events, self._children(session_id)) if replay else None
         factory: AgentFactory = self.ctx.get(AGENTS)
-        agent = await factory.create(cwd=cwd, loaded=loaded)
+        agent = await factory.restore(loaded)
         if stored is not None:
             updates = history_updates(
                 stored,

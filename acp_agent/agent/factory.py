@@ -93,40 +93,51 @@ class AgentFactory:
         seed: Sequence[SessionEvent] = (),
         lineage: Lineage | None = None,
         setup: Setup | None = None,
-        loaded: LoadedSession | None = None,
     ) -> Agent:
-        """Create and publish an agent: a top-level one, or a child when `lineage` is given.
+        """Create and publish a new agent: a top-level one, or a child when `lineage` is given
+        (`seed`: the events a child inherits, recorded as its header's `seedLength`)."""
+        route = route or self.next_route()
+        header = SessionHeader(
+            id=str(uuid.uuid4()),
+            created_at=now_ms(),
+            cwd=cwd,
+            route=route,
+            **(lineage.model_dump() if lineage is not None else {}),
+            seed_length=len(seed) if lineage is not None and seed else None,
+        )
+        return await self._publish(header, route, seed, options or self.defaults, setup, None)
 
-        With `loaded` (a stored session read back), the agent continues that session: its header
-        is kept (id, cwd, route, ...; `cwd` and `route` arguments are ignored) and its events are
-        the seed, so turn numbers continue and the model sees the history. Attaching it to the
-        store continues its file, which writes a repaired tail back."""
+    async def restore(self, loaded: LoadedSession, *, options: AgentOptions | None = None) -> Agent:
+        """Publish an agent that continues a stored session read back: its header is kept (id,
+        cwd, route, ...) and its events are the seed, so turn numbers continue and the model sees
+        the history. Attaching it to the store continues its file, which writes a repaired tail
+        back."""
+        header, route = self._restored(loaded.header)
+        options = restored(options or self.defaults, self.models, loaded.events, loaded.header.id)
+        return await self._publish(header, route, loaded.events, options, None, loaded)
+
+    async def _publish(
+        self,
+        header: SessionHeader,
+        route: str,
+        seed: Sequence[SessionEvent],
+        options: AgentOptions,
+        setup: Setup | None,
+        loaded: LoadedSession | None,
+    ) -> Agent:
+        """The transaction: a session on `seed`, `setup` on the unpublished agent, then publish
+        (the store continues `loaded`'s file, or starts a new one)."""
         ctx = self._ctx
-        if loaded is not None:
-            if seed or lineage is not None:
-                raise ValueError("a loaded session brings its own header and events: no seed or lineage")
-            header, route = self._restored(loaded.header)
-            seed = loaded.events
-            options = restored(options or self.defaults, self.models, loaded.events, loaded.header.id)
-        else:
-            route = route or self.next_route()
-            header = SessionHeader(
-                id=str(uuid.uuid4()),
-                created_at=now_ms(),
-                cwd=cwd,
-                route=route,
-                **(lineage.model_dump() if lineage is not None else {}),
-                seed_length=len(seed) if lineage is not None and seed else None,
-            )
-        session = Session(header, registry=ctx.get(SESSIONS).registry, seed=seed)
+        store = ctx.get(SESSIONS)
+        session = Session(header, registry=store.registry, seed=seed)
         scope = ctx.scope.child()
-        agent = Agent(ctx, session, options or self.defaults, scope, route)
+        agent = Agent(ctx, session, options, scope, route)
         try:
             if setup is not None:
                 pending = setup(agent)
                 if pending is not None:
                     await pending
-            scope.add(ctx.get(SESSIONS).attach(session, loaded=loaded))
+            scope.add(store.attach(session, loaded=loaded))
         except BaseException:
             scope.dispose()
             raise

@@ -54,13 +54,13 @@ async def test_a_loaded_session_starts_with_its_last_choice_still_offered(
         choose(agent, "model", "large")
         await agent.dispose()
         loaded = ctx.get(SESSIONS).load(agent.id)
-        again = await ctx.get(AGENTS).create(cwd=None, loaded=loaded)
+        again = await ctx.get(AGENTS).restore(loaded)
         assert again.options.model == "large"
         await again.dispose()
         # A choice no longer offered is skipped, loudly: the one before it holds.
         gone = LoadedSession(loaded.header, [*loaded.events, *_choice(loaded, "retired")], False)
         with caplog.at_level(logging.WARNING):
-            restored = await ctx.get(AGENTS).create(cwd=None, loaded=gone)
+            restored = await ctx.get(AGENTS).restore(gone)
         assert restored.options.model == "large"
         assert "chose the model 'retired', which is no longer offered; using 'large'" in caplog.text
 
@@ -109,7 +109,7 @@ async def test_a_loaded_session_applies_its_choices_again_in_order(tmp_path: Pat
             choose(agent, config_id, value)
         await agent.dispose()
         loaded = ctx.get(SESSIONS).load(agent.id)
-        again = await ctx.get(AGENTS).create(cwd=None, loaded=loaded)
+        again = await ctx.get(AGENTS).restore(loaded)
         assert (again.options.model, again.options.reasoning_effort) == ("wide", "minimal") == (
             agent.options.model, agent.options.reasoning_effort
         )
@@ -118,7 +118,7 @@ async def test_a_loaded_session_applies_its_choices_again_in_order(tmp_path: Pat
         odd = LoadedSession(loaded.header, [*loaded.events, *_choice(loaded, "max", "thought_level")], False)
         odd = LoadedSession(odd.header, [*odd.events, *_choice(odd, "on", "sound")], False)
         with caplog.at_level(logging.WARNING):
-            restored = await ctx.get(AGENTS).create(cwd=None, loaded=odd)
+            restored = await ctx.get(AGENTS).restore(odd)
         assert restored.options.reasoning_effort == "minimal"
         assert "chose the thought level 'max', which 'wide' no longer offers; using 'minimal'" in caplog.text
         assert "sound" not in caplog.text

@@ -1,4 +1,4 @@
-"""`AgentFactory.create(loaded=...)`: an agent that continues a stored session, and the routes of
+"""`AgentFactory.restore(loaded)`: an agent that continues a stored session, and the routes of
 top-level sessions when loaded ones hold some."""
 
 from __future__ import annotations
@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from acp_agent.agent.factory import Lineage
 from acp_agent.kernel import Context
 from acp_agent.session import LoadedSession, SessionHeader, TextContent
 from acp_agent.agent.keys import AGENTS
@@ -31,7 +30,7 @@ async def test_a_loaded_session_keeps_its_header_and_continues_its_conversation(
         loaded = ctx.get(SESSIONS).load(first.id)
         header = loaded.header.model_copy(update={"route": "s7", "created_at": 42})
         restored = LoadedSession(header, loaded.events, False)
-        again = await ctx.get(AGENTS).create(cwd="/ignored", route="ignored", loaded=restored)
+        again = await ctx.get(AGENTS).restore(restored)
         assert (again.id, again.route, again.session.header) == (first.id, "s7", header)
         assert (await again.followup(text("what was it?")).wait()).kind == "completed"
         await again.dispose()
@@ -52,20 +51,9 @@ async def test_a_loaded_session_on_a_taken_or_missing_route_gets_the_next_free_o
         taken = LoadedSession(SessionHeader(id="a", created_at=1, cwd="/w", route="s1"), [], False)
         missing = LoadedSession(SessionHeader(id="b", created_at=1, cwd="/w"), [], False)
         kept = LoadedSession(SessionHeader(id="c", created_at=1, cwd="/w", route="s4"), [], False)
-        routes = [(await ctx.get(AGENTS).create(cwd=None, loaded=one)).route for one in (taken, missing, kept)]
+        routes = [(await ctx.get(AGENTS).restore(one)).route for one in (taken, missing, kept)]
         newer = await ctx.get(AGENTS).create(cwd=str(tmp_path))  # s4 is held: the next new one skips it
         stored = [ctx.get(SESSIONS).load(i).header.route for i in "abc"]
     assert (live.route, routes, newer.route) == ("s1", ["s2", "s3", "s4"], "s5")
     assert stored == routes  # written into the headers
 
-
-async def test_a_loaded_session_takes_no_seed_or_lineage(scripted: Callable[..., Context], tmp_path: Path) -> None:
-    ctx = scripted([])
-    loaded = LoadedSession(SessionHeader(id="a", created_at=1, cwd="/w", route="s1"), [], False)
-    async with ctx.running():
-        base = await ctx.get(AGENTS).create(cwd=str(tmp_path))
-        await base.followup(text("x")).wait()
-        lineage = Lineage(parent_session=base.id, delegation_depth=1)
-        for extra in ({"seed": list(base.session.events)}, {"lineage": lineage}):
-            with pytest.raises(ValueError, match="no seed or lineage"):
-                await ctx.get(AGENTS).create(cwd=None, loaded=loaded, **extra)
