@@ -132,12 +132,12 @@ async def test_a_loaded_session_logs_them_again_only_when_they_changed_since(tmp
         first = await ctx.get(AGENTS).create(cwd=str(cwd))
         await first.followup([TextContent(text="one")]).wait()
         await first.dispose()
-        again = await ctx.get(AGENTS).create(cwd=str(cwd), loaded=ctx.get(SESSIONS).load(first.id))
+        again = await ctx.get(AGENTS).restore(ctx.get(SESSIONS).load(first.id))
         await again.followup([TextContent(text="two")]).wait()
         assert [e.type for e in again.session.events].count(INSTRUCTIONS_EVENT) == 1
         assert "Be brief." in requests[1].system  # the loaded agent got the section all the same
         await again.dispose()
         write(cwd / "AGENTS.md", "Be thorough.")
-        third = await ctx.get(AGENTS).create(cwd=str(cwd), loaded=ctx.get(SESSIONS).load(first.id))
+        third = await ctx.get(AGENTS).restore(ctx.get(SESSIONS).load(first.id))
         await third.followup([TextContent(text="three")]).wait()
         assert [e.type for e in third.session.events].count(INSTRUCTIONS_EVENT) == 2
