@@ -3,7 +3,7 @@
 A client that advertises `terminal` runs the command in a terminal of its own, which the tool call
 embeds while it runs (`{"type": "terminal", "terminalId"}` content), so the user watches the
 output live. The sequence: `terminal/create` (`bash -c <command>` in the session's cwd, the tool's
-output budget as `outputByteLimit`) -> `terminal/wait_for_exit` -> `terminal/output` (the final
+output budget as `outputByteLimit`, the server's credential variables set empty in `env`) -> `terminal/wait_for_exit` -> `terminal/output` (the final
 output, and whether the client cut its beginning) -> `terminal/release`. On a timeout:
 `terminal/kill`, then the output, then the release; on a cancellation: the kill and the release,
 shielded (bounded), before the cancellation goes on. The create itself is shielded (bounded by the
@@ -27,11 +27,13 @@ from acp_agent.acp.errors import ClientError
 from acp_agent.acp.schema import (
     CreateTerminalParams,
     CreateTerminalResult,
+    EnvVariable,
     Incoming,
     TerminalExitStatus,
     TerminalOutputResult,
     TerminalParams,
 )
+from acp_agent.environ import credential_names
 from acp_agent.tools.base import ToolCallContext
 from acp_agent.tools.runner import CommandOutcome, CommandRunner
 
@@ -60,10 +62,14 @@ class TerminalRunner(CommandRunner):
     async def run(
         self, command: str, *, call: ToolCallContext, timeout_seconds: float, max_output_bytes: int
     ) -> CommandOutcome:
+        # The terminal runs in the editor's environment; ACP can set variables there, not remove
+        # them, so the server's credential variables are set empty (the editor may hold them too).
+        hidden = sorted(credential_names(call.ctx))
         create = CreateTerminalParams(
             session_id=self.session_id,
             command=SHELL,
             args=["-c", command],
+            env=[EnvVariable(name=name, value="") for name in hidden] or None,
             cwd=str(call.cwd),
             output_byte_limit=max_output_bytes,
         )

@@ -424,10 +424,16 @@ class WriteTextFileParams(Model):
     content: str
 
 
+class EnvVariable(Model):
+    name: str
+    value: str
+
+
 class CreateTerminalParams(Model):
     session_id: str
     command: str
     args: list[str] = []
+    env: list[EnvVariable] | None = None
     cwd: str | None = None
     output_byte_limit: int | None = None
 

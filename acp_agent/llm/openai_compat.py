@@ -34,6 +34,7 @@ from pydantic import Field, field_validator
 
 import acp_agent
 
+from acp_agent.environ import hide_variables
 from acp_agent.kernel import SHUTDOWN, Context, Disposer, PluginConfig, combine
 from acp_agent.kernel.models import Model
 from acp_agent.llm import codes
@@ -382,4 +383,8 @@ inject = ("llm",)
 
 def apply(ctx: Context, config: Config) -> Disposer:
     adapter = OpenAICompat(config)
-    return combine(ctx.events.on(STREAM, adapter.listener), ctx.events.on(SHUTDOWN, adapter.aclose))
+    return combine(
+        hide_variables(ctx, [config.api_key_env or ""]),  # commands and MCP servers never see the key
+        ctx.events.on(STREAM, adapter.listener),
+        ctx.events.on(SHUTDOWN, adapter.aclose),
+    )

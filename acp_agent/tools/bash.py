@@ -13,6 +13,7 @@ import os
 import shutil
 import signal
 import subprocess
+from collections.abc import Mapping
 from contextlib import suppress
 from pathlib import Path
 from typing import Final
@@ -21,9 +22,10 @@ import anyio
 from anyio.abc import ByteReceiveStream, Process
 from pydantic import BaseModel, Field
 
+from acp_agent.environ import child_environment, hide_variables
 from acp_agent.kernel.context import Context
 from acp_agent.kernel.plugin import PluginConfig
-from acp_agent.kernel.scope import Disposer
+from acp_agent.kernel.scope import Disposer, combine
 from acp_agent.session.content import TextContent
 from acp_agent.session.events import ToolError
 from acp_agent.tools.base import Tool, ToolCallContext, ToolPresentation, ToolResult, code_block
@@ -90,7 +92,13 @@ class LocalRunner(CommandRunner):
     async def run(
         self, command: str, *, call: ToolCallContext, timeout_seconds: float, max_output_bytes: int
     ) -> CommandOutcome:
-        return await run_command(command, cwd=call.cwd, timeout_seconds=timeout_seconds, max_output_bytes=max_output_bytes)
+        return await run_command(
+            command,
+            cwd=call.cwd,
+            env=child_environment(call.ctx),
+            timeout_seconds=timeout_seconds,
+            max_output_bytes=max_output_bytes,
+        )
 
 
 LOCAL: Final[CommandRunner] = LocalRunner()
@@ -102,9 +110,10 @@ def runner_for(call: ToolCallContext) -> CommandRunner:
 
 
 async def run_command(
-    command: str, *, cwd: Path, timeout_seconds: float, max_output_bytes: int
+    command: str, *, cwd: Path, env: Mapping[str, str], timeout_seconds: float, max_output_bytes: int
 ) -> CommandOutcome:
-    """Run `command` with the shell in `cwd`; kill its process group on timeout or cancellation.
+    """Run `command` with the shell in `cwd` and the environment `env` (the server's, without its
+    credential variables: `child_environment`); kill its process group on timeout or cancellation.
 
     The call lasts until the shell has exited and every process holding its output has closed it.
     """
@@ -115,6 +124,7 @@ async def run_command(
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         cwd=cwd,
+        env=env,
         start_new_session=True,
     )
     finished = False
@@ -213,10 +223,13 @@ class Config(PluginConfig):
 
     timeout_seconds: float = Field(default=120, gt=0)
     max_output_bytes: int = Field(default=30000, gt=0)
+    hide_env: list[str] = Field(default_factory=list)
+    """More credential variables of the server that commands must not see (the model rows'
+    `apiKeyEnv` are hidden already); they are kept from every child process (`acp_agent.environ`)."""
 
 
 def apply(ctx: Context, config: Config) -> Disposer:
-    """Register a `bash` tool for every agent."""
+    """Register a `bash` tool for every agent, and hide the `hideEnv` variables from child processes."""
     tool = BashTool(timeout_seconds=config.timeout_seconds, max_output_bytes=config.max_output_bytes)
-    disposer: Disposer = ctx.get(TOOLS).register(tool)
+    disposer: Disposer = combine(hide_variables(ctx, config.hide_env), ctx.get(TOOLS).register(tool))
     return disposer

@@ -1,15 +1,18 @@
-"""Confinement and bounded reads through the real server process: a read of a 1 GB file runs
-beside the connection, and a write of a large file shows a note instead of its text twice."""
+"""Confinement, bounded reads and secrets through the real server process: a read of a 1 GB file
+runs beside the connection, a write of a large file shows a note instead of its text twice, and a
+command's environment lacks the server's credentials."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
-from tests.e2e.test_server import Scripted, session_log, text
-from tests.e2e.wire import Frame
+from tests.e2e.test_server import Scripted, check_stdout, session_log, text
+from tests.e2e.wire import RECORD_CONFIG, Frame, spawn_server
 from tests.sparse import LAST_LINE, memory_directory, sparse_file
 
 pytestmark = pytest.mark.anyio
@@ -57,3 +60,52 @@ async def long_read_and_large_write(server: Scripted) -> None:
     assert written[1]["content"]["text"] == note
     [display] = [e["data"] for e in session_log(server.sessions, session_id) if e.get("type") == "tool/display" and e["data"]["callId"] == "call_write"]
     assert display == {"callId": "call_write", "locations": [{"path": f"{server.cwd}/large.txt"}], "notes": [note]}
+
+
+CANARY = "sk-canary-0123456789abcdef"
+OTHER_CANARY = "ghp-canary-fedcba9876543210"
+
+
+def config_with_credentials(tmp_path: Path) -> Path:
+    """The scripted composition plus a model row whose key is in ACP_TEST_MODEL_KEY (never called)
+    and a bash row hiding ACP_TEST_TOKEN too."""
+    rows: list[dict[str, Any]] = yaml.safe_load(RECORD_CONFIG.read_text(encoding="utf-8"))
+    for row in rows:
+        if row["id"] == "bash":
+            row["config"] = {"hideEnv": ["ACP_TEST_TOKEN"]}
+    model = {"provider": "openai", "baseUrl": "http://127.0.0.1:9/v1", "apiKeyEnv": "ACP_TEST_MODEL_KEY"}
+    rows.append({"id": "model", "name": "acp_agent.llm.openai_compat", "config": model})
+    path = tmp_path / "cordis.yml"
+    path.write_text(yaml.safe_dump(rows), encoding="utf-8")
+    return path
+
+
+async def test_commands_never_see_the_servers_credentials_and_no_file_holds_them(tmp_path: Path) -> None:
+    run_env = {"id": "call_env", "name": "bash", "arguments": {"command": "env; echo $ACP_TEST_MODEL_KEY > seen.txt"}}
+    server = Scripted(tmp_path, [{"toolCalls": [run_env]}, {"text": "Done."}])
+    env = {
+        "ACP_AGENT_SCRIPT": str(server.script),
+        "ACP_AGENT_SESSIONS": str(server.sessions),
+        "ACP_TEST_MODEL_KEY": CANARY,
+        "ACP_TEST_TOKEN": OTHER_CANARY,
+        "ACP_TEST_VISIBLE": "plain value",
+    }
+    async with spawn_server(config=config_with_credentials(tmp_path), env=env) as wire:
+        session_id = await server.new_session(wire)
+        answer = await wire.request("session/prompt", {"sessionId": session_id, "prompt": [text("Show env.")]})
+        assert answer["result"] == {"stopReason": "end_turn"}
+        assert await wire.finish() == 0
+    check_stdout(wire)
+    done = next(f for f in wire.received if update_of(f, "call_env", "completed"))
+    output = done["params"]["update"]["content"][0]["content"]["text"]
+    assert "ACP_TEST_VISIBLE=plain value" in output  # the command did run `env`
+    assert "ACP_TEST_MODEL_KEY" not in output and "ACP_TEST_TOKEN" not in output
+    for frame in wire.received:
+        assert CANARY not in json.dumps(frame) and OTHER_CANARY not in json.dumps(frame)
+    assert CANARY not in wire.stderr_text
+    written = [path for path in tmp_path.rglob("*") if path.is_file() and path.name != "cordis.yml"]
+    assert server.cwd / "seen.txt" in written and (server.cwd / "seen.txt").read_text() == "\n"
+    assert any(path.name == "session.jsonl" for path in written)
+    for path in written:
+        data = path.read_bytes()
+        assert CANARY.encode() not in data and OTHER_CANARY.encode() not in data, path

@@ -12,6 +12,7 @@ import pytest
 
 from acp_agent.acp.client_terminal import TerminalFailed, TerminalRunner
 from acp_agent.acp.errors import ClientError
+from acp_agent.environ import hide_variables
 from acp_agent.kernel.context import Context
 from acp_agent.tools import RUNNER_SERVICE, BashParams, BashTool, ToolCallContext
 
@@ -173,3 +174,12 @@ async def test_a_client_that_never_creates_the_terminal_fails_the_call_at_the_ti
     with pytest.raises(TerminalFailed, match="no answer to terminal/create within 0.01 s"):
         await run(conn, logged_call(tmp_path), timeout=0.01)
     assert conn.methods == ["terminal/create"]
+
+
+async def test_the_servers_credential_variables_are_set_empty_in_the_editors_terminal(tmp_path: Path) -> None:
+    conn = FakeConnection(answers())
+    call = logged_call(tmp_path)
+    hide_variables(call.ctx, ["MODEL_KEY", "A_TOKEN"])
+    await run(conn, call)
+    create = conn.requests[0][1]
+    assert create["env"] == [{"name": "A_TOKEN", "value": ""}, {"name": "MODEL_KEY", "value": ""}]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -136,6 +137,7 @@ async def test_large_output_is_read_while_running_and_cut_in_the_middle(tmp_path
     outcome = await run_command(
         "printf HEAD; head -c 1000000 /dev/zero | tr '\\0' x; printf TAIL",
         cwd=tmp_path,
+        env=dict(os.environ),
         timeout_seconds=10,
         max_output_bytes=10,
     )
@@ -146,7 +148,7 @@ async def test_large_output_is_read_while_running_and_cut_in_the_middle(tmp_path
 @pytest.mark.anyio
 async def test_character_split_between_head_and_tail_survives(tmp_path: Path) -> None:
     outcome = await run_command(
-        "printf 'a\\303\\251'", cwd=tmp_path, timeout_seconds=10, max_output_bytes=4
+        "printf 'a\\303\\251'", cwd=tmp_path, env=dict(os.environ), timeout_seconds=10, max_output_bytes=4
     )
     assert outcome.output == "aé"
 
