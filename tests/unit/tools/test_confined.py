@@ -11,12 +11,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import anyio
 import pytest
 
 from acp_agent.tools import EditFileParams, EditFileTool, ReadFileParams, ReadFileTool, WriteFileParams, WriteFileTool
+from acp_agent.tools import confined
 from acp_agent.tools.confined import kind, resolve_in
 
-from .helpers import logged_call
+from .helpers import logged, logged_call
 
 pytestmark = pytest.mark.anyio
 
@@ -157,8 +159,6 @@ async def test_a_file_of_another_user_is_not_replaced(cwd: Path) -> None:
 
 
 def test_a_link_put_in_the_path_after_the_check_fails_the_operation(cwd: Path, outside: Path) -> None:
-    from acp_agent.tools import confined
-
     target = resolve_in(cwd, "sub/file.txt")
     os.rename(cwd / "sub", cwd / "sub.real")
     os.symlink(outside, cwd / "sub")
@@ -185,3 +185,32 @@ def test_paths_through_links_inside_and_back_out(cwd: Path, tmp_path: Path) -> N
         resolve_in(cwd, "sub/back/outside")
     assert resolve_in(cwd, str(tmp_path / "outside" / ".." / "work" / "file.txt")).shown == "file.txt"
     assert resolve_in(cwd, "file.txt/..").shown == "."  # below a file: taken as written
+
+
+async def test_a_cancel_during_a_write_still_logs_the_diff_of_what_was_written(
+    cwd: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started, release = threading.Event(), threading.Event()
+    replace = confined.replace
+
+    def slow_replace(target: confined.Target, data: bytes) -> None:
+        started.set()
+        release.wait(10)
+        replace(target, data)
+
+    monkeypatch.setattr(confined, "replace", slow_replace)
+    call = logged_call(cwd)
+    results = []
+
+    async def write() -> None:
+        results.append(await WriteFileTool().run(WriteFileParams(path="file.txt", content="new\n"), call))
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(write)
+        await anyio.to_thread.run_sync(started.wait)
+        tasks.cancel_scope.cancel()  # while the write's thread runs
+        release.set()
+    assert (cwd / "file.txt").read_text() == "new\n"
+    [shown] = logged(call, "tool/display")
+    assert shown.diffs is not None and shown.diffs[0].new_text == "new\n"  # the change and its diff, together
+    assert [r.plain_text() for r in results] == ["Overwrote file.txt (1 line)."]

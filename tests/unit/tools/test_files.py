@@ -185,6 +185,16 @@ async def test_one_call_returns_at_most_max_lines_and_cuts_long_lines(cwd: Path)
     )
 
 
+async def test_one_call_returns_at_most_256_kib(cwd: Path) -> None:
+    (cwd / "wide.txt").write_text("".join(f"{'w' * 1999}\n" for _ in range(200)))
+    result, _ = await read(cwd, path="wide.txt", offset=2)
+    text = result.plain_text()
+    assert text.count("\n") == 130 and len(text.encode()) <= 256 * 1024
+    assert text.endswith(
+        "\n[lines 2-131; the next line would pass this call's 256 KiB: continue with offset 132]"
+    )
+
+
 async def test_an_empty_file_and_an_offset_past_the_end(cwd: Path) -> None:
     (cwd / "empty.txt").write_text("")
     result, _ = await read(cwd, path="empty.txt")
