@@ -55,7 +55,12 @@ def command_files(cwd: Path | None, config: Path) -> dict[str, CommandFile]:
     found: dict[str, CommandFile] = {}
     directories = [config / USER_DIR] + ([cwd / PROJECT_DIR] if cwd is not None else [])
     for directory in directories:
-        for path in sorted(directory.glob("*.md")):
+        try:
+            paths = sorted(directory.glob("*.md"))
+        except OSError as exc:  # a directory we may not read offers no commands
+            log.warning("cannot list the command files in %s: %s", directory, exc)
+            continue
+        for path in paths:
             command = read_command_file(path)
             if command is not None:
                 found[command.name] = command

@@ -41,17 +41,33 @@ def instruction_files(cwd: Path | None, config: Path) -> list[Path]:
     """The files, in section order: `<config>/AGENTS.md`, then from the repository's root (the
     nearest directory at or above `cwd` holding `.git`; outside a repository only `cwd` itself)
     down to `cwd`, in each directory its AGENTS.md, else its CLAUDE.md."""
-    found = [config / NAME] if (config / NAME).is_file() else []
+    found = [config / NAME] if _is_file(config / NAME) else []
     if cwd is None:
         return found
     chain = [cwd, *cwd.parents]
-    root = next((i for i, directory in enumerate(chain) if (directory / ".git").exists()), 0)
+    root = next((i for i, directory in enumerate(chain) if _exists(directory / ".git")), 0)
     for directory in reversed(chain[: root + 1]):
         for name in (NAME, FALLBACK):
-            if (directory / name).is_file():
+            if _is_file(directory / name):
                 found.append(directory / name)
                 break
     return found
+
+
+def _is_file(path: Path) -> bool:
+    """Whether `path` is a file; a directory we may not look into holds none (no error: the
+    instructions are read before every turn, which must not fail for them)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.exists()
+    except OSError:
+        return False
 
 
 def read_instructions(paths: list[Path]) -> Instructions:

@@ -36,7 +36,8 @@ def test_the_expected_scenarios_exist() -> None:
         "fork-recall", "two-sequential-children", "spawn-then-fork", "concurrent-children", "grandchild",
         "depth-rejected", "structured-output", "structured-missing", "child-model-fails",
         "fork-fails-before-output", "cancel-two-children", "delegation", "load-session",
-        "client-fs", "client-terminal",
+        "client-fs", "client-terminal", "slash-commands", "slash-commands-load", "project-instructions",
+        "instructions-cut",
     }  # fmt: skip
 
 

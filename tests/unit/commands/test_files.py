@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -75,3 +76,12 @@ def test_the_projects_file_wins_over_the_users(tmp_path: Path) -> None:
     assert found["deploy"].template == "The project's deploy."
     assert list(command_files(None, config)) == ["deploy", "mine"]
     assert command_files(cwd, tmp_path / "absent") == {"deploy": found["deploy"]}
+
+
+def test_a_directory_that_cannot_be_listed_offers_no_commands(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    def refuse(self: Path, pattern: str) -> Any:
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "glob", refuse)
+    assert command_files(tmp_path, tmp_path / "config") == {}
+    assert "cannot list the command files" in caplog.text

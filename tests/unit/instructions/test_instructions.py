@@ -141,3 +141,12 @@ async def test_a_loaded_session_logs_them_again_only_when_they_changed_since(tmp
         third = await ctx.get(AGENTS).restore(ctx.get(SESSIONS).load(first.id))
         await third.followup([TextContent(text="three")]).wait()
         assert [e.type for e in third.session.events].count(INSTRUCTIONS_EVENT) == 2
+
+
+def test_a_directory_that_cannot_be_looked_into_holds_no_instructions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(self: Path, *args: Any, **kwargs: Any) -> Any:
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "is_file", refuse)
+    monkeypatch.setattr(Path, "exists", refuse)
+    assert instruction_files(tmp_path, tmp_path / "config") == []
