@@ -3,6 +3,10 @@
 Incoming requests and notifications are dispatched through jsonrpcserver, each in its own task so
 that `session/cancel` reaches a running `session/prompt`. Responses to the agent's own requests are
 routed to the waiting caller and never answered. Frames are written by one task, whole, in order.
+
+No frame can stop the reader: what `frames.py` finds unusable (too long, not JSON, too deep, not
+a request, not Unicode) is answered with its error here, on the frame's id whenever it can be read,
+and a batch is answered item by item.
 """
 
 from __future__ import annotations
@@ -20,38 +24,37 @@ from anyio.abc import TaskGroup
 from jsonrpcserver import async_dispatch_to_serializable
 from jsonrpcserver.methods import Methods
 
-from acp_agent.acp.errors import ClientError, INTERNAL_ERROR
+from acp_agent.acp import frames
+from acp_agent.acp.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, ClientError
 
 log = logging.getLogger(__name__)
 
-_NOT_JSON = object()
 _ANSWERED: ContextVar[list[Callable[[], None]]] = ContextVar("answered")
 """The callbacks to run once the request being handled in this context is answered."""
 
-
 def encode(frame: Any) -> bytes:
-    """A frame as one line: compact JSON, UTF-8, newline-terminated (JSON escapes any newline)."""
-    return json.dumps(frame, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+    """A frame as one line: compact JSON, UTF-8, newline-terminated (JSON escapes any newline).
+
+    A string that is not Unicode (a lone surrogate, say in an id a client sent) is written as its
+    JSON escape, so the frame still goes out and the client reads back the id it sent."""
+    try:
+        return json.dumps(frame, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+    except UnicodeEncodeError:
+        return json.dumps(frame, separators=(",", ":")).encode() + b"\n"
 
 
-def check_request(obj: Any) -> Any:
-    """The JSON-RPC 2.0 envelope rules jsonrpcserver asks its validator to enforce."""
-    items = obj if isinstance(obj, list) and obj else [obj]
-    for item in items:
-        if not (
-            isinstance(item, dict)
-            and item.get("jsonrpc") == "2.0"
-            and isinstance(item.get("method"), str)
-            and isinstance(item.get("params", {}), (dict, list))
-            and isinstance(item.get("id", 0), (str, int, type(None)))
-            and not isinstance(item.get("id", 0), bool)
-        ):
-            raise ValueError("not a JSON-RPC 2.0 request")
-    return obj
+def error_frame(request_id: Any, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "error": {"code": code, "message": message}, "id": request_id}
 
 
 def is_response(obj: Any) -> bool:
     return isinstance(obj, dict) and "method" not in obj and ("result" in obj or "error" in obj)
+
+
+def readable_id(frame: Any) -> Any:
+    """The id to answer `frame` on: its own when it can be read as an ACP RequestId, else null."""
+    request_id = frame.get("id") if isinstance(frame, dict) else None
+    return request_id if frames.is_request_id(request_id) else None
 
 
 @dataclass
@@ -63,9 +66,16 @@ class _Waiter:
 class Connection:
     """Serves `methods` (a jsonrpcserver method table called with this connection as context)."""
 
-    def __init__(self, methods: Methods, write: Callable[[bytes], Awaitable[None]]) -> None:
+    def __init__(
+        self,
+        methods: Methods,
+        write: Callable[[bytes], Awaitable[None]],
+        *,
+        max_frame_bytes: int = frames.MAX_FRAME_BYTES,
+    ) -> None:
         self._methods = methods
         self._write = write
+        self.max_frame_bytes = max_frame_bytes
         self._send, self._outbox = anyio.create_memory_object_stream[bytes](math.inf)
         self._waiters: dict[int, _Waiter] = {}
         self._abandoned: set[int] = set()
@@ -76,13 +86,18 @@ class Connection:
         self.state: Any = None
         """Whatever the method handlers keep per connection (the ACP server object)."""
 
-    async def serve(self, lines: AsyncIterable[bytes], on_eof: Callable[[], Awaitable[None]]) -> None:
-        """Read frames until EOF; then `on_eof()` (cancel turns), wait for running requests, drain."""
+    async def serve(self, chunks: AsyncIterable[bytes], on_eof: Callable[[], Awaitable[None]]) -> None:
+        """Read frames from the input's bytes until EOF; then `on_eof()` (cancel turns), wait for
+        running requests, drain."""
         async with anyio.create_task_group() as outer:
             outer.start_soon(self._write_loop)
             async with anyio.create_task_group() as requests:
-                async for line in lines:
-                    self._receive(line, requests)
+                async for line in frames.split_frames(chunks, self.max_frame_bytes):
+                    if line is frames.OVERSIZED:
+                        message = f"Invalid request: frame of more than {self.max_frame_bytes} bytes"
+                        self._reply(error_frame(None, INVALID_REQUEST, message))
+                    else:
+                        self._receive(line, requests)
                 self._closed = True
                 for waiter in self._waiters.values():
                     waiter.done.set()  # nobody will answer now
@@ -94,32 +109,84 @@ class Connection:
         if not text:
             return
         try:
-            obj: Any = json.loads(text)
-        except ValueError:
-            obj = _NOT_JSON
+            obj: Any = frames.parse(text)
+        except frames.ParseError as exc:
+            self._reply(error_frame(None, PARSE_ERROR, f"Parse error: {exc}"))
+            return
         if is_response(obj):
-            self._resolve(obj)
+            self._resolve(obj, text)
+        elif isinstance(obj, list) and obj:
+            requests.start_soon(self._dispatch_batch, obj, text)
         else:
-            requests.start_soon(self._dispatch, text, obj)
+            requests.start_soon(self._dispatch, obj, text)
 
-    async def _dispatch(self, text: str, obj: Any) -> None:
-        def deserialize(raw: str) -> Any:
-            # Parsed once already; a parse failure is re-raised here so jsonrpcserver answers -32700.
-            return json.loads(raw) if obj is _NOT_JSON else obj
-
+    async def _dispatch(self, obj: Any, text: str) -> None:
         answered: list[Callable[[], None]] = []
         _ANSWERED.set(answered)  # this task's own context: the handler's tasks copy it
         try:
-            response = await async_dispatch_to_serializable(
-                text, self._methods, context=self, deserializer=deserialize, validator=check_request
-            )
-            if response:  # None for a notification; a batch of notifications gives []
-                self._send.send_nowait(encode(response))
+            response = await self._answer(obj, text)
+            if response is not None:
+                self._reply(response)
         finally:
             for callback in answered:
                 callback()
 
-    def _resolve(self, response: dict[str, Any]) -> None:
+    async def _dispatch_batch(self, batch: list[Any], text: str) -> None:
+        """Each item answered on its own, the answers sent together (none for notifications)."""
+        if len(batch) > frames.MAX_BATCH:
+            message = f"Invalid request: a batch of more than {frames.MAX_BATCH} requests"
+            self._reply(error_frame(None, INVALID_REQUEST, message))
+            return
+        answers: list[dict[str, Any] | None] = [None] * len(batch)
+
+        async def one(index: int, item: Any) -> None:
+            # An item's callbacks run when its answer is ready, not once the whole batch is: a
+            # prompt waiting for another item's turn in the same batch would wait forever.
+            answered: list[Callable[[], None]] = []
+            _ANSWERED.set(answered)
+            try:
+                answers[index] = await self._answer(item, text)
+            finally:
+                for callback in answered:
+                    callback()
+
+        async with anyio.create_task_group() as items:
+            for index, item in enumerate(batch):
+                items.start_soon(one, index, item)
+        if any(answer is not None for answer in answers):
+            self._reply([answer for answer in answers if answer is not None])
+
+    async def _answer(self, item: Any, text: str) -> dict[str, Any] | None:
+        """The response to one request (None for a notification), refused before dispatch when its
+        envelope or its params are unusable."""
+        problem = frames.envelope_problem(item)
+        if problem is not None:
+            return error_frame(readable_id(item), INVALID_REQUEST, f"Invalid request: {problem}")
+        problem = frames.content_problem(item.get("params"), "params", text)
+        if problem is not None:
+            if "id" not in item:
+                log.warning("dropping a %s notification: %s", item["method"], problem)
+                return None
+            return error_frame(item["id"], INVALID_PARAMS, f"Invalid params: {problem}")
+        # Parsed and checked already: jsonrpcserver's own deserializer and validator are bypassed.
+        response = await async_dispatch_to_serializable(
+            text, self._methods, context=self, deserializer=lambda _: item, validator=lambda checked: checked
+        )
+        assert not isinstance(response, list)  # one item in, one answer out
+        return response  # None for a notification
+
+    def _reply(self, response: dict[str, Any] | list[dict[str, Any]]) -> None:
+        try:
+            data = encode(response)
+        except (ValueError, TypeError, RecursionError) as exc:  # a result that is no JSON: a bug here
+            log.error("cannot send a response: %s", exc)
+            items = response if isinstance(response, list) else [response]
+            message = f"Internal error: cannot encode the response: {exc}"
+            failed = [error_frame(item["id"], INTERNAL_ERROR, message) for item in items]
+            data = encode(failed if isinstance(response, list) else failed[0])
+        self._send.send_nowait(data)
+
+    def _resolve(self, response: dict[str, Any], text: str) -> None:
         request_id = response.get("id")
         # Our ids are ints: any other id (a list would not even hash; `false` and `0.0` equal 0)
         # answers no request of ours.
@@ -131,6 +198,10 @@ class Connection:
             else:
                 log.warning("dropping a response to no request of ours: id %r", response.get("id"))
             return
+        member = "result" if "result" in response else "error"
+        problem = frames.content_problem(response[member], member, text)
+        if problem is not None:  # the caller gets an error it can report, not a crash later on
+            response = error_frame(request_id, INVALID_REQUEST, f"the answer is not usable: {problem}")
         waiter.response = response
         waiter.done.set()
 

@@ -9,8 +9,11 @@ from typing import BinaryIO
 import anyio
 
 from acp_agent.acp.connection import Connection
+from acp_agent.acp.plugin import CONNECTION, ConnectionConfig
 from acp_agent.acp.server import METHODS, AcpServer
 from acp_agent.kernel.context import Context
+
+READ_SIZE = 64 * 1024
 
 
 async def serve(ctx: Context, stdin: BinaryIO, stdout: BinaryIO) -> None:
@@ -22,14 +25,17 @@ async def serve(ctx: Context, stdin: BinaryIO, stdout: BinaryIO) -> None:
         await writer.write(data)
         await writer.flush()
 
-    async def lines() -> AsyncIterator[bytes]:
-        async for line in reader:
-            yield line
+    async def chunks() -> AsyncIterator[bytes]:
+        # Whatever the pipe holds, up to READ_SIZE (read1 does not wait to fill it): the
+        # connection cuts frames itself, so a line is never buffered past `maxFrameBytes`.
+        while chunk := await reader.read1(READ_SIZE):
+            yield chunk
 
-    conn = Connection(METHODS, write)
+    connection = ctx.find(CONNECTION) or ConnectionConfig()
+    conn = Connection(METHODS, write, max_frame_bytes=connection.max_frame_bytes)
     server = conn.state = AcpServer(ctx, conn)
     async with ctx.running():
-        await conn.serve(lines(), on_eof=server.close)
+        await conn.serve(chunks(), on_eof=server.close)
 
 
 def serve_stdio(ctx: Context) -> None:

@@ -2,8 +2,8 @@
 
 `spawn_server(...)` starts `python -m acp_agent --config <config>` with the given environment (on
 top of this process's, so coverage reaches the child) and yields a `Wire`. Every stdout line must
-parse as JSON (a line that does not is kept in `Wire.garbage` for the test to assert on); stderr is
-collected. Requests the server sends us are answered by `Wire.answer` (method not found unless a
+parse as a JSON object, or as an array of them (a batch's answers); a line that does not is kept
+in `Wire.garbage` for the test to assert on. Stderr is collected. Requests the server sends us are answered by `Wire.answer` (method not found unless a
 test installs a handler), so a request of the agent's never hangs.
 """
 
@@ -42,7 +42,9 @@ class Wire:
     process: Process
     answer: RequestHandler = method_not_found
     received: list[Frame] = field(default_factory=list)
-    """Every stdout frame, in order."""
+    """Every stdout frame, in order (a batch answer's items one by one)."""
+    batches: list[list[Frame]] = field(default_factory=list)
+    """The batch answers, each whole."""
     garbage: list[bytes] = field(default_factory=list)
     """Stdout lines that were not JSON (must stay empty)."""
     stderr: bytearray = field(default_factory=bytearray)
@@ -146,6 +148,11 @@ class Wire:
             frame = json.loads(line)
         except ValueError:
             self.garbage.append(line)
+            return
+        if isinstance(frame, list) and frame and all(isinstance(item, dict) for item in frame):
+            self.batches.append(frame)  # a batch's answers: each is also received on its own
+            self.received += frame
+            self._wake()
             return
         if not isinstance(frame, dict):
             self.garbage.append(line)

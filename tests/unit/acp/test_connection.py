@@ -14,7 +14,7 @@ from anyio.streams.memory import MemoryObjectSendStream
 from jsonrpcserver import Success
 from jsonrpcserver.methods import Methods
 
-from acp_agent.acp.connection import Connection, check_request, encode
+from acp_agent.acp.connection import Connection, encode
 from acp_agent.acp.errors import INTERNAL_ERROR, ClientError
 from acp_agent.acp.server import METHODS
 
@@ -204,6 +204,16 @@ async def test_a_response_to_our_request_reaches_the_caller() -> None:
     assert frames[1] == {"jsonrpc": "2.0", "result": {"answer": {"ok": True}}, "id": "a"}
 
 
+async def test_an_answer_holding_a_lone_surrogate_reaches_the_caller_as_an_error() -> None:
+    async with serving(methods_for(Gates())) as peer:
+        await peer.send(request("ask", id="a"))
+        await peer.wait_frames(1)
+        await peer.send({"jsonrpc": "2.0", "id": 0, "result": {"content": "x\udfffy"}})
+        frames = await peer.wait_frames(2)
+    why = "the answer is not usable: result.content: holds a lone surrogate (U+DFFF), which is not Unicode text"
+    assert frames[1] == {"jsonrpc": "2.0", "result": {"code": -32600, "message": why, "data": None}, "id": "a"}
+
+
 async def test_concurrent_requests_are_answered_out_of_order() -> None:
     async with serving(methods_for(Gates())) as peer:
         await peer.send(request("ask", {"method": "first"}, id="a"))
@@ -300,51 +310,105 @@ async def test_a_response_whose_id_is_not_one_we_could_have_sent_is_dropped(bad_
 # -- errors --------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("line", [b"{not json\n", b'{"jsonrpc": "2.0", "id": 1,\n', b"\xff\xfe\n", b"nul\n"])
-async def test_invalid_json_is_a_parse_error(line: bytes) -> None:
+@pytest.mark.parametrize(
+    ("line", "why"),
+    [
+        (b"{not json\n", "Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"),
+        (b'{"jsonrpc": "2.0", "id": 1,\n', "Expecting property name enclosed in double quotes"),
+        (b"\xff\xfe\n", "Expecting value: line 1 column 1 (char 0)"),
+        (b"nul\n", "Expecting value"),
+        (b'{"id": NaN}\n', "NaN is not JSON"),
+        (b"[-Infinity]\n", "-Infinity is not JSON"),
+        (b"[" * 100_000 + b"]" * 100_000 + b"\n", "nested deeper than the JSON parser allows"),
+    ],
+)
+async def test_invalid_json_is_a_parse_error(line: bytes, why: str) -> None:
     async with serving(methods_for(Gates())) as peer:
         (error,) = await peer.exchange(line)
     assert error["id"] is None
     assert error["error"]["code"] == -32700
-    assert error["error"]["message"] == "Parse error"
+    assert error["error"]["message"].startswith(f"Parse error: {why}")
 
 
 @pytest.mark.parametrize(
-    "frame",
+    ("frame", "answer_id", "why"),
     [
-        {},
-        [],
-        "ping",
-        3,
-        None,
-        {"jsonrpc": "2.0", "id": 1},
-        {"jsonrpc": "2.0"},
-        {"jsonrpc": "1.0", "id": 1, "method": "ping"},
-        {"id": 1, "method": "ping"},
-        {"jsonrpc": 2.0, "id": 1, "method": "ping"},
-        {"jsonrpc": "2.0", "id": 1, "method": 5},
-        {"jsonrpc": "2.0", "id": True, "method": "ping"},
-        {"jsonrpc": "2.0", "id": 1.5, "method": "ping"},
-        {"jsonrpc": "2.0", "id": 1.0, "method": "ping"},
-        {"jsonrpc": "2.0", "id": [1], "method": "ping"},
-        {"jsonrpc": "2.0", "id": {}, "method": "ping"},
-        {"jsonrpc": "2.0", "id": 1, "method": "ping", "params": None},
-        {"jsonrpc": "2.0", "id": 1, "method": "ping", "params": "x"},
-        {"jsonrpc": "2.0", "id": 1, "method": "ping", "params": 3},
-        [{"jsonrpc": "2.0", "id": 1, "method": "ping"}, {"jsonrpc": "2.0", "id": 2}],
+        ({}, None, 'jsonrpc must be "2.0"'),
+        ("ping", None, "a request is a JSON object"),
+        (3, None, "a request is a JSON object"),
+        (None, None, "a request is a JSON object"),
+        ([], None, "a request is a JSON object"),
+        ({"jsonrpc": "2.0", "id": 1}, 1, "method must be a string"),
+        ({"jsonrpc": "2.0"}, None, "method must be a string"),
+        ({"jsonrpc": "1.0", "id": 1, "method": "ping"}, 1, 'jsonrpc must be "2.0"'),
+        ({"id": "a", "method": "ping"}, "a", 'jsonrpc must be "2.0"'),
+        ({"jsonrpc": 2.0, "id": 1, "method": "ping"}, 1, 'jsonrpc must be "2.0"'),
+        ({"jsonrpc": "2.0", "id": 1, "method": 5}, 1, "method must be a string"),
+        ({"jsonrpc": "2.0", "id": True, "method": "ping"}, None, "id must be a string, an integer or null"),
+        ({"jsonrpc": "2.0", "id": 1.5, "method": "ping"}, None, "id must be a string, an integer or null"),
+        ({"jsonrpc": "2.0", "id": 1.0, "method": "ping"}, None, "id must be a string, an integer or null"),
+        ({"jsonrpc": "2.0", "id": 2**63, "method": "ping"}, None, "id must be a string, an integer or null"),
+        ({"jsonrpc": "2.0", "id": [1], "method": "ping"}, None, "id must be a string, an integer or null"),
+        ({"jsonrpc": "2.0", "id": {}, "method": "ping"}, None, "id must be a string, an integer or null"),
+        ({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": None}, 1, "params must be an object or an array"),
+        ({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": "x"}, 1, "params must be an object or an array"),
+        ({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": 3}, 1, "params must be an object or an array"),
     ],
 )
-async def test_a_non_request_is_an_invalid_request(frame: Any) -> None:
-    """jsonrpcserver's own schema would accept a fractional id; ACP's RequestId is int64 | string | null."""
+async def test_a_non_request_is_an_invalid_request_answered_on_its_id_when_it_has_one(
+    frame: Any, answer_id: Any, why: str
+) -> None:
+    """jsonrpcserver's own schema would accept a fractional id; ACP's RequestId is int64 | string | null.
+    A request whose id can be read is answered on it, so its caller does not wait forever."""
     async with serving(methods_for(Gates())) as peer:
         written = await peer.exchange(frame)
     assert written == [
-        {
-            "jsonrpc": "2.0",
-            "error": {"code": -32600, "message": "Invalid request", "data": "The request failed schema validation"},
-            "id": None,
-        }
+        {"jsonrpc": "2.0", "error": {"code": -32600, "message": f"Invalid request: {why}"}, "id": answer_id}
     ]
+
+
+async def test_each_item_of_a_batch_is_answered_on_its_own() -> None:
+    async with serving(methods_for(Gates())) as peer:
+        await peer.send(
+            [
+                request("ping", id=1),
+                {"jsonrpc": "2.0", "id": 2},
+                {"jsonrpc": "2.0", "id": 3, "method": "ping", "params": "wrong"},
+                7,
+                {"jsonrpc": "2.0", "method": "ping"},
+                request("echo", {"a": "\ud800"}, id=4),
+                request("echo", {"a": 1}, id=5),
+            ]
+        )
+    written = peer.frames  # EOF waited for the batch
+    assert written == [
+        [
+            {"jsonrpc": "2.0", "result": "pong", "id": 1},
+            {"jsonrpc": "2.0", "error": {"code": -32600, "message": "Invalid request: method must be a string"}, "id": 2},
+            {
+                "jsonrpc": "2.0",
+                "error": {"code": -32600, "message": "Invalid request: params must be an object or an array"},
+                "id": 3,
+            },
+            {"jsonrpc": "2.0", "error": {"code": -32600, "message": "Invalid request: a request is a JSON object"}, "id": None},
+            {
+                "jsonrpc": "2.0",
+                "error": {
+                    "code": -32602,
+                    "message": "Invalid params: params.a: holds a lone surrogate (U+D800), which is not Unicode text",
+                },
+                "id": 4,
+            },
+            {"jsonrpc": "2.0", "result": {"a": 1}, "id": 5},
+        ]
+    ]
+
+
+async def test_a_batch_too_big_to_answer_item_by_item_gets_one_error() -> None:
+    async with serving(methods_for(Gates())) as peer:
+        written = await peer.exchange([request("ping", id=i) for i in range(1001)])
+    message = "Invalid request: a batch of more than 1000 requests"
+    assert written == [{"jsonrpc": "2.0", "error": {"code": -32600, "message": message}, "id": None}]
 
 
 @pytest.mark.parametrize("request_id", [0, -1, 2**62, "", "abc", None])
@@ -356,10 +420,9 @@ async def test_every_valid_id_is_echoed(request_id: Any) -> None:
 
 async def test_a_batch_is_answered_as_a_batch_and_a_batch_of_notifications_not_at_all() -> None:
     async with serving(methods_for(Gates())) as peer:
-        written = await peer.exchange(
-            [request("ping", id=1), {"jsonrpc": "2.0", "method": "ping"}, request("echo", {"a": 1}, id=2)],
-            [{"jsonrpc": "2.0", "method": "ping"}],
-        )
+        await peer.send([request("ping", id=1), {"jsonrpc": "2.0", "method": "ping"}, request("echo", {"a": 1}, id=2)])
+        await peer.send([{"jsonrpc": "2.0", "method": "ping"}])
+    written = peer.frames  # EOF waited for both batches
     assert written == [
         [{"jsonrpc": "2.0", "result": "pong", "id": 1}, {"jsonrpc": "2.0", "result": {"a": 1}, "id": 2}]
     ]
@@ -374,6 +437,31 @@ async def test_an_unknown_method_is_method_not_found_and_never_answered_as_a_not
     assert written == [
         {"jsonrpc": "2.0", "error": {"code": -32601, "message": "Method not found", "data": "session/nope"}, "id": 4}
     ]
+
+
+async def test_a_result_that_is_no_json_answers_an_internal_error_on_its_id() -> None:
+    async def unencodable(conn: Connection) -> Any:
+        return Success({"value": object()})
+
+    async with serving({"unencodable": unencodable}) as peer:
+        await peer.send(request("unencodable", id=1))
+        await peer.send([request("unencodable", id=2)])
+    written = peer.frames  # EOF waited for both
+    message = "Internal error: cannot encode the response: Object of type object is not JSON serializable"
+    assert sorted(written, key=str) == sorted(
+        [
+            {"jsonrpc": "2.0", "error": {"code": -32603, "message": message}, "id": 1},
+            [{"jsonrpc": "2.0", "error": {"code": -32603, "message": message}, "id": 2}],
+        ],
+        key=str,
+    )
+
+
+async def test_a_notification_holding_a_lone_surrogate_is_dropped(caplog: pytest.LogCaptureFixture) -> None:
+    async with serving(methods_for(Gates())) as peer:
+        written = await peer.exchange({"jsonrpc": "2.0", "method": "echo", "params": {"a": "\ud800"}})
+    assert written == []
+    assert "dropping a echo notification: params.a: holds a lone surrogate" in caplog.text
 
 
 async def test_a_failing_handler_is_an_internal_error() -> None:
@@ -506,12 +594,8 @@ def test_encode_is_one_compact_utf8_line() -> None:
     assert data.count(b"\n") == 1
 
 
-def test_check_request_accepts_requests_notifications_and_batches() -> None:
-    frame = {"jsonrpc": "2.0", "id": "x", "method": "m", "params": [1]}
-    assert check_request(frame) is frame
-    assert check_request([frame, {"jsonrpc": "2.0", "method": "n"}]) is not None
-    with pytest.raises(ValueError):
-        check_request([])
+def test_encode_writes_a_string_that_is_not_unicode_as_its_escape() -> None:
+    assert encode({"id": "a\ud800é"}) == b'{"id":"a\\ud800\\u00e9"}\n'
 
 
 async def test_unknown_members_of_a_request_are_tolerated() -> None:

@@ -1,0 +1,32 @@
+"""Loader plugin providing `ctx.connection`: how the ACP connection on stdio reads its client.
+
+Row: `{id: connection, name: acp_agent.acp.plugin, config: {maxFrameBytes: 67108864}}`, provided
+as `ctx.find(CONNECTION)`. Without the row the defaults apply.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from pydantic import PositiveInt
+
+from acp_agent.acp.frames import MAX_FRAME_BYTES
+from acp_agent.kernel import Context, Disposer, PluginConfig, ServiceKey
+
+name = "connection"
+inject: tuple[str, ...] = ()
+
+
+class ConnectionConfig(PluginConfig):
+    max_frame_bytes: PositiveInt = MAX_FRAME_BYTES
+    """The longest frame (one line of JSON) read from the client; a longer one is skipped as it
+    arrives, never held whole, and answered -32600 with id null."""
+
+
+Config = ConnectionConfig
+CONNECTION: Final = ServiceKey[ConnectionConfig]("connection")
+"""`ctx.find(CONNECTION)`: the connection's options (a composition may leave the row out)."""
+
+
+def apply(ctx: Context, config: ConnectionConfig) -> Disposer:
+    return ctx.provide(CONNECTION, config)
