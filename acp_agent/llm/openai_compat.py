@@ -63,6 +63,9 @@ DEFAULT_BASE_URL = "https://api.deepseek.com"
 BASE_URL_ENV = "DEEPSEEK_BASE_URL"
 DEFAULT_KEY_ENV = "DEEPSEEK_API_KEY"
 RETRY_AFTER_CAP = 60.0
+EVENT_STREAM_TYPES = frozenset({"text/event-stream", ""})
+"""Media types of a 200 read as the stream; a server that sends none is given the benefit of the
+doubt, any other (JSON, a proxy's HTML page) is MALFORMED_RESPONSE naming it."""
 """A `Retry-After` longer than this (seconds) is not waited for; the backoff applies instead."""
 DRAIN_SECONDS = 0.5
 """After `[DONE]`, how long the rest of the body may take to arrive (so the connection is reused)."""
@@ -298,9 +301,10 @@ class OpenAICompat:
                 async with client.stream("POST", self.url, content=body, headers=headers) as response:
                     if not response.is_success:
                         raise HttpFailure(response.status_code, await _read_capped(response), response.headers)
-                    if response.headers.get("content-type", "").startswith("application/json"):
+                    media_type = response.headers.get("content-type", "").partition(";")[0].strip().lower()
+                    if media_type not in EVENT_STREAM_TYPES:  # a JSON answer, a proxy's or portal's page
                         raise LlmError(
-                            f"expected an event stream, got application/json: {excerpt(await _read_capped(response))}",
+                            f"expected an event stream, got {media_type}: {excerpt(await _read_capped(response))}",
                             codes.MALFORMED_RESPONSE,
                         )
                     streaming = True

@@ -136,6 +136,24 @@ async def test_a_tool_turn_against_an_openai_compatible_server(tmp_path: Path) -
     assert DUMMY_KEY not in json.dumps(log) and DUMMY_KEY not in wire.stderr_text
 
 
+async def test_an_html_page_instead_of_a_stream_fails_the_turn_as_a_malformed_response(tmp_path: Path) -> None:
+    page = b"<!doctype html><title>Proxy login</title>"
+    replies = [Reply(200, [page], content_type="text/html"), stream(answer("Back."))]
+    async with fake_openai(*replies) as server:
+        env = {"DEEPSEEK_API_KEY": DUMMY_KEY, "ACP_AGENT_SESSIONS": str(tmp_path / "sessions")}
+        async with spawn_server(config=composition(tmp_path, server.url), env=env) as wire:
+            await wire.request("initialize", {"protocolVersion": 1})
+            session_id = result_of(await wire.request("session/new", {"cwd": str(tmp_path), "mcpServers": []}))["sessionId"]
+            failed = await wire.request("session/prompt", {"sessionId": session_id, "prompt": [text("hi")]})
+            again = await wire.request("session/prompt", {"sessionId": session_id, "prompt": [text("again")]})
+    why = "expected an event stream, got text/html: <!doctype html><title>Proxy login</title>"
+    assert error_of(failed) == (-32603, f"Internal error: turn failed: {why}")
+    assert result_of(again) == {"stopReason": "end_turn"}
+    assert len(server.requests) == 2  # not retried: the same page would come back
+    ends = [e["data"]["reason"] for e in session_log(tmp_path / "sessions", session_id) if e.get("type") == "turn/end"]
+    assert ends[0] == {"kind": "error", "message": why, "code": "MALFORMED_RESPONSE", "step": 1}
+
+
 async def allow_once(request: dict[str, Any]) -> dict[str, Any]:
     assert request["method"] == "session/request_permission"
     return {"jsonrpc": "2.0", "id": request["id"], "result": {"outcome": {"outcome": "selected", "optionId": "allow_once"}}}

@@ -327,16 +327,28 @@ async def test_a_stream_that_ends_or_is_cut_before_done_is_stream_closed() -> No
     assert torn.code == codes.MALFORMED_RESPONSE
 
 
-async def test_an_unparsable_event_or_a_json_answer_is_a_malformed_response() -> None:
-    replies = [stream([b"data: {oops\n\n"]), Reply(200, [b'{"choices": []}'], content_type="application/json")]
+async def test_an_unparsable_event_or_an_answer_that_is_no_event_stream_is_a_malformed_response() -> None:
+    replies = [
+        stream([b"data: {oops\n\n"]),
+        Reply(200, [b'{"choices": []}'], content_type="application/json"),
+        Reply(200, [b"<html><body>Sign in to the Wi-Fi</body></html>"], content_type="text/html; charset=utf-8"),
+        Reply(200, answer("Fine."), content_type="Text/Event-Stream; charset=utf-8"),
+    ]
     async with fake_openai(*replies) as server, adapter_for(server) as adapter:
         garbage = await failure(adapter)
         json_answer = await failure(adapter)
+        html_page = await failure(adapter)
+        streamed = await call(adapter)
     assert (garbage.code, garbage.message) == (codes.MALFORMED_RESPONSE, "unparsable event in the model stream: {oops")
     assert (json_answer.code, json_answer.message) == (
         codes.MALFORMED_RESPONSE,
         'expected an event stream, got application/json: {"choices": []}',
     )
+    assert (html_page.code, html_page.message) == (
+        codes.MALFORMED_RESPONSE,
+        "expected an event stream, got text/html: <html><body>Sign in to the Wi-Fi</body></html>",
+    )
+    assert text_of(streamed) == "Fine."  # the media type is read case-blind, parameters aside
 
 
 async def test_an_error_event_mid_stream_is_classified_by_its_code() -> None:
