@@ -248,7 +248,9 @@ async def test_cancel_ends_a_running_prompt_and_is_a_no_op_for_unknown_or_idle_s
         await wire.notify("session/cancel", {"sessionId": 7})  # wrong type: a notification is never answered
         await wire.notify("session/cancel", {})
         prompt = await wire.start("session/prompt", {"sessionId": session_id, "prompt": [text("hang")]})
-        await wire.wait_for(lambda f: f.get("method") == "session/update")
+        # The turn is running (the model streams): a cancel read before it starts would end it
+        # before its model call, and the script's entries would shift.
+        await wire.wait_for(lambda f: f.get("params", {}).get("update", {}).get("sessionUpdate") == "agent_message_chunk")
         await wire.notify("session/cancel", {"sessionId": session_id})
         assert result_of(await wire.response(prompt)) == {"stopReason": "cancelled"}
         await wire.notify("session/cancel", {"sessionId": session_id})  # idle again
