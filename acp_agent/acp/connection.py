@@ -83,26 +83,32 @@ class Connection:
         expected and dropped quietly."""
         self._next_id = 0
         self._closed = False
+        self._reading = anyio.CancelScope()
         self.state: Any = None
         """Whatever the method handlers keep per connection (the ACP server object)."""
 
     async def serve(self, chunks: AsyncIterable[bytes], on_eof: Callable[[], Awaitable[None]]) -> None:
-        """Read frames from the input's bytes until EOF; then `on_eof()` (cancel turns), wait for
-        running requests, drain."""
+        """Read frames from the input's bytes until EOF (or `stop()`); then `on_eof()` (cancel
+        turns), wait for running requests, drain."""
         async with anyio.create_task_group() as outer:
             outer.start_soon(self._write_loop)
             async with anyio.create_task_group() as requests:
-                async for line in frames.split_frames(chunks, self.max_frame_bytes):
-                    if line is frames.OVERSIZED:
-                        message = f"Invalid request: frame of more than {self.max_frame_bytes} bytes"
-                        self._reply(error_frame(None, INVALID_REQUEST, message))
-                    else:
-                        self._receive(line, requests)
+                with self._reading:
+                    async for line in frames.split_frames(chunks, self.max_frame_bytes):
+                        if line is frames.OVERSIZED:
+                            message = f"Invalid request: frame of more than {self.max_frame_bytes} bytes"
+                            self._reply(error_frame(None, INVALID_REQUEST, message))
+                        else:
+                            self._receive(line, requests)
                 self._closed = True
                 for waiter in self._waiters.values():
                     waiter.done.set()  # nobody will answer now
                 await on_eof()
             self._send.close()
+
+    def stop(self) -> None:
+        """Stop reading, as if the input had ended: the same shutdown follows (a signal's)."""
+        self._reading.cancel()
 
     def _receive(self, line: bytes, requests: TaskGroup) -> None:
         text = line.decode("utf-8", errors="replace").strip()

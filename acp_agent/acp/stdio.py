@@ -1,45 +1,94 @@
-"""Serve ACP on this process's stdin/stdout: stdout carries JSON-RPC frames and nothing else."""
+"""Serve ACP on this process's stdin/stdout: stdout carries JSON-RPC frames and nothing else.
+
+One shutdown path, whatever ends the server: stdin's end, SIGTERM, SIGINT or SIGHUP stop the
+reading; running turns are cancelled (their prompts answer `cancelled`), the requests finish, the
+context shuts down (agents disposed, session logs closed), every process the server started is
+ended, and `serve` returns (the process exits 0).
+"""
 
 from __future__ import annotations
 
+import logging
+import os
+import signal
+import stat
 import sys
 from collections.abc import AsyncIterator
 from typing import BinaryIO
 
 import anyio
+from anyio.abc import TaskStatus
 
 from acp_agent.acp.connection import Connection
 from acp_agent.acp.plugin import CONNECTION, ConnectionConfig
 from acp_agent.acp.server import METHODS, AcpServer
 from acp_agent.kernel.context import Context
+from acp_agent.processes.registry import PROCESSES, ProcessRegistry
 
+log = logging.getLogger(__name__)
+
+SHUTDOWN_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 READ_SIZE = 64 * 1024
 
 
-async def serve(ctx: Context, stdin: BinaryIO, stdout: BinaryIO) -> None:
-    """Run `ctx` and answer the client until stdin ends; then cancel turns, flush logs, return."""
-    reader = anyio.wrap_file(stdin)
+async def serve(ctx: Context, stdin: int, stdout: BinaryIO, processes: ProcessRegistry) -> None:
+    """Run `ctx` and answer the client on the `stdin` descriptor and `stdout` until stdin ends or
+    a shutdown signal arrives; then cancel turns, close logs, end every process, return."""
     writer = anyio.wrap_file(stdout)
+    gone = False
 
     async def write(data: bytes) -> None:
-        await writer.write(data)
-        await writer.flush()
-
-    async def chunks() -> AsyncIterator[bytes]:
-        # Whatever the pipe holds, up to READ_SIZE (read1 does not wait to fill it): the
-        # connection cuts frames itself, so a line is never buffered past `maxFrameBytes`.
-        while chunk := await reader.read1(READ_SIZE):
-            yield chunk
+        nonlocal gone
+        if gone:
+            return
+        try:
+            await writer.write(data)
+            await writer.flush()
+        except OSError as exc:  # the client closed its end (it died, or hung up): nobody reads
+            gone = True
+            log.warning("stdout is closed (%s); dropping what the client can no longer read", exc)
 
     connection = ctx.find(CONNECTION) or ConnectionConfig()
     conn = Connection(METHODS, write, max_frame_bytes=connection.max_frame_bytes)
     server = conn.state = AcpServer(ctx, conn)
-    async with ctx.running():
-        await conn.serve(chunks(), on_eof=server.close)
+    ctx.scope.add(ctx.provide(PROCESSES, processes))
+    try:
+        async with ctx.running(), anyio.create_task_group() as signals:
+            await signals.start(_stop_on_signals, conn)
+            await conn.serve(read_chunks(stdin), on_eof=server.close)
+            signals.cancel_scope.cancel()
+    finally:
+        processes.close()
+
+
+async def _stop_on_signals(conn: Connection, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+    """A shutdown signal ends the reading as stdin's end would; later ones change nothing."""
+    with anyio.open_signal_receiver(*SHUTDOWN_SIGNALS) as received:
+        task_status.started()
+        async for signum in received:
+            log.info("%s: shutting down", signal.Signals(signum).name)
+            conn.stop()
+
+
+async def read_chunks(fd: int) -> AsyncIterator[bytes]:
+    """What `fd` holds, a read of up to READ_SIZE at a time (not waiting to fill it), until its
+    end: the connection cuts frames itself, so a line is never buffered past `maxFrameBytes`.
+    The reads are made on the event loop, so a signal cancels the wait for input at once."""
+    # A regular file is always readable (and the event loop cannot watch one).
+    waits = not stat.S_ISREG(os.fstat(fd).st_mode)
+    while True:
+        if waits:
+            await anyio.wait_readable(fd)
+        else:
+            await anyio.lowlevel.checkpoint()
+        chunk = os.read(fd, READ_SIZE)
+        if not chunk:
+            return
+        yield chunk
 
 
 def serve_stdio(ctx: Context) -> None:
-    """Take over stdout for the protocol (stray prints go to stderr) and serve until EOF."""
+    """Take over stdout for the protocol (stray prints go to stderr) and serve until shutdown."""
     protocol_out = sys.stdout.buffer
     sys.stdout = sys.stderr
-    anyio.run(serve, ctx, sys.stdin.buffer, protocol_out)
+    anyio.run(serve, ctx, sys.stdin.fileno(), protocol_out, ProcessRegistry.for_this_process())

@@ -4,7 +4,8 @@ The call's `CommandRunner` runs the command (`runner.py`): the `command_runner` 
 (the editor's terminal), else `LocalRunner`. Locally a command runs as `bash -c` in its own session
 (so its own process group), with stdin from /dev/null and stdout+stderr merged into one pipe that
 is read while the command runs. A timeout or a cancellation kills the whole group, so nothing the
-command started outlives the call.
+command started outlives the call; in the server, what a finished command left running (a
+background job, a `setsid` daemon) is ended with the agent's session (`acp_agent.processes`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from acp_agent.environ import child_environment, hide_variables
 from acp_agent.kernel.context import Context
 from acp_agent.kernel.plugin import PluginConfig
 from acp_agent.kernel.scope import Disposer, combine
+from acp_agent.processes.registry import PROCESSES, CommandGroup
 from acp_agent.session.content import TextContent
 from acp_agent.session.events import ToolError
 from acp_agent.tools.base import Tool, ToolCallContext, ToolPresentation, ToolResult, code_block
@@ -92,12 +94,15 @@ class LocalRunner(CommandRunner):
     async def run(
         self, command: str, *, call: ToolCallContext, timeout_seconds: float, max_output_bytes: int
     ) -> CommandOutcome:
+        # In the server, the command's group and what it leaves behind end with the agent's session.
+        group = call.ctx.get(PROCESSES).group(call.scope) if call.ctx.has(PROCESSES) else None
         return await run_command(
             command,
             cwd=call.cwd,
             env=child_environment(call.ctx),
             timeout_seconds=timeout_seconds,
             max_output_bytes=max_output_bytes,
+            group=group,
         )
 
 
@@ -110,12 +115,20 @@ def runner_for(call: ToolCallContext) -> CommandRunner:
 
 
 async def run_command(
-    command: str, *, cwd: Path, env: Mapping[str, str], timeout_seconds: float, max_output_bytes: int
+    command: str,
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout_seconds: float,
+    max_output_bytes: int,
+    group: CommandGroup | None = None,
 ) -> CommandOutcome:
     """Run `command` with the shell in `cwd` and the environment `env` (the server's, without its
     credential variables: `child_environment`); kill its process group on timeout or cancellation.
 
     The call lasts until the shell has exited and every process holding its output has closed it.
+    With a `group` (of the server's process registry), the command carries its marker, and what it
+    leaves running (`cmd &`, `setsid cmd`) is ended when the group's owner goes.
     """
     output = _OutputBuffer(max_output_bytes)
     process = await anyio.open_process(
@@ -124,9 +137,11 @@ async def run_command(
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         cwd=cwd,
-        env=env,
+        env=env if group is None else {**env, **group.env},
         start_new_session=True,
     )
+    if group is not None:
+        group.started(process.pid)
     finished = False
     try:
         with anyio.move_on_after(timeout_seconds):
@@ -138,6 +153,8 @@ async def run_command(
             finished = True  # the shell exited and its output is closed: nothing left to kill
     finally:
         await _reap(process, kill=not finished)
+        if group is not None:
+            group.exited()
     assert process.returncode is not None  # _reap waited for it
     return CommandOutcome(output.text(), process.returncode, timed_out=not finished)
 

@@ -1,0 +1,57 @@
+"""Reading stdin: its bytes as they come, from a pipe or a regular file, on the event loop."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import anyio
+import pytest
+
+from acp_agent.acp.stdio import READ_SIZE, read_chunks
+
+pytestmark = pytest.mark.anyio
+
+DATA = b'{"a":1}\n' + b"x" * (3 * READ_SIZE) + b"\nlast"
+
+
+async def collect(fd: int) -> list[bytes]:
+    return [chunk async for chunk in read_chunks(fd)]
+
+
+async def test_a_regular_file_is_read_whole_a_read_at_a_time(tmp_path: Path) -> None:
+    path = tmp_path / "input"
+    path.write_bytes(DATA)
+    with path.open("rb") as file:
+        chunks = await collect(file.fileno())
+    assert b"".join(chunks) == DATA and max(map(len, chunks)) == READ_SIZE
+
+
+async def test_a_pipe_gives_what_it_holds_as_it_arrives() -> None:
+    read_end, write_end = os.pipe()
+    pieces = [b'{"a"', b":1}\n{", b'"b":2}\n']
+
+    async def feed() -> None:
+        for piece in pieces:
+            await anyio.to_thread.run_sync(os.write, write_end, piece)
+            await anyio.sleep(0.01)
+        os.close(write_end)
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(feed)
+            chunks = await collect(read_end)
+    finally:
+        os.close(read_end)
+    assert b"".join(chunks) == b"".join(pieces)
+
+
+async def test_waiting_for_input_can_be_cancelled() -> None:
+    read_end, write_end = os.pipe()
+    try:
+        with anyio.move_on_after(0.05) as waited:
+            await collect(read_end)  # nothing ever comes
+        assert waited.cancelled_caught
+    finally:
+        os.close(read_end)
+        os.close(write_end)
