@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -31,3 +32,19 @@ def test_a_configuration_problem_is_one_clear_line(
     assert main(["--config", str(ROOT / "cordis.snapshot.yml")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("acp-agent: loader row 'replay': FixtureNotFound: replay fixture not found")
+
+
+def test_a_sessions_directory_of_another_user_is_refused_at_start(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    foreign = tmp_path / "sessions"
+    foreign.mkdir()
+    if os.getuid() == 0:
+        os.chown(foreign, 65534, 65534)
+    else:  # pragma: no cover - the suite runs as root in CI; as a user, root's own directory
+        foreign = Path("/")
+    monkeypatch.setenv("ACP_AGENT_SESSIONS", str(foreign))
+    assert main(["--config", str(ROOT / "cordis.record.yml")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"acp-agent: loader row 'sessions': ForeignSessionsDirectory: sessions directory {foreign} belongs to uid ")
+    assert err.count("\n") == 1
