@@ -1,4 +1,5 @@
-"""`acp-agent`: serve ACP on stdio (default), or `acp-agent demo` to watch a replayed scenario."""
+"""`acp-agent`: serve ACP on stdio (default), `acp-agent demo` to watch a replayed scenario,
+`acp-agent login` / `logout` to store or delete the API keys of the composition's models."""
 
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command")
     commands.add_parser("serve", help="serve ACP on stdin/stdout (the default)")
     commands.add_parser("demo", help="replay a bundled scenario through the real server and print it")
+    commands.add_parser("login", help="type the API keys the models need; they are checked and stored")
+    commands.add_parser("logout", help="delete the stored API keys")
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=os.environ.get("ACP_AGENT_LOG", "WARNING").upper(),
@@ -31,7 +34,6 @@ def main(argv: list[str] | None = None) -> int:
         from acp_agent.snapshot.demo import run_demo
 
         return run_demo()
-    from acp_agent.acp.stdio import serve_stdio
     from acp_agent.kernel import LoaderError, compose
 
     try:
@@ -39,5 +41,12 @@ def main(argv: list[str] | None = None) -> int:
     except LoaderError as exc:  # a configuration problem: say it plainly, no traceback
         print(f"acp-agent: {exc}", file=sys.stderr)
         return 2
+    if args.command in ("login", "logout"):
+        from acp_agent.credentials.signin import sign_in, sign_out
+
+        credentials = ctx.llm.credentials
+        return sign_in(credentials.required(), credentials.store) if args.command == "login" else sign_out(credentials.store)
+    from acp_agent.acp.stdio import serve_stdio
+
     serve_stdio(ctx)
     return 0

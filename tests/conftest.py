@@ -11,8 +11,8 @@ from acp_agent.config_dir import ENV_CONFIG
 @pytest.fixture(scope="session", autouse=True)
 def empty_user_config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Every server a test starts reads an empty user configuration directory (no command files,
-    no AGENTS.md), so a developer's own files never change a test; the snapshot runner gives each
-    run its own (the scenario's `config/`, or an empty one)."""
+    no AGENTS.md, no stored API keys), so a developer's own files never change a test; the
+    snapshot runner gives each run its own (the scenario's `config/`, or an empty one)."""
     previous = os.environ.get(ENV_CONFIG)
     os.environ[ENV_CONFIG] = str(tmp_path_factory.mktemp("user-config"))
     yield

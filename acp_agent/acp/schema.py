@@ -33,9 +33,15 @@ class FileSystemCapabilities(Incoming):
     write_text_file: bool = False
 
 
+class AuthCapabilities(Incoming):
+    terminal: bool = False
+    """The client can run the agent's command, with a method's `args`, in an interactive terminal."""
+
+
 class ClientCapabilities(Incoming):
     fs: FileSystemCapabilities = FileSystemCapabilities()
     terminal: bool = False
+    auth: AuthCapabilities = AuthCapabilities()
 
 
 class InitializeParams(Incoming):
@@ -61,11 +67,16 @@ class SessionCapabilities(Model):
     close: Supported | None = None
 
 
+class AgentAuthCapabilities(Model):
+    logout: Supported | None = None
+
+
 class AgentCapabilities(Model):
     load_session: bool = False
     prompt_capabilities: PromptCapabilities = PromptCapabilities()
     session_capabilities: SessionCapabilities = SessionCapabilities()
     meta: dict[str, Any] | None = Field(default=None, alias="_meta")
+    auth: AgentAuthCapabilities | None = None
 
 
 class Implementation(Model):
@@ -74,15 +85,30 @@ class Implementation(Model):
     version: str
 
 
+class TerminalAuthMethod(Model):
+    """A sign-in the client runs as the agent's own command plus `args`, in a terminal; exit
+    status 0 means signed in. It is never passed to `authenticate`."""
+
+    type: Literal["terminal"] = "terminal"
+    id: str
+    name: str
+    description: str | None = None
+    args: list[str] = []
+
+
 class InitializeResult(Model):
     protocol_version: int
     agent_capabilities: AgentCapabilities
     agent_info: Implementation
-    auth_methods: list[dict[str, Any]] = []
+    auth_methods: list[TerminalAuthMethod] = []
 
 
 class AuthenticateParams(Incoming):
     method_id: str
+
+
+class LogoutParams(Incoming):
+    pass
 
 
 # -- sessions --------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from jsonrpcserver.methods import Methods
 from pydantic import BaseModel, ValidationError
 
 import acp_agent
-from acp_agent.acp import client_services, errors, modes, permission_client
+from acp_agent.acp import auth, client_services, errors, modes, permission_client
 from acp_agent.acp.connection import Connection
 from acp_agent.acp.schema import (
     PROTOCOL_VERSION,
@@ -34,6 +34,7 @@ from acp_agent.acp.schema import (
     ListSessionsParams,
     ListSessionsResult,
     LoadSessionParams,
+    LogoutParams,
     NewSessionParams,
     NewSessionResult,
     OpenSessionResult,
@@ -47,6 +48,7 @@ from acp_agent.acp.schema import (
     SetSessionConfigOptionParams,
     SetSessionModeParams,
     Supported,
+    TerminalAuthMethod,
     UnstructuredCommandInput,
 )
 from acp_agent.acp.history import StoredLog, history_updates
@@ -115,6 +117,8 @@ class AcpServer:
         self.conn = conn
         self.list_page_size = list_page_size
         self.client = ClientCapabilities()
+        self.auth_methods: list[TerminalAuthMethod] = []
+        """The authentication methods `initialize` offered this client."""
         self.sessions: dict[str, AcpSession] = {}
         # Opening and closing one session id take turns (a load that closes it first included).
         self._lifecycle: dict[str, anyio.Lock] = {}
@@ -131,6 +135,8 @@ class AcpServer:
 
     async def initialize(self, params: InitializeParams) -> InitializeResult:
         self.client = params.client_capabilities
+        credentials = self.ctx.llm.credentials
+        self.auth_methods = auth.auth_methods(credentials, self.client)
         return InitializeResult(
             protocol_version=PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(
@@ -141,13 +147,19 @@ class AcpServer:
                 ),
                 session_capabilities=SessionCapabilities(list=Supported(), resume=Supported(), close=Supported()),
                 meta=EXTENSIONS,
+                auth=auth.auth_capabilities(credentials),
             ),
             agent_info=Implementation(name="acp-agent", title="acp-agent", version=acp_agent.__version__),
+            auth_methods=self.auth_methods,
         )
 
     async def authenticate(self, params: AuthenticateParams) -> dict[str, Any]:
-        # No authentication method is advertised, so every id is one we did not offer.
-        raise errors.invalid_params(f"methodId {params.method_id!r} is not an advertised authentication method")
+        # The only method ever offered is the terminal sign-in, which clients must not pass here.
+        raise errors.invalid_params(auth.not_for_authenticate(params.method_id, self.auth_methods))
+
+    async def logout(self, params: LogoutParams) -> dict[str, Any]:
+        auth.logout(self.ctx.llm.credentials)
+        return {}
 
     async def new_session(self, params: NewSessionParams) -> NewSessionResult:
         _check_workspace(params.cwd, params.additional_directories, params.mcp_servers)
@@ -349,7 +361,10 @@ class AcpServer:
         else:
             ticket = entry.agent.followup(content, hold=True)
         self.conn.when_answered(ticket.release)
-        return PromptResult(stop_reason=_stop_reason(await ticket.wait()))
+        reason = await ticket.wait()
+        if reason.kind == "error" and reason.code == MISSING_CREDENTIAL:  # the message names the variable
+            raise auth.auth_required(reason.message, self.auth_methods)
+        return PromptResult(stop_reason=_stop_reason(reason))
 
     async def cancel(self, params: CancelParams) -> None:
         """End the running prompt and those queued before this notification (they answer
@@ -408,8 +423,6 @@ def _check_attachments(content: Sequence[ContentBlock], agent: Agent) -> None:
 
 def _stop_reason(reason: TurnEndReason) -> StopReason:
     if reason.kind == "error":
-        if reason.code == MISSING_CREDENTIAL:  # the message names the environment variable to set
-            raise JsonRpcError(errors.AUTH_REQUIRED, reason.message)
         raise JsonRpcError(errors.INTERNAL_ERROR, f"Internal error: turn failed: {reason.message}")
     return STOP_REASONS[reason.kind]
 
@@ -437,6 +450,7 @@ def _method(params_model: type[P], handler: Callable[[AcpServer, P], Awaitable[A
 METHODS: Methods = {
     "initialize": _method(InitializeParams, AcpServer.initialize),
     "authenticate": _method(AuthenticateParams, AcpServer.authenticate),
+    "logout": _method(LogoutParams, AcpServer.logout),
     "session/new": _method(NewSessionParams, AcpServer.new_session),
     "session/prompt": _method(PromptParams, AcpServer.prompt),
     "session/cancel": _method(CancelParams, AcpServer.cancel),

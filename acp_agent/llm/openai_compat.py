@@ -8,10 +8,13 @@ retried with exponential backoff and jitter (or the server's `Retry-After`) as l
 the attempt reached the agent, and each retry is reported through the request's `on_retry` (the
 agent loop logs it in the caller's session as `llm/retry`).
 
-The API key is read from the environment at each call, so the server starts (and answers
-`initialize` and `session/new`) without one; it is sent only in the `Authorization` header and
-never logged, persisted or echoed in an error. httpx is imported, and its client made, on the
-first call (start-up time).
+The API key is looked up at each call (the environment variable `apiKeyEnv`, else the key stored
+by `acp-agent login` under that name: `acp_agent.credentials`), so the server starts (and answers
+`initialize` and `session/new`) without one, and a sign-in or sign-out applies at the next call;
+it is sent only in the `Authorization` header and never logged, persisted or echoed in an error.
+The row registers its key with `ctx.llm.credentials`, with `check_key` (one `GET {baseUrl}/models`)
+for the sign-in to try a key. httpx is imported, and its client made, on the first call
+(start-up time).
 
 Loader plugin: `acp_agent.llm.openai_compat`.
 """
@@ -33,7 +36,7 @@ import anyio
 from pydantic import Field, field_validator
 
 import acp_agent
-
+from acp_agent.credentials import ApiKey, Credentials, CredentialsError, KeyCheck
 from acp_agent.environ import hide_variables
 from acp_agent.kernel import SHUTDOWN, Context, Disposer, PluginConfig, combine
 from acp_agent.kernel.models import Model
@@ -60,6 +63,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://api.deepseek.com"
+USER_AGENT = {"User-Agent": f"acp-agent/{acp_agent.__version__}"}
 BASE_URL_ENV = "DEEPSEEK_BASE_URL"
 DEFAULT_KEY_ENV = "DEEPSEEK_API_KEY"
 RETRY_AFTER_CAP = 60.0
@@ -171,8 +175,13 @@ def translate(exc: Exception, config: Config, key: str | None, *, streaming: boo
     else:
         return None
     if key and key in error.message:
-        error = LlmError(error.message.replace(key, "***"), error.code, error.status)
+        error = LlmError(_scrubbed(error.message, key), error.code, error.status)
     return error
+
+
+def _scrubbed(message: str, key: str) -> str:
+    """`message` without `key` (a provider may quote what it was sent)."""
+    return message.replace(key, "***")
 
 
 def _status_error(status: int, what: str, message: str, config: Config) -> LlmError:
@@ -243,8 +252,11 @@ def retry_after(headers: httpx.Headers) -> float | None:
 class OpenAICompat:
     """Serves `llm/stream` for one provider over one lazily made httpx client."""
 
-    def __init__(self, config: Config, *, jitter: Callable[[], float] = random.random) -> None:
+    def __init__(
+        self, config: Config, *, jitter: Callable[[], float] = random.random, credentials: Credentials | None = None
+    ) -> None:
         self.config = config
+        self._credentials = credentials if credentials is not None else Credentials()
         self.url = f"{config.base_url}/chat/completions"
         self._options = config.options()
         self._jitter = jitter
@@ -263,14 +275,36 @@ class OpenAICompat:
         variable = self.config.api_key_env
         if variable is None:
             return None
-        key = os.environ.get(variable)
+        try:
+            key = self._credentials.lookup(variable)
+        except CredentialsError as exc:
+            raise LlmError(f"Authentication required: {exc}; sign in again", codes.MISSING_CREDENTIAL) from None
         if not key:
             raise LlmError(
-                f"Authentication required: set the environment variable {variable} to your"
-                f" {self.config.provider} API key (the model at {self.config.base_url} needs one)",
+                f"Authentication required: no {self.config.provider} API key (the model at"
+                f" {self.config.base_url} needs one): set the environment variable {variable},"
+                " or sign in (`acp-agent login`) to store one",
                 codes.MISSING_CREDENTIAL,
             )
         return key
+
+    async def check_key(self, key: str) -> KeyCheck:
+        """Try `key` with one cheap request, `GET {baseUrl}/models`: accepted on 2xx, rejected on 401
+        or 403; anything else (no such route, a server error, no connection) tells nothing."""
+        import httpx
+
+        url = f"{self.config.base_url}/models"
+        try:
+            async with httpx.AsyncClient(timeout=self.config.connect_timeout, headers=USER_AGENT) as client:
+                response = await client.get(url, headers={"Authorization": f"Bearer {key}"})
+        except httpx.HTTPError as exc:
+            return KeyCheck("unchecked", _scrubbed(f"cannot reach {url}: {_brief(exc)}", key))
+        status = response.status_code
+        if response.is_success:
+            return KeyCheck("accepted")
+        if status in (401, 403):
+            return KeyCheck("rejected", _scrubbed(f"HTTP {status}: {_provider_message(response.content)}", key))
+        return KeyCheck("unchecked", f"{url} answered HTTP {status}")
 
     def client(self) -> httpx.AsyncClient:
         """The HTTP client, made (and httpx imported) on first use."""
@@ -280,7 +314,7 @@ class OpenAICompat:
             timeout = self.config.connect_timeout
             self._client = httpx.AsyncClient(
                 timeout=httpx.Timeout(connect=timeout, read=self.config.stream_idle_timeout, write=timeout, pool=timeout),
-                headers={"User-Agent": f"acp-agent/{acp_agent.__version__}"},
+                headers=USER_AGENT,
             )
         return self._client
 
@@ -386,8 +420,14 @@ inject = ("llm",)
 
 
 def apply(ctx: Context, config: Config) -> Disposer:
-    adapter = OpenAICompat(config)
+    credentials: Credentials = ctx.llm.credentials
+    adapter = OpenAICompat(config, credentials=credentials)
+    required: list[Disposer] = []
+    if config.api_key_env is not None:
+        key = ApiKey(config.api_key_env, config.provider, config.base_url, adapter.check_key)
+        required.append(credentials.require(key))
     return combine(
+        *required,
         hide_variables(ctx, [config.api_key_env or ""]),  # commands and MCP servers never see the key
         ctx.events.on(STREAM, adapter.listener),
         ctx.events.on(SHUTDOWN, adapter.aclose),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 from typing import Final
 
+from acp_agent.credentials import Credentials
 from acp_agent.kernel import Context, Disposer, PluginConfig, ServiceKey, combine
 from acp_agent.llm.chunks import StreamChunk
 from acp_agent.llm.request import LlmRequest
@@ -17,10 +18,14 @@ caller closes the stream with `aclose()`, so a cancelled call releases what the 
 
 
 class LlmService:
-    """Resolves a model call to whichever adapter owns it (the first listener not calling `next`)."""
+    """Resolves a model call to whichever adapter owns it (the first listener not calling `next`).
 
-    def __init__(self, ctx: Context) -> None:
+    `credentials` holds the API keys the adapters need (they register them when applied) and the
+    user's stored keys."""
+
+    def __init__(self, ctx: Context, credentials: Credentials | None = None) -> None:
         self._ctx = ctx
+        self.credentials = credentials if credentials is not None else Credentials()
 
     async def stream(self, request: LlmRequest) -> AsyncGenerator[StreamChunk]:
         stream: AsyncGenerator[StreamChunk] = await self._ctx.events.waterfall(STREAM, request)

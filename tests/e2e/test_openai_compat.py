@@ -172,9 +172,10 @@ async def test_without_a_key_the_server_starts_and_a_prompt_asks_for_authenticat
     assert result_of(initialized)["protocolVersion"] == 1
     code, message = error_of(failed)
     assert code == -32000
+    base_url = os.environ.get("DEEPSEEK_BASE_URL") or "https://api.deepseek.com"
     assert message == (
-        "Authentication required: set the environment variable DEEPSEEK_API_KEY to your deepseek API key"
-        f" (the model at {os.environ.get('DEEPSEEK_BASE_URL') or 'https://api.deepseek.com'} needs one)"
+        f"Authentication required: no deepseek API key (the model at {base_url} needs one): set the"
+        " environment variable DEEPSEEK_API_KEY, or sign in (`acp-agent login`) to store one"
     )
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from acp_agent.cli import main
+from acp_agent.credentials import CredentialStore
 from tests.paths import ROOT
 
 
@@ -48,3 +49,22 @@ def test_a_sessions_directory_of_another_user_is_refused_at_start(
     err = capsys.readouterr().err
     assert err.startswith(f"acp-agent: loader row 'sessions': ForeignSessionsDirectory: sessions directory {foreign} belongs to uid ")
     assert err.count("\n") == 1
+
+
+def test_logout_deletes_the_stored_keys_and_login_needs_a_key_to_ask_for(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`login` is driven through a real terminal in tests/e2e/test_sign_in.py."""
+    monkeypatch.setenv("ACP_AGENT_CONFIG", str(tmp_path / "config"))
+    monkeypatch.setenv("ACP_AGENT_SESSIONS", str(tmp_path / "sessions"))
+    store = CredentialStore()
+    store.save({"DEEPSEEK_API_KEY": "sk-stored"})
+    assert main(["logout"]) == 0
+    assert not store.path.exists()
+    keyless = tmp_path / "keyless.yml"
+    keyless.write_text("- {id: sessions, name: acp_agent.session.plugin}\n- {id: llm, name: acp_agent.llm.service}\n")
+    assert main(["--config", str(keyless), "login"]) == 0
+    assert capsys.readouterr().err.splitlines() == [
+        f"acp-agent: signed out; removed {store.path}",
+        "acp-agent: the models of this composition need no API key; nothing to sign in to",
+    ]

@@ -19,6 +19,7 @@ import pytest
 from pydantic import ValidationError
 
 import acp_agent
+from acp_agent.credentials import Credentials, CredentialStore
 from acp_agent.kernel import Context, LoaderError, Row, compose
 from acp_agent.session.persistence import read_log
 from acp_agent.session.registry import default_registry
@@ -81,9 +82,11 @@ async def unreachable() -> Any:
 
 
 @asynccontextmanager
-async def adapter_for(server: FakeOpenAI | None = None, **config: Any) -> AsyncIterator[OpenAICompat]:
+async def adapter_for(
+    server: FakeOpenAI | None = None, credentials: Credentials | None = None, **config: Any
+) -> AsyncIterator[OpenAICompat]:
     settings = {"baseUrl": server.url if server else "http://127.0.0.1:9", "retry": {"attempts": 1}, **config}
-    adapter = OpenAICompat(Config.model_validate(settings), jitter=lambda: 0.0)
+    adapter = OpenAICompat(Config.model_validate(settings), jitter=lambda: 0.0, credentials=credentials)
     try:
         yield adapter
     finally:
@@ -285,10 +288,61 @@ async def test_no_key_is_a_missing_credential_naming_the_variable(monkeypatch: p
             await adapter.listener(llm_request(), unreachable)
     assert caught.value.code == codes.MISSING_CREDENTIAL
     assert caught.value.message == (
-        "Authentication required: set the environment variable DEEPSEEK_API_KEY to your deepseek API key"
-        f" (the model at {server.url} needs one)"
+        f"Authentication required: no deepseek API key (the model at {server.url} needs one): set the"
+        " environment variable DEEPSEEK_API_KEY, or sign in (`acp-agent login`) to store one"
     )
     assert server.requests == []
+
+
+async def test_the_environment_wins_over_the_stored_key_read_at_each_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = CredentialStore(tmp_path / "credentials")
+    store.save({"DEEPSEEK_API_KEY": "sk-stored"})
+    replies = [stream(answer(str(n))) for n in range(3)]
+    async with fake_openai(*replies) as server, adapter_for(server, credentials=Credentials(store)) as adapter:
+        await call(adapter)  # KEY is in the environment
+        monkeypatch.setenv("DEEPSEEK_API_KEY", "")
+        await call(adapter)
+        store.save({"DEEPSEEK_API_KEY": "sk-signed-in-again"})  # by another process: seen at once
+        await call(adapter)
+        store.forget()
+        error = await failure(adapter)
+    sent = [r.headers["authorization"] for r in server.requests]
+    assert sent == [f"Bearer {KEY}", "Bearer sk-stored", "Bearer sk-signed-in-again"]
+    assert error.code == codes.MISSING_CREDENTIAL
+
+
+async def test_a_damaged_credentials_file_is_a_missing_credential_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "")
+    path = tmp_path / "credentials"
+    path.write_text('{"DEEPSEEK_API_KEY": "sk-half')
+    async with adapter_for(credentials=Credentials(CredentialStore(path))) as adapter:
+        error = await failure(adapter)
+    assert error.code == codes.MISSING_CREDENTIAL
+    assert error.message == f"Authentication required: {path} is damaged (not JSON); sign in again"
+
+
+@pytest.mark.parametrize(
+    ("reply", "verdict", "detail"),
+    [
+        (Reply.error(200, {"object": "list", "data": []}), "accepted", ""),
+        (Reply.error(401, {"error": {"message": f"bad key {KEY}"}}), "rejected", "HTTP 401: bad key ***"),
+        (Reply.error(403, b"forbidden"), "rejected", "HTTP 403: forbidden"),
+        (Reply.error(404, b"no such route"), "unchecked", "{url}/models answered HTTP 404"),
+        (Reply.drop(), "unchecked", "cannot reach {url}/models: "),
+    ],
+)
+async def test_check_key_asks_the_models_route_once(reply: Reply, verdict: str, detail: str) -> None:
+    async with fake_openai(reply) as server, adapter_for(server) as adapter:
+        checked = await adapter.check_key(KEY)
+    assert checked.verdict == verdict
+    assert checked.detail.startswith(detail.format(url=server.url))
+    assert KEY not in checked.detail
+    [request] = server.requests
+    assert (request.method, request.path, request.headers["authorization"]) == ("GET", "/models", f"Bearer {KEY}")
 
 
 def free_port() -> int:

@@ -1,0 +1,8 @@
+"""The user's API keys: what the composition needs, where the stored ones live, how one signs in."""
+
+from __future__ import annotations
+
+from acp_agent.credentials.keys import ApiKey, Credentials, KeyCheck
+from acp_agent.credentials.store import CredentialsError, CredentialStore
+
+__all__ = ["ApiKey", "CredentialStore", "Credentials", "CredentialsError", "KeyCheck"]

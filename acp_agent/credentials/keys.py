@@ -1,0 +1,57 @@
+"""What a composition's model endpoints need: the API keys to ask for, and how to try one."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from acp_agent.credentials.store import CredentialStore
+from acp_agent.kernel import Disposer
+
+
+@dataclass(frozen=True)
+class KeyCheck:
+    """What the endpoint said of a key: it took it, it refused it, or it could not tell."""
+
+    verdict: Literal["accepted", "rejected", "unchecked"]
+    detail: str = ""
+    """Why (a refusal's HTTP status and message, or why the key could not be checked)."""
+
+
+@dataclass(frozen=True)
+class ApiKey:
+    """A key a model row needs, under the name of its `apiKeyEnv`."""
+
+    name: str
+    """The environment variable read first, and the name the key is stored under."""
+    provider: str
+    base_url: str
+    check: Callable[[str], Awaitable[KeyCheck]] | None = None
+    """One cheap request that tries a key (None: it cannot be tried before use)."""
+
+
+class Credentials:
+    """`ctx.llm.credentials`: the keys the composition's model rows need, and the user's store.
+
+    Model adapters `require` their key when they are applied and `lookup` it at each call; the
+    sign-in asks for every `required` key; sign-out empties the `store`."""
+
+    def __init__(self, store: CredentialStore | None = None) -> None:
+        self.store = store if store is not None else CredentialStore()
+        self._required: list[ApiKey] = []
+
+    def require(self, key: ApiKey) -> Disposer:
+        self._required.append(key)
+        return lambda: self._required.remove(key)
+
+    def required(self) -> list[ApiKey]:
+        """The keys to sign in with, one per name (the first row to need a name checks its key)."""
+        named: dict[str, ApiKey] = {}
+        for key in self._required:
+            named.setdefault(key.name, key)
+        return list(named.values())
+
+    def lookup(self, name: str) -> str | None:
+        """The key for `name`: its environment variable when set and not empty, else the stored key."""
+        return self.store.lookup(name)

@@ -1,0 +1,97 @@
+"""The credentials file: private modes, atomic whole-file writes, damage named without the content."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import pytest
+
+from acp_agent.config_dir import ENV_CONFIG
+from acp_agent.credentials import ApiKey, Credentials, CredentialsError, CredentialStore
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+def test_the_default_file_is_in_the_config_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(ENV_CONFIG, str(tmp_path / "cfg"))
+    assert CredentialStore().path == tmp_path / "cfg" / "credentials"
+
+
+def test_save_writes_a_private_file_in_a_private_directory_and_merges(tmp_path: Path) -> None:
+    directory = tmp_path / "cfg"
+    directory.mkdir(mode=0o755)
+    directory.chmod(0o755)
+    store = CredentialStore(directory / "credentials")
+    assert store.read() == {}
+    store.save({"A_KEY": "sk-a"})
+    store.save({"B_KEY": "sk-b", "A_KEY": "sk-a2"})
+    assert store.read() == {"A_KEY": "sk-a2", "B_KEY": "sk-b"}
+    assert (mode(directory), mode(store.path)) == (0o700, 0o600)
+    assert [p.name for p in directory.iterdir()] == ["credentials"]  # no temporary file left
+
+
+def test_a_new_directory_is_made_private(tmp_path: Path) -> None:
+    store = CredentialStore(tmp_path / "a" / "cfg" / "credentials")
+    store.save({"K": "v"})
+    assert mode(store.path.parent) == 0o700
+
+
+def test_lookup_the_environment_wins_an_empty_variable_does_not(tmp_path: Path) -> None:
+    store = CredentialStore(tmp_path / "credentials")
+    store.save({"K": "stored"})
+    assert store.lookup("K", {"K": "from-env"}) == "from-env"
+    assert store.lookup("K", {"K": ""}) == "stored"
+    assert store.lookup("OTHER", {}) is None
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [('{"K": "sk-secret-half', "not JSON"), (b"\xff\xfe", "not JSON"), ('["sk-secret"]', "not an object"),
+     ('{"K": 1}', "not an object")],
+)
+def test_a_damaged_file_is_named_never_quoted(tmp_path: Path, content: str | bytes, problem: str) -> None:
+    store = CredentialStore(tmp_path / "credentials")
+    store.path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    with pytest.raises(CredentialsError, match=problem) as caught:
+        store.read()
+    assert str(store.path) in str(caught.value) and "secret" not in str(caught.value)
+    store.save({"K": "fresh"})  # signing in again replaces it
+    assert store.read() == {"K": "fresh"}
+
+
+def test_io_failures_are_credentials_errors(tmp_path: Path) -> None:
+    (tmp_path / "credentials").mkdir()  # a directory where the file should be
+    store = CredentialStore(tmp_path / "credentials")
+    for operation in (store.read, store.forget, lambda: store.save({"K": "v"})):
+        with pytest.raises(CredentialsError, match="cannot (read|delete) .*credentials: Is a directory"):
+            operation()
+    (tmp_path / "credentials" / "x").write_text("a file where the directory should be")
+    blocked = CredentialStore(tmp_path / "credentials" / "x" / "credentials")
+    assert blocked.read() == {}
+    with pytest.raises(CredentialsError, match="cannot write .*: File exists"):
+        blocked.save({"K": "v"})
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["credentials", "x"]  # no temporary file left
+
+
+def test_forget_deletes_the_file(tmp_path: Path) -> None:
+    store = CredentialStore(tmp_path / "credentials")
+    assert store.forget() is False
+    store.save({"K": "v"})
+    assert store.forget() is True
+    assert not store.path.exists() and store.read() == {}
+
+
+def test_credentials_list_each_required_name_once_and_forget_a_disposed_row(tmp_path: Path) -> None:
+    credentials = Credentials(CredentialStore(tmp_path / "credentials"))
+    first, second, other = ApiKey("K", "one", "http://a"), ApiKey("K", "two", "http://b"), ApiKey("L", "three", "http://c")
+    dispose = credentials.require(first)
+    credentials.require(second)
+    credentials.require(other)
+    assert credentials.required() == [first, other]
+    dispose()
+    assert credentials.required() == [second, other]
+    credentials.store.save({"L": "sk-l"})
+    assert credentials.lookup("L") == "sk-l"
