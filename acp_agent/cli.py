@@ -43,8 +43,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.command in ("login", "logout"):
         from acp_agent.credentials.signin import sign_in, sign_out
+        from acp_agent.llm.service import LLM
 
-        credentials = ctx.llm.credentials
+        credentials = ctx.get(LLM).credentials
         return sign_in(credentials.required(), credentials.store) if args.command == "login" else sign_out(credentials.store)
     from acp_agent.acp.stdio import serve_stdio
 

@@ -1,6 +1,6 @@
 """Sign-in as ACP offers it: the `terminal` auth method, `logout`, and the auth-required answer.
 
-The keys come from `ctx.llm.credentials` (`acp_agent.credentials`): the model rows register the
+The keys come from `ctx.get(LLM).credentials` (`acp_agent.credentials`): the model rows register the
 keys they need, `acp-agent login` stores them, the adapters look them up at each call. A
 composition whose models need no key offers neither the method nor `logout`.
 """
@@ -11,7 +11,7 @@ from jsonrpcserver.exceptions import JsonRpcError
 
 from acp_agent.acp import errors
 from acp_agent.acp.schema import AgentAuthCapabilities, ClientCapabilities, Supported, TerminalAuthMethod
-from acp_agent.credentials import Credentials, CredentialsError
+from acp_agent.credentials import Credentials, CredentialsError, MissingKey
 
 LOGIN_METHOD_ID = "login"
 LOGIN_ARGS = ["login"]
@@ -59,6 +59,15 @@ def not_for_authenticate(method_id: str, offered: list[TerminalAuthMethod]) -> s
                 f" arguments {' '.join(method.args)!r} in a terminal instead of calling authenticate"
             )
     return f"methodId {method_id!r} is not an advertised authentication method"
+
+
+def require_key(credentials: Credentials, provider: str, offered: list[TerminalAuthMethod]) -> None:
+    """Answer a prompt that could not reach its model before its turn starts (so the session's
+    log keeps no turn that could not run): auth-required when `provider` has no key."""
+    try:
+        credentials.check(provider)
+    except MissingKey as exc:
+        raise auth_required(str(exc), offered) from None
 
 
 def auth_required(message: str, offered: list[TerminalAuthMethod]) -> JsonRpcError:

@@ -61,6 +61,7 @@ from acp_agent.commands import COMMANDS, Announcer, Command
 from acp_agent.kernel.context import Context
 from acp_agent.kernel.scope import Disposer
 from acp_agent.llm.codes import MISSING_CREDENTIAL
+from acp_agent.llm.service import LLM
 from acp_agent.session.content import (
     CONTENT_BLOCK_ADAPTER,
     BlobResourceContents,
@@ -135,7 +136,7 @@ class AcpServer:
 
     async def initialize(self, params: InitializeParams) -> InitializeResult:
         self.client = params.client_capabilities
-        credentials = self.ctx.llm.credentials
+        credentials = self.ctx.get(LLM).credentials
         self.auth_methods = auth.auth_methods(credentials, self.client)
         return InitializeResult(
             protocol_version=PROTOCOL_VERSION,
@@ -158,7 +159,7 @@ class AcpServer:
         raise errors.invalid_params(auth.not_for_authenticate(params.method_id, self.auth_methods))
 
     async def logout(self, params: LogoutParams) -> dict[str, Any]:
-        auth.logout(self.ctx.llm.credentials)
+        auth.logout(self.ctx.get(LLM).credentials)
         return {}
 
     async def new_session(self, params: NewSessionParams) -> NewSessionResult:
@@ -353,6 +354,7 @@ class AcpServer:
         entry = self._session(params.session_id)
         content = [_content_block(i, block) for i, block in enumerate(params.prompt)]
         _check_attachments(content, entry.agent)
+        auth.require_key(self.ctx.get(LLM).credentials, entry.agent.options.provider, self.auth_methods)
         # Nothing is awaited before the message is queued: arrival order is the order the
         # connection read the requests in, and a `session/cancel` read after it cancels it.
         if self.commands is not None and entry.commands is not None:

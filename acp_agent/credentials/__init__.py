@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from acp_agent.credentials.keys import ApiKey, Credentials, KeyCheck
+from acp_agent.credentials.keys import ApiKey, Credentials, KeyCheck, MissingKey
 from acp_agent.credentials.store import CredentialsError, CredentialStore
 
-__all__ = ["ApiKey", "CredentialStore", "Credentials", "CredentialsError", "KeyCheck"]
+__all__ = ["ApiKey", "CredentialStore", "Credentials", "CredentialsError", "KeyCheck", "MissingKey"]

@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from acp_agent.credentials.store import CredentialStore
+from acp_agent.credentials.store import CredentialsError, CredentialStore
 from acp_agent.kernel import Disposer
 
 
@@ -31,11 +31,16 @@ class ApiKey:
     """One cheap request that tries a key (None: it cannot be tried before use)."""
 
 
-class Credentials:
-    """`ctx.llm.credentials`: the keys the composition's model rows need, and the user's store.
+class MissingKey(Exception):
+    """A model row has no key: the message says what to do (the variable to set, or sign in)."""
 
-    Model adapters `require` their key when they are applied and `lookup` it at each call; the
-    sign-in asks for every `required` key; sign-out empties the `store`."""
+
+class Credentials:
+    """`ctx.get(LLM).credentials`: the keys the composition's model rows need, and the user's store.
+
+    Model adapters `require` their key when they are applied and get it with `key` at each call;
+    the ACP server `check`s a session's provider before it starts a turn; the sign-in asks for
+    every `required` key; sign-out empties the `store`."""
 
     def __init__(self, store: CredentialStore | None = None) -> None:
         self.store = store if store is not None else CredentialStore()
@@ -52,6 +57,23 @@ class Credentials:
             named.setdefault(key.name, key)
         return list(named.values())
 
-    def lookup(self, name: str) -> str | None:
-        """The key for `name`: its environment variable when set and not empty, else the stored key."""
-        return self.store.lookup(name)
+    def key(self, wanted: ApiKey) -> str:
+        """The key to send for `wanted`: its environment variable when set and not empty, else the
+        stored key. `MissingKey` when there is neither, or the credentials file is damaged."""
+        try:
+            found = self.store.lookup(wanted.name)
+        except CredentialsError as exc:
+            raise MissingKey(f"Authentication required: {exc}; sign in again") from None
+        if found is None:
+            raise MissingKey(
+                f"Authentication required: no {wanted.provider} API key (the model at {wanted.base_url}"
+                f" needs one): set the environment variable {wanted.name}, or sign in (`acp-agent login`)"
+                " to store one"
+            )
+        return found
+
+    def check(self, provider: str) -> None:
+        """`MissingKey` when a model row serving `provider` has no key: a call would fail."""
+        for wanted in self._required:
+            if wanted.provider == provider:
+                self.key(wanted)

@@ -12,9 +12,9 @@ The API key is looked up at each call (the environment variable `apiKeyEnv`, els
 by `acp-agent login` under that name: `acp_agent.credentials`), so the server starts (and answers
 `initialize` and `session/new`) without one, and a sign-in or sign-out applies at the next call;
 it is sent only in the `Authorization` header and never logged, persisted or echoed in an error.
-The row registers its key with `ctx.llm.credentials`, with `check_key` (one `GET {baseUrl}/models`)
-for the sign-in to try a key. httpx is imported, and its client made, on the first call
-(start-up time).
+The row registers its key (`api_key`) with `ctx.get(LLM).credentials`, with `check_key` (one
+`GET {baseUrl}/models`) for the sign-in to try a key. httpx is imported, and its client made, on
+the first call (start-up time).
 
 Loader plugin: `acp_agent.llm.openai_compat`.
 """
@@ -36,7 +36,7 @@ import anyio
 from pydantic import Field, field_validator
 
 import acp_agent
-from acp_agent.credentials import ApiKey, Credentials, CredentialsError, KeyCheck
+from acp_agent.credentials import ApiKey, Credentials, KeyCheck, MissingKey
 from acp_agent.environ import hide_variables
 from acp_agent.kernel import SHUTDOWN, Context, Disposer, PluginConfig, combine
 from acp_agent.kernel.models import Model
@@ -55,7 +55,7 @@ from acp_agent.llm.openai_wire import (
 )
 from acp_agent.llm.request import LlmRequest
 from acp_agent.llm.retry import RetryData
-from acp_agent.llm.service import STREAM
+from acp_agent.llm.service import LLM, STREAM
 
 if TYPE_CHECKING:
     import httpx
@@ -257,6 +257,10 @@ class OpenAICompat:
     ) -> None:
         self.config = config
         self._credentials = credentials if credentials is not None else Credentials()
+        self.api_key = (
+            None if config.api_key_env is None else ApiKey(config.api_key_env, config.provider, config.base_url, self.check_key)
+        )
+        """The key this row needs (None: the server takes none)."""
         self.url = f"{config.base_url}/chat/completions"
         self._options = config.options()
         self._jitter = jitter
@@ -272,21 +276,12 @@ class OpenAICompat:
         return self._stream(request, headers, encode(chat_request(request, self._options)), key)
 
     def _key(self) -> str | None:
-        variable = self.config.api_key_env
-        if variable is None:
+        if self.api_key is None:
             return None
         try:
-            key = self._credentials.lookup(variable)
-        except CredentialsError as exc:
-            raise LlmError(f"Authentication required: {exc}; sign in again", codes.MISSING_CREDENTIAL) from None
-        if not key:
-            raise LlmError(
-                f"Authentication required: no {self.config.provider} API key (the model at"
-                f" {self.config.base_url} needs one): set the environment variable {variable},"
-                " or sign in (`acp-agent login`) to store one",
-                codes.MISSING_CREDENTIAL,
-            )
-        return key
+            return self._credentials.key(self.api_key)
+        except MissingKey as exc:
+            raise LlmError(str(exc), codes.MISSING_CREDENTIAL) from None
 
     async def check_key(self, key: str) -> KeyCheck:
         """Try `key` with one cheap request, `GET {baseUrl}/models`: accepted on 2xx, rejected on 401
@@ -420,12 +415,9 @@ inject = ("llm",)
 
 
 def apply(ctx: Context, config: Config) -> Disposer:
-    credentials: Credentials = ctx.llm.credentials
+    credentials = ctx.get(LLM).credentials
     adapter = OpenAICompat(config, credentials=credentials)
-    required: list[Disposer] = []
-    if config.api_key_env is not None:
-        key = ApiKey(config.api_key_env, config.provider, config.base_url, adapter.check_key)
-        required.append(credentials.require(key))
+    required = [] if adapter.api_key is None else [credentials.require(adapter.api_key)]
     return combine(
         *required,
         hide_variables(ctx, [config.api_key_env or ""]),  # commands and MCP servers never see the key

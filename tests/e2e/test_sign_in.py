@@ -210,6 +210,9 @@ async def test_the_terminal_method_logout_and_the_auth_required_answer(tmp_path:
         f" variable {KEY_NAME}, or sign in (`acp-agent login`) to store one (the 'login' authentication method)",
     )
     assert len(server.requests) == 1  # the refused prompt never reached the model
+    [log] = dirs["sessions"].glob("*/session.jsonl")
+    types = [json.loads(line)["type"] for line in log.read_text().splitlines()]
+    assert types.count("turn/start") == 1 and types.count("user/message") == 1  # nor the session's log
     assert error_of(authenticate) == (
         -32602,
         "Invalid params: methodId 'login' is a terminal sign-in: run the agent's command with the arguments"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from acp_agent.config_dir import ENV_CONFIG
-from acp_agent.credentials import ApiKey, Credentials, CredentialsError, CredentialStore
+from acp_agent.credentials import ApiKey, Credentials, CredentialsError, CredentialStore, MissingKey
 
 
 def mode(path: Path) -> int:
@@ -94,4 +94,23 @@ def test_credentials_list_each_required_name_once_and_forget_a_disposed_row(tmp_
     dispose()
     assert credentials.required() == [second, other]
     credentials.store.save({"L": "sk-l"})
-    assert credentials.lookup("L") == "sk-l"
+    assert credentials.key(other) == "sk-l"
+
+
+def test_a_missing_key_says_what_to_do_and_check_finds_it_by_provider(tmp_path: Path) -> None:
+    credentials = Credentials(CredentialStore(tmp_path / "credentials"))
+    wanted = ApiKey("K", "deepseek", "http://a")
+    credentials.require(wanted)
+    credentials.require(ApiKey("L", "local", "http://b"))
+    credentials.store.save({"L": "sk-l"})
+    credentials.check("local")
+    credentials.check("replay")  # no row of that provider needs a key
+    with pytest.raises(MissingKey) as caught:
+        credentials.check("deepseek")
+    assert str(caught.value) == (
+        "Authentication required: no deepseek API key (the model at http://a needs one): set the environment"
+        " variable K, or sign in (`acp-agent login`) to store one"
+    )
+    credentials.store.path.write_text("{")
+    with pytest.raises(MissingKey, match=r"^Authentication required: .*credentials is damaged \(not JSON\); sign in again$"):
+        credentials.key(wanted)
