@@ -54,11 +54,14 @@ def session_log(sessions: Path, session_id: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines]
 
 
-def composition(tmp_path: Path, base_url: str) -> Path:
-    """The packaged rows, with the model row pointed at `base_url`."""
+def composition(tmp_path: Path, base_url: str, **agents: Any) -> Path:
+    """The packaged rows, with the model row pointed at `base_url` (and `agents` in the agents
+    row's config)."""
     rows: list[dict[str, Any]] = yaml.safe_load(packaged(PACKAGED_CONFIG).read_text(encoding="utf-8"))
     [model] = [row for row in rows if row["name"] == ADAPTER]
     model["config"].update(baseUrl=base_url, retry={"attempts": 2, "baseDelay": 0})
+    [agents_row] = [row for row in rows if row["name"] == "acp_agent.agent.plugin"]
+    agents_row["config"].update(agents)
     path = tmp_path / "cordis.yml"
     path.write_text(yaml.safe_dump(rows), encoding="utf-8")
     return path
@@ -194,3 +197,35 @@ async def test_live_a_real_tool_turn_writes_a_file(tmp_path: Path) -> None:
         answered = await wire.request("session/prompt", {"sessionId": session_id, "prompt": [text(prompt)]}, timeout=180)
     assert result_of(answered) == {"stopReason": "end_turn"}, wire.stderr_text
     assert (cwd / "live.txt").read_text().strip() == "LIVE_OK"
+
+
+PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
+
+async def test_the_chosen_level_and_an_image_reach_the_adapter_and_a_blind_model_reads_a_note(tmp_path: Path) -> None:
+    models = [{"id": "deepseek-chat"}, {"id": "seer", "vision": True, "thoughtLevels": ["low", "high"]}]
+    async with fake_openai(stream(answer("A pixel.")), stream(answer("It was a PNG."))) as server:
+        config = composition(tmp_path, server.url, models=models)
+        env = {"DEEPSEEK_API_KEY": DUMMY_KEY, "ACP_AGENT_SESSIONS": str(tmp_path / "sessions"), "ACP_AGENT_MODEL": "deepseek-chat"}
+        async with spawn_server(config=config, env=env) as wire:
+            initialized = result_of(await wire.request("initialize", {"protocolVersion": 1}))
+            assert initialized["agentCapabilities"]["promptCapabilities"]["image"] is True
+            session_id = result_of(await wire.request("session/new", {"cwd": str(tmp_path), "mcpServers": []}))["sessionId"]
+            for config_id, value in [("model", "seer"), ("thought_level", "high")]:
+                result_of(await wire.request("session/set_config_option", {"sessionId": session_id, "configId": config_id, "value": value}))
+            image = {"type": "image", "mimeType": "image/png", "data": PIXEL}
+            prompts = [[text("What is it?"), image], [text("And now?")]]
+            answers = [await wire.request("session/prompt", {"sessionId": session_id, "prompt": prompts[0]})]
+            await wire.request("session/set_config_option", {"sessionId": session_id, "configId": "model", "value": "deepseek-chat"})
+            answers.append(await wire.request("session/prompt", {"sessionId": session_id, "prompt": prompts[1]}))
+            assert await wire.finish() == 0
+    check_stdout(wire)
+    assert [result_of(a) for a in answers] == [{"stopReason": "end_turn"}] * 2
+    seeing, blind = (request.body for request in server.requests)
+    assert (seeing["model"], seeing["reasoning_effort"]) == ("seer", "high")
+    assert seeing["messages"][1] == {
+        "role": "user",
+        "content": [{"type": "text", "text": "What is it?"}, {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PIXEL}"}}],
+    }
+    assert blind["model"] == "deepseek-chat" and "reasoning_effort" not in blind
+    assert blind["messages"][1] == {"role": "user", "content": "What is it?\n[image omitted: image/png]"}

@@ -37,7 +37,7 @@ def test_the_expected_scenarios_exist() -> None:
         "depth-rejected", "structured-output", "structured-missing", "child-model-fails",
         "fork-fails-before-output", "cancel-two-children", "delegation", "load-session",
         "client-fs", "client-terminal", "slash-commands", "slash-commands-load", "project-instructions",
-        "instructions-cut",
+        "instructions-cut", "prompt-queue", "embedded-context", "images", "thought-levels",
     }  # fmt: skip
 
 
