@@ -342,7 +342,7 @@ async def test_stdin_eof_during_a_turn_cancels_it_and_exits_0_with_the_log_close
     assert [e["seq"] for e in log[1:]] == list(range(len(log) - 1))
 
 
-UPDATES_UPSTREAM_LACKS = ("session_info_update", "usage_update")
+UPDATES_UPSTREAM_LACKS = ("available_commands_update", "session_info_update", "usage_update")
 
 
 @pytest.mark.skipif(not (UPSTREAM / "text-turn").is_dir(), reason="shared upstream scenarios absent")
@@ -363,9 +363,10 @@ async def test_a_replayed_upstream_turn_through_the_snapshot_config(tmp_path: Pa
     assert result_of(answered) == golden[-1]["result"]
     golden_updates = [f["params"]["update"] for f in golden if f.get("method") == "session/update"]
     ours = [u["update"] for u in wire.updates(session_id)]
-    # The upstream agent sent no title and no usage; ours sends both, and otherwise the same.
+    # The upstream agent sent no command list, no title and no usage; ours sends them, and otherwise
+    # the same.
     assert [u["sessionUpdate"] for u in ours if u["sessionUpdate"] in UPDATES_UPSTREAM_LACKS] == [
-        "session_info_update", "usage_update"
+        "available_commands_update", "session_info_update", "usage_update"
     ]  # fmt: skip
     assert [u for u in ours if u["sessionUpdate"] not in UPDATES_UPSTREAM_LACKS] == golden_updates
     assert "replay:" not in wire.stderr_text
