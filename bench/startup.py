@@ -2,7 +2,12 @@
 do), and time until both are answered (packaged config, no API key needed). Printed beside the floor: a bare Python script that answers
 each line, the least any Python agent can take.
 
-    python bench/startup.py [--runs 15]
+Then the same with one stdio MCP server (the scenarios' FastMCP fixture): from the `session/new`
+answer until its tools are ready (a prompt sent at once is answered by the scripted model only
+once the first model call stops waiting for the server), beside that server's own start-up alone
+(spawned and initialized, its tools listed, by an SDK client already imported).
+
+    python bench/startup.py [--runs 15] [--mcp-runs 5]
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+MCP_SERVER = ROOT / "fixtures" / "mcp" / "server.py"
 FLOOR = "import sys\nfor line in sys.stdin:\n    sys.stdout.write(line)\n    sys.stdout.flush()\n"
 BUDGET = 12
 
@@ -50,6 +56,57 @@ def time_once(command: list[str], env: dict[str, str], payload: bytes) -> float:
     return elapsed
 
 
+def mcp_ready_once(env: dict[str, str], cwd: str) -> float:
+    """Seconds from the `session/new` answer (one stdio MCP server) until the first model call ran,
+    which waits for the server's tools."""
+    server = {"name": "fixture", "command": sys.executable, "args": [str(MCP_SERVER)], "env": []}
+    command = [sys.executable, "-m", "acp_agent", "--config", str(ROOT / "cordis.record.yml")]
+    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    assert process.stdin and process.stdout
+
+    def send(frame: dict[str, object]) -> None:
+        assert process.stdin
+        process.stdin.write(json.dumps(frame).encode() + b"\n")
+        process.stdin.flush()
+
+    send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}})
+    send({"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": cwd, "mcpServers": [server]}})
+    start = 0.0
+    while True:
+        line = process.stdout.readline()
+        if not line:
+            raise RuntimeError("the server exited before answering")
+        frame = json.loads(line)
+        if frame.get("id") == 2:
+            start = time.perf_counter()
+            prompt = {"sessionId": frame["result"]["sessionId"], "prompt": [{"type": "text", "text": "hi"}]}
+            send({"jsonrpc": "2.0", "id": 3, "method": "session/prompt", "params": prompt})
+        elif frame.get("params", {}).get("update", {}).get("sessionUpdate") == "agent_message_chunk":
+            elapsed = time.perf_counter() - start
+            break
+    process.stdin.close()
+    process.wait()
+    return elapsed
+
+
+def server_alone_once() -> float:
+    """Seconds to spawn the MCP server, initialize it and list its tools, the SDK already loaded."""
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    async def run() -> float:
+        start = time.perf_counter()
+        params = StdioServerParameters(command=sys.executable, args=[str(MCP_SERVER)])
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            await session.list_tools()
+            elapsed = time.perf_counter() - start
+        return elapsed
+
+    return anyio.run(run)
+
+
 def median_ms(command: list[str], env: dict[str, str], payload: bytes, runs: int) -> float:
     time_once(command, env, payload)  # warm the file cache
     return statistics.median(time_once(command, env, payload) for _ in range(runs)) * 1000
@@ -58,6 +115,7 @@ def median_ms(command: list[str], env: dict[str, str], payload: bytes, runs: int
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--mcp-runs", type=int, default=5)
     args = parser.parse_args()
     # An installed package has its bytecode compiled by pip; an editable checkout under
     # PYTHONDONTWRITEBYTECODE would otherwise recompile every module at every start.
@@ -69,10 +127,24 @@ def main() -> int:
         payload = handshake(tmp)
         floor = median_ms([sys.executable, str(script)], env, payload, args.runs)
         agent = median_ms([sys.executable, "-m", "acp_agent"], env, payload, args.runs)
+        script = Path(tmp) / "script.json"
+        script.write_text(json.dumps([{"text": "ready"}]))
+        mcp_env = {**env, "ACP_AGENT_SCRIPT": str(script)}
+        ready, alone = [], []
+        server_alone_once()  # warm the file cache
+        for _ in range(args.mcp_runs):  # interleaved, so both see the same machine
+            ready.append(mcp_ready_once(mcp_env, tmp))
+            alone.append(server_alone_once())
+    print(f"machine:                    {os.cpu_count()} cpus, Python {sys.version.split()[0]}")
     print(f"runs per command:           {args.runs}")
     print(f"floor (bare Python echo):   {floor:7.1f} ms median")
     print(f"acp-agent to a session:     {agent:7.1f} ms median")
     print(f"ratio:                      {agent / floor:7.1f}x (budget {BUDGET}x)")
+    ready_ms, alone_ms = statistics.median(ready) * 1000, statistics.median(alone) * 1000
+    print(f"MCP runs:                   {args.mcp_runs}")
+    print(f"MCP server alone:           {alone_ms:7.1f} ms median (spawn, initialize, list tools)")
+    print(f"session/new to tools ready: {ready_ms:7.1f} ms median (one stdio server)")
+    print(f"ratio:                      {ready_ms / alone_ms:7.1f}x")
     return 0
 
 

@@ -8,4 +8,8 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures"
 # Recorded by the TypeScript original; read in place and never copied. May be absent.
 UPSTREAM = (ROOT.parent / "shared" / "upstream").resolve()
-ACP_SCHEMA = (ROOT.parent / "shared" / "acp-schema" / "schema.json").resolve()
+SCHEMA_FILE = Path("shared", "acp-schema", "schema.json")
+# Beside the checkout, or beside a directory holding it (a worktree of it).
+ACP_SCHEMA = next(
+    (parent / SCHEMA_FILE for parent in ROOT.parents if (parent / SCHEMA_FILE).is_file()), ROOT.parent / SCHEMA_FILE
+).resolve()

@@ -36,12 +36,18 @@ class ToolCard:
     raw_input: Any
     content: list[ToolCallContentItem] | None
     locations: list[ToolCallLocation] | None
+    name: str | None = None
+    """The tool's programmatic name (ACP `ToolCall.name`), when the tool gives one."""
+    meta: dict[str, Any] | None = None
+    """The tool's own `_meta` entries (an MCP tool's server and name), joined with the agent's by
+    the caller (`UpdateMapper.meta`)."""
 
     def start(self, tool_call_id: str, meta: dict[str, Any] | None) -> ToolCallStart:
         """The `tool_call` update that opens the call (status `in_progress`)."""
         return ToolCallStart(
             tool_call_id=tool_call_id,
             title=self.title,
+            name=self.name,
             kind=self.kind,
             status="in_progress",
             raw_input=self.raw_input,
@@ -55,6 +61,7 @@ class ToolCard:
         return PermissionToolCall(
             tool_call_id=tool_call_id,
             title=self.title,
+            name=self.name,
             kind=self.kind,
             raw_input=self.raw_input,
             content=self.content,
@@ -74,6 +81,8 @@ def tool_card(tool: Tool[Any] | None, name: str, arguments: str) -> ToolCard:
         raw_input=raw_input,
         content=text_content(shown.content) or None,
         locations=wire_locations(shown.locations),
+        name=shown.name,
+        meta=shown.meta,
     )
 
 

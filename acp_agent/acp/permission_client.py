@@ -3,9 +3,9 @@
 `install(server)` gives the composition's permissions service (when there is one) an asker that
 sends the request on the session the calling agent's activity shows on: a child's call is asked on
 its top-level session, with the call's wire id (`<child route>/<call id>`) and the `_meta` that
-names the parent's delegating call, as its `tool_call` was. The options are allow once, allow
-always, reject once and reject always (option ids equal to their kinds); the answer is the kind
-of the option picked, or `cancelled`.
+names the parent's delegating call, as its `tool_call` was. The options are the request's: allow
+once, allow always, (for an MCP server's tool) allow every tool of the server, reject once and
+reject always; the answer is the id of the option picked, or `cancelled`.
 """
 
 from __future__ import annotations
@@ -18,8 +18,7 @@ from acp_agent.acp.cards import tool_card
 from acp_agent.acp.errors import ClientError
 from acp_agent.acp.schema import PermissionOption, RequestPermissionParams, RequestPermissionResult
 from acp_agent.kernel.scope import Disposer
-from acp_agent.permissions import texts
-from acp_agent.permissions.asker import OPTION_KINDS, Answer, Asker, PermissionRequest
+from acp_agent.permissions.asker import Answer, Asker, PermissionRequest
 from acp_agent.permissions.errors import AskFailed
 from acp_agent.permissions.service import PERMISSIONS
 
@@ -48,10 +47,11 @@ class AcpAsker(Asker):
         session_id, mapper = wire
         call = request.call
         card = tool_card(call.tool, call.block.name, call.block.arguments)  # as its `tool_call` showed it
-        options = [PermissionOption(option_id=kind, name=texts.option_name(kind, request.tool), kind=kind) for kind in OPTION_KINDS]
+        offered = request.options()
+        options = [PermissionOption(option_id=option.id, name=option.name, kind=option.kind) for option in offered]
         params = RequestPermissionParams(
             session_id=session_id,
-            tool_call=card.asked(mapper.wire_id(call.block.id), mapper.meta()),
+            tool_call=card.asked(mapper.wire_id(call.block.id), mapper.meta(card.meta)),
             options=options,
         )
         try:
@@ -63,7 +63,7 @@ class AcpAsker(Asker):
         outcome = answer.outcome
         if outcome.outcome == "cancelled":
             return "cancelled"
-        picked = next((option.kind for option in options if option.option_id == outcome.option_id), None)
+        picked = next((option.id for option in offered if option.id == outcome.option_id), None)
         if picked is None:
             raise AskFailed(f"the client picked {outcome.option_id!r}, which is not an option it was offered")
         return picked

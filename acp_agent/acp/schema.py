@@ -38,10 +38,20 @@ class AuthCapabilities(Incoming):
     """The client can run the agent's command, with a method's `args`, in an interactive terminal."""
 
 
+class ClientSessionCapabilities(Incoming):
+    notices: dict[str, Any] | None = None
+    """`{}`: the client shows `notice` updates."""
+
+
 class ClientCapabilities(Incoming):
     fs: FileSystemCapabilities = FileSystemCapabilities()
     terminal: bool = False
     auth: AuthCapabilities = AuthCapabilities()
+    session: ClientSessionCapabilities | None = None
+
+    @property
+    def notices(self) -> bool:
+        return self.session is not None and self.session.notices is not None
 
 
 class InitializeParams(Incoming):
@@ -71,9 +81,15 @@ class AgentAuthCapabilities(Model):
     logout: Supported | None = None
 
 
+class McpCapabilities(Model):
+    http: bool = False
+    sse: bool = False
+
+
 class AgentCapabilities(Model):
     load_session: bool = False
     prompt_capabilities: PromptCapabilities = PromptCapabilities()
+    mcp_capabilities: McpCapabilities | None = None
     session_capabilities: SessionCapabilities = SessionCapabilities()
     meta: dict[str, Any] | None = Field(default=None, alias="_meta")
     auth: AgentAuthCapabilities | None = None
@@ -248,11 +264,18 @@ class ContentChunk(Model):
     content: Annotated[Text | ResourceLink | EmbeddedResource | Image, Field(discriminator="type")]
 
 
+class ImageBlock(Model):
+    type: Literal["image"] = "image"
+    data: str
+    """Base64."""
+    mime_type: str
+
+
 class ToolCallContent(Model):
     """Tool call content of type `content`: a content block shown in the tool call card."""
 
     type: Literal["content"] = "content"
-    content: Text
+    content: Annotated[Text | ImageBlock, Field(discriminator="type")]
 
 
 class ToolCallDiff(Model):
@@ -287,6 +310,7 @@ class ToolCallStart(Model):
     session_update: Literal["tool_call"] = "tool_call"
     tool_call_id: str
     title: str
+    name: str | None = None
     kind: ToolKind
     status: ToolCallStatus
     raw_input: Any = None
@@ -301,6 +325,7 @@ class ToolCallProgress(Model):
     status: ToolCallStatus | None = None
     content: list[ToolCallContentItem] | None = None
     locations: list[ToolCallLocation] | None = None
+    raw_output: Any = None
     meta: dict[str, Any] | None = Field(default=None, alias="_meta")
 
 
@@ -415,9 +440,19 @@ class AvailableCommandsUpdate(Model):
     available_commands: list[AvailableCommand]
 
 
+class Notice(Model):
+    """Fire-and-forget information for the user (only to a client advertising
+    `session.notices`)."""
+
+    session_update: Literal["notice"] = "notice"
+    severity: Literal["info", "warning", "error"]
+    title: str
+    description: str | None = None
+
+
 SessionUpdate = Annotated[
     ContentChunk | ToolCallStart | ToolCallProgress | Plan | UsageUpdate | SessionInfoUpdate
-    | CurrentModeUpdate | ConfigOptionUpdate | AvailableCommandsUpdate,
+    | CurrentModeUpdate | ConfigOptionUpdate | AvailableCommandsUpdate | Notice,
     Field(discriminator="session_update"),
 ]
 
@@ -503,6 +538,7 @@ class PermissionToolCall(Model):
 
     tool_call_id: str
     title: str | None = None
+    name: str | None = None
     kind: ToolKind | None = None
     raw_input: Any = None
     content: list[ToolCallContentItem] | None = None

@@ -35,6 +35,7 @@ from acp_agent.acp.schema import (
     ListSessionsResult,
     LoadSessionParams,
     LogoutParams,
+    McpCapabilities,
     NewSessionParams,
     NewSessionResult,
     OpenSessionResult,
@@ -62,6 +63,10 @@ from acp_agent.kernel.context import Context
 from acp_agent.kernel.scope import Disposer
 from acp_agent.llm.codes import MISSING_CREDENTIAL
 from acp_agent.llm.service import LLM
+from acp_agent.mcp.servers import ServerSpec, UnsupportedServer, parse_servers
+from acp_agent.mcp.session import MCP
+from acp_agent.mcp.session import logged_tools as mcp_logged_tools
+from acp_agent.tools.base import Tool
 from acp_agent.session.content import (
     CONTENT_BLOCK_ADAPTER,
     BlobResourceContents,
@@ -146,6 +151,7 @@ class AcpServer:
                 prompt_capabilities=PromptCapabilities(
                     image=any(entry.vision for entry in self.ctx.get(AGENTS).models), embedded_context=True
                 ),
+                mcp_capabilities=McpCapabilities(http=True, sse=True) if self.ctx.has(MCP) else None,
                 session_capabilities=SessionCapabilities(list=Supported(), resume=Supported(), close=Supported()),
                 meta=EXTENSIONS,
                 auth=auth.auth_capabilities(credentials),
@@ -163,10 +169,17 @@ class AcpServer:
         return {}
 
     async def new_session(self, params: NewSessionParams) -> NewSessionResult:
-        _check_workspace(params.cwd, params.additional_directories, params.mcp_servers)
+        servers = self._check_workspace(params.cwd, params.additional_directories, params.mcp_servers)
         agent = await self.ctx.get(AGENTS).create(cwd=params.cwd)
         self._open(agent)
+        self._connect(agent, servers)
         return NewSessionResult(session_id=agent.id, **modes.session_state(self.ctx, agent))
+
+    def _connect(self, agent: Agent, servers: list[ServerSpec]) -> None:
+        """Connect the session's MCP servers once its answer is out (the SDK's import and the
+        servers' start-up must not hold it up)."""
+        if servers:
+            self.conn.when_answered(lambda: self.ctx.get(MCP).open(agent, servers))
 
     # -- the session lifecycle ----------------------------------------------------------------
 
@@ -185,10 +198,10 @@ class AcpServer:
         session_id: str,
         cwd: str,
         additional_directories: list[str] | None,
-        mcp_servers: Sequence[Any],
+        mcp_servers: list[dict[str, Any]],
         replay: bool,
     ) -> Agent:
-        _check_workspace(cwd, additional_directories, mcp_servers)
+        servers = self._check_workspace(cwd, additional_directories, mcp_servers)
         async with self._lifecycle.setdefault(session_id, anyio.Lock()):
             if session_id in self.sessions:  # open here already: reopened from what it wrote
                 await self._close(session_id)
@@ -199,6 +212,7 @@ class AcpServer:
             finally:
                 unclaim()  # a no-op once the agent's log took the lock over
             self._open(agent)
+            self._connect(agent, servers)
             return agent
 
     async def _restore(self, session_id: str, cwd: str, loaded: LoadedSession, replay: bool) -> Agent:
@@ -219,10 +233,12 @@ class AcpServer:
         factory: AgentFactory = self.ctx.get(AGENTS)
         agent = await factory.restore(loaded)
         if stored is not None:
+            # The session's MCP tools connect after the answer: past calls show as they were logged.
+            logged = logged_tools(self.ctx, stored)
             updates = history_updates(
                 stored,
-                lambda name: self.ctx.get(TOOLS).get(name, agent.scope),
-                lambda name: self.ctx.get(TOOLS).get(name, None),
+                lambda name: self.ctx.get(TOOLS).get(name, agent.scope) or logged.get(name),
+                lambda name: self.ctx.get(TOOLS).get(name, None) or logged.get(name),
                 context_window=agent.options.context_window,
             )
             for update in updates:
@@ -309,6 +325,8 @@ class AcpServer:
         agent = self.sessions.pop(session_id).agent
         agent.cancel(CLOSED_BY_CLIENT)  # a running prompt answers `cancelled`
         await agent.when_idle()
+        if self.ctx.has(MCP):
+            await self.ctx.get(MCP).close(agent)  # its servers are gone before the answer
         await agent.dispose()
 
     def _watch(self, agent: Agent, session_id: str, origin: ChildOrigin | None = None) -> None:
@@ -318,6 +336,7 @@ class AcpServer:
             origin,
             context_window=agent.options.context_window,
             shown=agent.session.events,  # a loaded session's: its title was shown already
+            notices=self.client.notices,
         )
         self._wire[agent.id] = (session_id, mapper)
 
@@ -387,13 +406,35 @@ class AcpServer:
             entry.agent.cancel("the client closed the connection")
 
 
-def _check_workspace(cwd: str, additional_directories: list[str] | None, mcp_servers: Sequence[Any]) -> None:
-    if not os.path.isabs(cwd):
-        raise errors.invalid_params(f"cwd must be an absolute path, got {cwd!r}")
-    if additional_directories:
-        raise errors.invalid_params("additionalDirectories is not supported by this agent")
-    if mcp_servers:
-        log.warning("MCP servers are not supported yet; ignoring %d configured server(s)", len(mcp_servers))
+    def _check_workspace(
+        self, cwd: str, additional_directories: list[str] | None, mcp_servers: list[dict[str, Any]]
+    ) -> list[ServerSpec]:
+        """The request's MCP servers, once its workspace is known to be usable."""
+        if not os.path.isabs(cwd):
+            raise errors.invalid_params(f"cwd must be an absolute path, got {cwd!r}")
+        if additional_directories:
+            raise errors.invalid_params("additionalDirectories is not supported by this agent")
+        try:
+            servers = parse_servers(mcp_servers)
+        except UnsupportedServer as exc:
+            raise errors.invalid_params(str(exc)) from None
+        if servers and not self.ctx.has(MCP):
+            log.warning("this composition has no MCP row; ignoring %d configured server(s)", len(servers))
+            return []
+        return servers
+
+
+def logged_tools(ctx: Context, stored: StoredLog) -> dict[str, Tool[Any]]:
+    """The MCP tools named in a stored session's logs (its children's included)."""
+    if not ctx.has(MCP):
+        return {}
+    found: dict[str, Tool[Any]] = {}
+    pending = [stored]
+    while pending:
+        log_ = pending.pop()
+        found.update(mcp_logged_tools(log_.events, ctx.get(MCP).limits))
+        pending += log_.children
+    return found
 
 
 def _content_block(index: int, block: dict[str, Any]) -> ContentBlock:

@@ -9,11 +9,14 @@ from typing import Any
 from acp_agent.acp.cards import text_content, tool_card, wire_diffs, wire_locations
 from acp_agent.acp.schema import (
     ContentChunk,
+    ImageBlock,
+    Notice,
     Plan,
     PlanEntry,
     SessionInfoUpdate,
     SessionUpdate,
     Text,
+    ToolCallContent,
     ToolCallContentItem,
     ToolCallProgress,
     ToolCallTerminal,
@@ -21,12 +24,15 @@ from acp_agent.acp.schema import (
 )
 from acp_agent.acp.titles import session_title
 from acp_agent.commands.events import CommandReplyEvent
+from acp_agent.mcp import texts as mcp_texts
+from acp_agent.mcp.events import StatusData, StatusEvent
 from acp_agent.session.content import ReasoningDelta, StreamChunk, TextDelta, Usage
 from acp_agent.session.events import (
     USER_SOURCES,
     AssistantChunkEvent,
     AssistantMessageEvent,
     SessionEvent,
+    StepStartEvent,
     ToolCallData,
     ToolCallEvent,
     ToolResultData,
@@ -34,7 +40,7 @@ from acp_agent.session.events import (
     UserMessageData,
     UserMessageEvent,
 )
-from acp_agent.tools.base import Tool, ToolDisplayData, ToolDisplayEvent, ToolResult
+from acp_agent.tools.base import Image, Tool, ToolDisplayData, ToolDisplayEvent, ToolResult
 from acp_agent.tools.todo import TodoUpdateEvent
 
 ToolLookup = Callable[[str], "Tool[Any] | None"]
@@ -73,6 +79,10 @@ class UpdateMapper:
     false for a replay (`session/load`), where terminals are left out (the client released them,
     perhaps in another process) and the result's text shows instead. `shown`: the events the
     client has already seen (a loaded session's), so the title is not sent again.
+
+    An MCP server that could not start (`mcp/status` failed) is a `notice` when the client shows
+    notices (`notices`), else an `agent_message_chunk` that begins the next model call's step;
+    neither is replayed (the notice is live news; the message was never the model's).
     """
 
     def __init__(
@@ -83,12 +93,16 @@ class UpdateMapper:
         context_window: int | None = None,
         live: bool = True,
         shown: Sequence[SessionEvent] = (),
+        notices: bool = False,
     ) -> None:
         self._lookup = lookup
         self._origin = origin
         self._context_window = context_window
         self._live = live
         self._titled = any(_from_user(event) for event in shown)
+        self._notices = notices
+        self._untold: list[str] = []
+        """MCP failures to say at the next model step, for a client without notices."""
         self._tools: dict[str, Tool[Any] | None] = {}
         self._shown: dict[str, list[ToolCallContentItem]] = {}
         """Per call: the diffs (and, live, the terminals) it showed so far."""
@@ -96,9 +110,13 @@ class UpdateMapper:
     def wire_id(self, call_id: str) -> str:
         return self._origin.wire_id(call_id) if self._origin is not None else call_id
 
-    def meta(self) -> dict[str, Any] | None:
-        """The `_meta` of this agent's frames: a child's names its route and the parent's call."""
-        return self._origin.meta() if self._origin is not None else None
+    def meta(self, extra: dict[str, Any] | None = None) -> dict[str, Any] | None:
+        """The `_meta` of this agent's frames: a child's names its route and the parent's call;
+        `extra` entries (a tool's, such as its MCP server) join them under the same key."""
+        meta = self._origin.meta() if self._origin is not None else None
+        if not extra:
+            return meta
+        return {META_KEY: {**(meta or {}).get(META_KEY, {}), **extra}}
 
     def map(self, event: SessionEvent) -> SessionUpdate | None:
         """The update `event` shows, if any: one method per event type."""
@@ -119,6 +137,12 @@ class UpdateMapper:
                 return self._result(event.data)
             case CommandReplyEvent():  # a command's answer, without the model
                 return ContentChunk(session_update="agent_message_chunk", content=Text(text=event.data.text))
+            case StatusEvent():
+                return self._status(event.data)
+            case StepStartEvent() if self._untold:
+                text = "\n".join(self._untold) + "\n\n"  # apart from what the model says next
+                self._untold.clear()
+                return ContentChunk(session_update="agent_message_chunk", content=Text(text=text))
             case TodoUpdateEvent():
                 return Plan(entries=[PlanEntry(content=t.content, priority=t.priority, status=t.status) for t in event.data.todos])
         return None
@@ -146,12 +170,17 @@ class UpdateMapper:
 
     def _call(self, call: ToolCallData) -> SessionUpdate:
         tool = self._tools[call.call_id] = self._lookup(call.name)
-        return tool_card(tool, call.name, call.arguments).start(self.wire_id(call.call_id), self.meta())
+        card = tool_card(tool, call.name, call.arguments)
+        return card.start(self.wire_id(call.call_id), self.meta(card.meta))
 
     def _display(self, display: ToolDisplayData) -> SessionUpdate | None:
         # ACP replaces a call's content and locations with each update: send all shown so far.
         shown = self._shown.setdefault(display.call_id, [])
-        added: list[ToolCallContentItem] = [*wire_diffs(display.diffs or []), *text_content(display.notes or [])]
+        added: list[ToolCallContentItem] = [
+            *wire_diffs(display.diffs or []),
+            *text_content(display.notes or []),
+            *_images(display.images or []),
+        ]
         if display.terminal_id is not None and self._live:
             added.append(ToolCallTerminal(terminal_id=display.terminal_id))
         shown += added
@@ -176,8 +205,22 @@ class UpdateMapper:
             tool_call_id=self.wire_id(data.call_id),
             status="failed" if data.is_error else "completed",
             content=text_content(paragraphs) + shown,
+            raw_output=data.raw_output,
             meta=self.meta(),
         )
+
+    def _status(self, status: StatusData) -> SessionUpdate | None:
+        if status.state != "failed" or not self._live:
+            return None
+        title = mcp_texts.could_not_start(status.server)
+        if self._notices:
+            return Notice(severity="warning", title=title, description=status.error)
+        self._untold.append(f"{title}: {status.error}")
+        return None
+
+
+def _images(images: list[Image]) -> list[ToolCallContentItem]:
+    return [ToolCallContent(content=ImageBlock(data=image.data, mime_type=image.mime_type)) for image in images]
 
 
 def _from_user(event: SessionEvent) -> bool:

@@ -64,6 +64,16 @@ class AgentFactory:
     def get(self, session_id: str) -> Agent | None:
         return self._agents.get(session_id)
 
+    def top_level(self, agent: Agent) -> Agent:
+        """The top-level agent of `agent`'s thread: itself when it is top-level (or when its
+        parent is gone), else its parent's, recursively."""
+        while (parent_id := agent.session.header.parent_session) is not None:
+            parent = self._agents.get(parent_id)
+            if parent is None:
+                break
+            agent = parent
+        return agent
+
     def next_route(self) -> str:
         """The route of the next top-level session: `s<k>`, k-th created in this process, skipping
         a route a live agent holds (a loaded session keeps the route of the process that made it)."""

@@ -48,6 +48,10 @@ from acp_agent.tools.registry import TOOLS
 if TYPE_CHECKING:
     from acp_agent.agent.agent import Agent, Ticket
 
+BEFORE_MODEL_CALL = "agent/before-model-call"
+"""Awaited (`parallel`) with the agent inside each step, right before the model request is built:
+a listener may hold the call (tools still connecting) and log what the call will see."""
+
 
 @dataclass
 class _Progress:
@@ -123,6 +127,7 @@ async def _run_step(agent: Agent, progress: _Progress, step: int) -> TurnEndReas
     session.append("step/start", StepData(turn=turn, step=step))
     progress.step, progress.assembler, progress.message_logged = step, BlockAssembler(), False
     assembler = progress.assembler
+    await agent.ctx.events.parallel(BEFORE_MODEL_CALL, agent)
     stream = await agent.ctx.get(LLM).stream(_request(agent))
     async with aclosing(stream):
         async for chunk in stream:
@@ -182,6 +187,7 @@ def _log_result(agent: Agent, progress: _Progress, call_id: str, result: ToolRes
             content=result.content,
             is_error=result.is_error,
             error=result.error,
+            raw_output=result.raw_output,
         ),
     )
     progress.owed.remove(call_id)

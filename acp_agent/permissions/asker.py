@@ -1,8 +1,8 @@
 """How the user is asked: an interface the client layer implements (ACP: `session/request_permission`).
 
 The permissions package never talks to a client itself; the layer that knows the client installs an
-`Asker` (`Permissions.use_asker`) and answers with one of the option kinds the user picked, or
-`cancelled` when the prompt turn was cancelled before the user answered.
+`Asker` (`Permissions.use_asker`), offers the request's `options()` and answers with the id of the
+option the user picked, or `cancelled` when the prompt turn was cancelled before the user answered.
 """
 
 from __future__ import annotations
@@ -11,13 +11,24 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from acp_agent.permissions import texts
 from acp_agent.tools.pipeline import PreparedCall
 
 OptionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
-Answer = OptionKind | Literal["cancelled"]
+OptionId = OptionKind | Literal["allow_server_always"]
+Answer = OptionId | Literal["cancelled"]
 
 OPTION_KINDS: Final[tuple[OptionKind, ...]] = ("allow_once", "allow_always", "reject_once", "reject_always")
-"""The options every request offers, in the order they are shown."""
+"""The options every request offers, in the order they are shown (each option's id is its kind)."""
+SERVER_ALWAYS: Final = "allow_server_always"
+"""The fifth option of a request for an MCP server's tool: allow every tool of that server."""
+
+
+@dataclass(frozen=True)
+class Option:
+    id: OptionId
+    kind: OptionKind
+    name: str
 
 
 @dataclass(frozen=True)
@@ -35,11 +46,23 @@ class PermissionRequest:
     def tool(self) -> str:
         return self.call.block.name
 
+    @property
+    def server(self) -> str | None:
+        """The MCP server of the tool, when it is one's."""
+        return self.call.tool.server if self.call.tool is not None else None
+
+    def options(self) -> list[Option]:
+        """What the user may answer, in the order shown."""
+        options = [Option(kind, kind, texts.option_name(kind, self.tool)) for kind in OPTION_KINDS]
+        if self.server is not None:
+            options.insert(2, Option(SERVER_ALWAYS, "allow_always", texts.server_option_name(self.server)))
+        return options
+
 
 class Asker(ABC):
     """Asks the user whether a call may run."""
 
     @abstractmethod
     async def ask(self, request: PermissionRequest) -> Answer:
-        """The kind of the option the user picked, or `cancelled`. Raise `AskFailed` when the user
+        """The id of the option the user picked, or `cancelled`. Raise `AskFailed` when the user
         cannot be asked (the client refused the request or went away). Cancellation propagates."""

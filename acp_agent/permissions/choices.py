@@ -21,6 +21,8 @@ class Choices:
     """The last mode chosen in the session (by the user, or inherited); None: the default."""
     grants: dict[str, Literal["allow", "reject"]] = field(default_factory=dict)
     """The last "always" answer per tool."""
+    server_grants: dict[str, Literal["allow", "reject"]] = field(default_factory=dict)
+    """The last "always" answer for every tool of an MCP server, per server."""
     read: int = 0
     """How many events of the log are folded in."""
 
@@ -38,6 +40,8 @@ def choices(session: Session) -> Choices:
         data: Any = event.data
         if event.type == MODE_EVENT:
             folded.mode = data.mode_id
+        elif event.type == GRANT_EVENT and data.server is not None:
+            folded.server_grants[data.server] = data.decision
         elif event.type == GRANT_EVENT:
             folded.grants[data.tool] = data.decision
     folded.read = len(events)

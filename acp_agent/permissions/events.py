@@ -47,6 +47,8 @@ class GrantData(Model):
     """The agent whose call was asked about, when it is not the session's own (a child)."""
     call_id: str | None = None
     """The call the answer was given for."""
+    server: str | None = None
+    """Set when the answer holds for every tool of this MCP server (`tool` is the one asked about)."""
 
 
 class GrantEvent(SessionEvent):

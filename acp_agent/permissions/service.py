@@ -16,7 +16,7 @@ import anyio
 
 from acp_agent.kernel.scope import Disposer
 from acp_agent.permissions import texts
-from acp_agent.permissions.asker import Answer, Asker, PermissionRequest
+from acp_agent.permissions.asker import SERVER_ALWAYS, Answer, Asker, PermissionRequest
 from acp_agent.permissions.choices import choices
 from acp_agent.permissions.errors import AskFailed, UnknownMode
 from acp_agent.permissions.events import GRANT_EVENT, INHERITED, MODE_EVENT, USER, GrantData, ModeData, ModeSource
@@ -30,7 +30,11 @@ from acp_agent.agent.keys import AGENTS
 if TYPE_CHECKING:
     from acp_agent.agent.agent import Agent
 
-DECISIONS: dict[Answer, Literal["allow", "reject"]] = {"allow_always": "allow", "reject_always": "reject"}
+DECISIONS: dict[Answer, Literal["allow", "reject"]] = {
+    "allow_always": "allow",
+    "reject_always": "reject",
+    SERVER_ALWAYS: "allow",
+}
 
 
 class Permissions:
@@ -84,7 +88,7 @@ class Permissions:
 
     def grants(self, agent: Agent) -> dict[str, Literal["allow", "reject"]]:
         """The "always" answers in force for the agent: those of its thread's top-level session."""
-        return choices(_root(agent).session).grants
+        return choices(agent.ctx.get(AGENTS).top_level(agent).session).grants
 
     async def gate(self, call: PreparedCall, context: ToolCallContext) -> ToolResult | None:
         """None lets the call run; a result answers it instead (it did not run)."""
@@ -93,12 +97,16 @@ class Permissions:
         if not tool.needs_approval:
             return None
         agent = context.agent
-        root = _root(agent)
+        root = agent.ctx.get(AGENTS).top_level(agent)
+        chosen = choices(root.session)
+        grant = chosen.grants.get(tool.name)
+        if grant is None and tool.server is not None:
+            grant = chosen.server_grants.get(tool.server)
         verdict = decide(
             tool=tool.name,
             edits_files=tool.edits_files,
             mode=self.mode(agent),
-            grant=choices(root.session).grants.get(tool.name),
+            grant=grant,
             rule=self.policy.rule(tool.name),
         )
         if verdict == RUN:
@@ -124,19 +132,10 @@ class Permissions:
         decision = DECISIONS.get(answer)
         if decision is not None:
             route = agent.route if agent is not root else None
-            root.session.append(GRANT_EVENT, GrantData(tool=name, decision=decision, route=route, call_id=call.block.id))
+            server = call.tool.server if answer == SERVER_ALWAYS and call.tool is not None else None
+            grant = GrantData(tool=name, decision=decision, route=route, call_id=call.block.id, server=server)
+            root.session.append(GRANT_EVENT, grant)
         return None if answer.startswith("allow") else ToolResult.failure(texts.declined(name), "declined")
-
-
-def _root(agent: Agent) -> Agent:
-    """The top-level agent of `agent`'s thread (itself when it is top-level, or when its parent is
-    gone)."""
-    while (parent_id := agent.session.header.parent_session) is not None:
-        parent = agent.ctx.get(AGENTS).get(parent_id)
-        if parent is None:
-            break
-        agent = parent
-    return agent
 
 
 PERMISSIONS: Final = ServiceKey[Permissions]("permissions")

@@ -33,6 +33,10 @@ def ask_failed(tool: str, why: str) -> str:
     return f"this {tool} call needs the user's approval, and asking them failed ({why}), so it was not run"
 
 
+def server_option_name(server: str) -> str:
+    return f"Always allow every tool of {server}"
+
+
 def option_name(kind: str, tool: str) -> str:
     """The label of a permission option, as the user sees it."""
     return {

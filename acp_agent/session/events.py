@@ -132,6 +132,8 @@ class ToolResultData(Model):
     content: list[ContentBlock]
     is_error: bool
     error: ToolError | None = None
+    raw_output: Any = None
+    """The tool's raw output, for the editor's card (not model-visible)."""
 
 
 class TurnCompleted(Model):

@@ -196,7 +196,7 @@ class Client:
         if kind == "cancelled":
             return CANCELLED_OUTCOME
         for option in params.get("options") or []:
-            if option.get("kind") == kind:
+            if kind in (option.get("optionId"), option.get("kind")):
                 return {"outcome": {"outcome": "selected", "optionId": option.get("optionId")}}
         self.failures.append(f"the agent's permission request (tool call {call}) offers no option of kind {kind!r}")
         return CANCELLED_OUTCOME

@@ -12,6 +12,7 @@ import anyio
 from acp_agent.snapshot.client import Client
 from acp_agent.snapshot.errors import ServerGone
 from acp_agent.snapshot.frames import Frame, child_route, encode, session_update
+from acp_agent.snapshot.mcp_servers import Resolve
 from acp_agent.snapshot.scenario import (
     Initialize,
     LoadSession,
@@ -19,6 +20,7 @@ from acp_agent.snapshot.scenario import (
     NewSessionExpectError,
     Prompt,
     PromptAndCancel,
+    PromptAndCancelAtToolCall,
     PromptAndCancelWhen,
     PromptExpectError,
     PromptWhileBusy,
@@ -35,10 +37,20 @@ NO_SESSION = "no session yet: a newSession step must come first"
 
 
 class Driver:
-    def __init__(self, client: Client, cwd: Path, timeout: float) -> None:
+    def __init__(
+        self,
+        client: Client,
+        cwd: Path,
+        timeout: float,
+        mcp_servers: Resolve = lambda entries: [],
+        sessions: Path | None = None,
+    ) -> None:
         self.client = client
         self.cwd = cwd
         self.timeout = timeout
+        self.mcp_servers = mcp_servers
+        self.sessions = sessions
+        """Where the server under test writes its session logs (to see its MCP servers settle)."""
         self.session_id: str | None = None
 
     async def run(self, steps: Sequence[Step]) -> list[str]:
@@ -70,9 +82,11 @@ class Driver:
             case NewSession():
                 cwd = self.cwd if step.cwd is None else self.cwd / step.cwd
                 cwd.mkdir(parents=True, exist_ok=True)
-                response = await client.call("session/new", {"cwd": str(cwd), "mcpServers": []})
+                opening = {"cwd": str(cwd), "mcpServers": self.mcp_servers(step.mcp_servers)}
+                response = await client.call("session/new", opening)
                 if "result" in response:
                     self.session_id = response["result"]["sessionId"]
+                    await self._mcp_settled(self.session_id, len(step.mcp_servers), 0)
                 return _expect_result(response)
             case NewSessionExpectError():
                 params: dict[str, Any] = {"cwd": str(self.cwd) if step.cwd is None else step.cwd, "mcpServers": []}
@@ -105,6 +119,10 @@ class Driver:
                 return await self._prompt_and_cancel(step.text, self.session_id, ready, awaited)
             case PromptWhileBusy():
                 return await self._prompt_while_busy(step, self.session_id)
+            case PromptAndCancelAtToolCall():
+                ready = _shows_tool_call(self.session_id, step.tool_call_id)
+                awaited = f"the tool call {step.tool_call_id!r} showed"
+                return await self._prompt_and_cancel(step.text, self.session_id, ready, awaited, step.delay)
             case SetMode():
                 params = {"sessionId": self.session_id, "modeId": step.mode_id}
                 return _expect(await client.call("session/set_mode", params), step.expect_error)
@@ -118,26 +136,45 @@ class Driver:
     async def _load_session(self, step: LoadSession) -> str | None:
         method = "session/load" if step.op == "loadSession" else "session/resume"
         cwd = str(self.cwd) if step.cwd is None else step.cwd
-        response = await self.client.call(method, {"sessionId": step.session_id, "cwd": cwd, "mcpServers": []})
+        params = {"sessionId": step.session_id, "cwd": cwd, "mcpServers": self.mcp_servers(step.mcp_servers)}
+        before = len(self._log_lines(step.session_id))
+        response = await self.client.call(method, params)
         if step.expect_error is not None:
             return _expect_error(response, step.expect_error)
         if "result" in response:
             self.session_id = step.session_id
+            await self._mcp_settled(step.session_id, len(step.mcp_servers), before)
         return _expect_result(response)
+
+    async def _mcp_settled(self, session_id: str, servers: int, skip: int) -> None:
+        """Wait until the session's log says each of its `servers` MCP servers is up or failed
+        (`mcp/status` after its first `skip` lines): the steps that follow find them settled, as a
+        user who waits does, and the log's order does not depend on how fast they start."""
+        while servers and len(_settled_servers(self._log_lines(session_id)[skip:])) < servers:
+            await anyio.sleep(0.02)
+
+    def _log_lines(self, session_id: str) -> list[str]:
+        if self.sessions is None:
+            return []
+        try:
+            return (self.sessions / session_id / "session.jsonl").read_text(encoding="utf-8").splitlines()
+        except OSError:
+            return []
 
     def _prompt(self, text: str, content: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
         return {"sessionId": self.session_id, "prompt": [{"type": "text", "text": text}, *content]}
 
     async def _prompt_and_cancel(
-        self, text: str, session_id: str, ready: Callable[[Frame], bool], awaited: str
+        self, text: str, session_id: str, ready: Callable[[Frame], bool], awaited: str, delay: float = 0
     ) -> str | None:
-        """Send the prompt, cancel it at the first notification that makes `ready` true, and
-        expect it to answer `cancelled`; `awaited` says what `ready` waits for."""
+        """Send the prompt, cancel it `delay` seconds after the first notification that makes
+        `ready` true, and expect it to answer `cancelled`; `awaited` says what `ready` waits for."""
         condition = self.client.watch(ready)
         pending = await self.client.request("session/prompt", self._prompt(text))
         await _first(condition, pending.done)
         if not condition.is_set():
             return f"answered before {awaited}: {encode(await pending.wait())[:200]}"
+        await anyio.sleep(delay)
         await self.client.notify("session/cancel", {"sessionId": session_id})
         response = await pending.wait()
         if response.get("result") != {"stopReason": "cancelled"}:
@@ -187,6 +224,40 @@ def _streams_text(session_id: str) -> Callable[[Frame], bool]:
             update is not None
             and frame["params"].get("sessionId") == session_id
             and update.get("sessionUpdate") == "agent_message_chunk"
+        )
+
+    return ready
+
+
+def _settled_servers(lines: list[str]) -> set[str]:
+    """The MCP servers an `mcp/status` line among `lines` says are up or failed."""
+    events = map(_parsed, lines)
+    return {
+        event["data"]["server"]
+        for event in events
+        if event.get("type") == "mcp/status" and event.get("data", {}).get("state") in ("ready", "failed")
+    }
+
+
+def _parsed(line: str) -> Frame:
+    """A stdout line as a frame ({} for one that is not a JSON object)."""
+    try:
+        frame = json.loads(line)
+    except ValueError:
+        return {}
+    return frame if isinstance(frame, dict) else {}
+
+
+def _shows_tool_call(session_id: str, tool_call_id: str) -> Callable[[Frame], bool]:
+    """Whether a notification is the `tool_call` of that id on the session."""
+
+    def ready(frame: Frame) -> bool:
+        update = session_update(frame)
+        return (
+            update is not None
+            and frame["params"].get("sessionId") == session_id
+            and update.get("sessionUpdate") == "tool_call"
+            and update.get("toolCallId") == tool_call_id
         )
 
     return ready

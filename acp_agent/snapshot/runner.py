@@ -29,6 +29,7 @@ from acp_agent.snapshot.client_fs import FileServer
 from acp_agent.snapshot.client_terminal import open_terminals
 from acp_agent.snapshot.driver import Driver
 from acp_agent.snapshot.frames import encode
+from acp_agent.snapshot.mcp_servers import serving
 from acp_agent.snapshot.scenario import CONFIG, WORKSPACE, load_scenario
 
 SNAPSHOT_CONFIG = "cordis.snapshot.yml"
@@ -109,7 +110,11 @@ async def run_scenario(
     if jitter is not None:
         child_env["ACP_AGENT_REPLAY_JITTER"] = str(jitter)
     stderr = bytearray()
-    async with await anyio.open_process(list(command), env=child_env) as process, open_terminals(cwd) as terminals:
+    async with (
+        serving(directory, scenario) as mcp_servers,
+        await anyio.open_process(list(command), env=child_env) as process,
+        open_terminals(cwd) as terminals,
+    ):
         assert process.stdin and process.stdout and process.stderr  # all three are pipes
         capabilities = scenario.client_capabilities
         client = Client(
@@ -118,7 +123,7 @@ async def run_scenario(
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(client.read, process.stdout)
             tasks.start_soon(_collect, process.stderr, stderr)
-            failures = await Driver(client, cwd, timeout).run(scenario.steps)
+            failures = await Driver(client, cwd, timeout, mcp_servers, sessions).run(scenario.steps)
             await process.stdin.aclose()  # EOF: the server cancels what runs, flushes logs, exits
             failures += await _wait_exit(process, timeout)
         failures += terminals.unreleased()

@@ -16,9 +16,9 @@ WORKSPACE = "workspace"
 CONFIG = "config"
 """A scenario's user configuration directory (`ACP_AGENT_CONFIG`): copied for the run, else empty."""
 
-PermissionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always", "cancelled"]
-"""An option kind to pick, or `cancelled`: the outcome a client gives when the prompt turn was
-cancelled before the user answered."""
+PermissionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always", "allow_server_always", "cancelled"]
+"""An option to pick, by id or (the first of that) kind, or `cancelled`: the outcome a client gives
+when the prompt turn was cancelled before the user answered."""
 PermissionPolicy = Literal["ask", "allow", "deny"]
 
 
@@ -29,13 +29,38 @@ class Initialize(Model):
     op: Literal["initialize"]
 
 
+class NameValue(Model):
+    name: str
+    value: str
+
+
+class McpServer(Model):
+    """An MCP server handed to `session/new`, `session/load` or `session/resume`, as ACP has it
+    but with paths relative to the scenario directory: the runner makes them absolute (`command`
+    `python` is the runner's interpreter; an argument naming a file of the scenario becomes its
+    absolute path). An `http` or `sse` server with `serve` is started by the runner before the
+    server under test, as `python <serve...> <port>` on a loopback port it picks, and its `url`
+    is `http://127.0.0.1:<port>` + `path`."""
+
+    type: Literal["stdio", "http", "sse"] = "stdio"
+    name: str
+    command: str | None = None
+    args: list[str] = []
+    env: list[NameValue] = []
+    url: str | None = None
+    serve: list[str] = []
+    path: str = ""
+    headers: list[NameValue] = []
+
+
 class NewSession(Model):
-    """`session/new` in the run's cwd (or `cwd`, a directory inside it); later prompts go to the
-    newest session."""
+    """`session/new` in the run's cwd (or `cwd`, a directory inside it), with `mcpServers`; later
+    prompts go to the newest session."""
 
     op: Literal["newSession"]
     cwd: str | None = None
     """A relative path: the session's cwd is that directory of the run's cwd (created if missing)."""
+    mcp_servers: list[McpServer] = []
 
 
 class NewSessionExpectError(Model):
@@ -57,6 +82,7 @@ class LoadSession(Model):
     cwd: str | None = None
     """Default: the run's cwd (the one the pre-seeded logs get for `{{cwd}}`)."""
     expect_error: int | None = None
+    mcp_servers: list[McpServer] = []
 
 
 class Prompt(Model):
@@ -134,6 +160,19 @@ class PromptWhileBusy(Model):
         return self
 
 
+class PromptAndCancelAtToolCall(Model):
+    """`session/prompt`, then `session/cancel` once the session shows the `tool_call` of id
+    `tool_call_id` (the tool is about to run: a slow one is cancelled while it runs); it must
+    answer `{"stopReason": "cancelled"}`."""
+
+    op: Literal["promptAndCancelAtToolCall"]
+    text: str
+    tool_call_id: str
+    delay: float = Field(default=0, ge=0)
+    """Seconds to wait after the `tool_call` shows before cancelling: the card is out before the
+    tool starts, so a scenario whose tool must be running (its request at an MCP server) waits."""
+
+
 class SetMode(Model):
     """`session/set_mode` for the newest session; with `expect_error` it must answer that error."""
 
@@ -189,6 +228,7 @@ Step = Annotated[
     | PromptAndCancel
     | PromptAndCancelWhen
     | PromptWhileBusy
+    | PromptAndCancelAtToolCall
     | SetMode
     | SetConfigOption
     | Cancel
@@ -203,6 +243,11 @@ class FileSystemCapabilities(Model):
     write_text_file: bool = False
 
 
+class SessionCapabilities(Model):
+    notices: dict[str, str] | None = None
+    """`{}`: the client shows `notice` updates."""
+
+
 class ClientCapabilities(Model):
     """What the client advertises in `initialize`, and serves: `fs/read_text_file` and
     `fs/write_text_file` from the run's cwd (`client_fs.py`), `terminal/*` by running the command
@@ -210,6 +255,7 @@ class ClientCapabilities(Model):
 
     fs: FileSystemCapabilities = FileSystemCapabilities()
     terminal: bool = False
+    session: SessionCapabilities | None = None
 
 
 class Scenario(Model):

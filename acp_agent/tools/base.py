@@ -6,7 +6,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -45,6 +45,13 @@ class Diff(Model):
     new_text: str
 
 
+class Image(Model):
+    """An image a tool shows the user on its card (base64 `data`)."""
+
+    data: str
+    mime_type: str
+
+
 class ToolPresentation(Model):
     """How the editor shows a tool call before it has a result."""
 
@@ -53,6 +60,11 @@ class ToolPresentation(Model):
     content: list[str] = Field(default_factory=list)
     """Plain text paragraphs shown under the title."""
     locations: list[Location] = Field(default_factory=list)
+    name: str | None = None
+    """The tool's programmatic name for the editor (ACP `ToolCall.name`), when it says more than
+    the title (a tool of an MCP server)."""
+    meta: dict[str, Any] | None = None
+    """Entries of the card's `_meta` under the project's key (the MCP server and tool, say)."""
 
 
 class ToolResult(Model):
@@ -61,6 +73,9 @@ class ToolResult(Model):
     content: list[ContentBlock]
     is_error: bool = False
     error: ToolError | None = None
+    raw_output: Any = None
+    """What the tool produced, as it produced it (an MCP server's result), for the card's
+    `rawOutput`; logged, never model-visible."""
     ends_turn: bool = Field(default=False, exclude=True)
     """A successful result that is the turn's last word: no further model call follows it.
     (Not logged: the log shows the result; the turn's end shows the effect.)"""
@@ -97,6 +112,8 @@ class ToolDisplayData(Model):
     """An editor terminal the call runs in (ACP `terminal/create`), to embed in the call's view."""
     notes: list[str] | None = None
     """Text for the call's view, kept like the diffs (a change too large to show as a diff)."""
+    images: list[Image] | None = None
+    """Images the call shows the user (an MCP tool's image result)."""
 
 
 class ToolDisplayEvent(SessionEvent):
@@ -143,16 +160,19 @@ class ToolCallContext:
         diffs: Sequence[Diff] = (),
         terminal_id: str | None = None,
         notes: Sequence[str] = (),
+        images: Sequence[Image] = (),
     ) -> None:
         """Show the editor, while the call runs, the files it works on, the changes it made (diffs,
-        or notes about them) and the editor terminal it runs in. Logged as `tool/display`; the
-        diffs, notes and the terminal stay in the call's view once its result is in."""
+        or notes about them), the editor terminal it runs in and the images it produced. Logged as
+        `tool/display`; the diffs, notes, the terminal and the images stay in the call's view once
+        its result is in."""
         data = ToolDisplayData(
             call_id=self.call_id,
             locations=list(locations) or None,
             diffs=list(diffs) or None,
             terminal_id=terminal_id,
             notes=list(notes) or None,
+            images=list(images) or None,
         )
         self.session.append(DISPLAY_EVENT, data)
 
@@ -182,6 +202,9 @@ class Tool(ABC, Generic[ParamsT]):
     concurrency_safe: bool = False
     needs_approval: bool = False
     edits_files: bool = False
+    server: str | None = None
+    """The MCP server the tool belongs to (None: one of the agent's own); the user may allow
+    every tool of a server at once."""
 
     @abstractmethod
     async def run(self, params: ParamsT, call: ToolCallContext) -> ToolResult:

@@ -204,6 +204,14 @@ class _OutputBuffer:
         )
 
 
+def cut_middle(text: str, max_bytes: int) -> str:
+    """`text` cut in the middle past `max_bytes` (UTF-8) with the note bash output gets: how tools
+    whose output is not a stream (an MCP server's result) are cut the same way."""
+    buffer = _OutputBuffer(max_bytes)
+    buffer.feed(text.encode("utf-8"))
+    return buffer.text()
+
+
 def _result(outcome: CommandOutcome, timeout_seconds: float) -> ToolResult:
     text = outcome.output
     if outcome.timed_out:

@@ -18,6 +18,7 @@ pytestmark = pytest.mark.anyio
 AGENT_CAPABILITIES = {
     "loadSession": True,
     "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},  # replay-alt has vision
+    "mcpCapabilities": {"http": True, "sse": True},
     "sessionCapabilities": {"list": {}, "resume": {}, "close": {}},
     "_meta": {"acpAgent": {"promptQueueing": True}},
 }
@@ -58,9 +59,9 @@ class Scripted:
         self.exit_code: int | None = None
 
     @asynccontextmanager
-    async def serve(self) -> AsyncIterator[Wire]:
-        env = {"ACP_AGENT_SCRIPT": str(self.script), "ACP_AGENT_SESSIONS": str(self.sessions)}
-        async with spawn_server(config=RECORD_CONFIG, env=env) as wire:
+    async def serve(self, *, config: Path = RECORD_CONFIG, env: dict[str, str] | None = None) -> AsyncIterator[Wire]:
+        env = {**(env or {}), "ACP_AGENT_SCRIPT": str(self.script), "ACP_AGENT_SESSIONS": str(self.sessions)}
+        async with spawn_server(config=config, env=env) as wire:
             yield wire
             self.exit_code = await wire.finish()
         check_stdout(wire)
@@ -105,7 +106,7 @@ async def test_initialize_answers_version_1_and_refuses_every_authentication_met
     assert server.exit_code == 0
 
 
-async def test_session_new_validates_cwd_and_directories_and_accepts_mcp_servers(tmp_path: Path) -> None:
+async def test_session_new_validates_cwd_directories_and_mcp_servers(tmp_path: Path) -> None:
     server = Scripted(tmp_path, [])
     async with server.serve() as wire:
         await wire.request("initialize", {"protocolVersion": 1})
@@ -120,6 +121,10 @@ async def test_session_new_validates_cwd_and_directories_and_accepts_mcp_servers
         assert code == -32602
         assert "additionalDirectories" in message
         assert wire.stderr_text.count("MCP") == 0
+        acp = {"type": "acp", "name": "inside", "serverId": "s-1"}
+        code, message = error_of(await wire.request("session/new", {"cwd": str(server.cwd), "mcpServers": [acp]}))
+        assert (code, message) == (-32602, "Invalid params: mcpServers[0]: transport 'acp' is not supported (stdio, http, sse)")
+        # A server that cannot start leaves the session usable (fixtures/mcp/cannot-start shows the rest).
         mcp = {"name": "files", "command": "/usr/bin/mcp-files", "args": ["--root", "/"], "env": []}
         created = await wire.request(
             "session/new", {"cwd": str(server.cwd), "mcpServers": [mcp], "additionalDirectories": []}
@@ -127,7 +132,6 @@ async def test_session_new_validates_cwd_and_directories_and_accepts_mcp_servers
         session_id = created["result"]["sessionId"]
     assert result_of(created)["sessionId"] == session_id  # with the modes and config options
     assert set(result_of(created)) == {"sessionId", "modes", "configOptions"}
-    assert "MCP servers are not supported yet; ignoring 1 configured server(s)" in wire.stderr_text
     assert session_log(server.sessions, session_id)[0]["cwd"] == str(server.cwd)
 
 

@@ -250,13 +250,12 @@ async def test_resume_reopens_without_replaying_and_the_conversation_goes_on(sto
     async with store.serve([{"text": "Second."}]) as wire:
         resumed, replayed = await exchange(wire, "session/resume", {"sessionId": session_id, "cwd": str(store.cwd)})
         answered, shown = await prompt(wire, session_id, text("two"))
-        # mcpServers may be left out of a resume; given, they are ignored with a warning.
-        again = await wire.request(
+        # mcpServers may be left out of a resume; given, each must be a server this agent connects.
+        refused = await wire.request(
             "session/resume", {"sessionId": session_id, "cwd": str(store.cwd), "mcpServers": [{"name": "x"}]}
         )
     assert opened(resumed) and replayed == []
-    assert opened(again)
-    assert "MCP servers are not supported yet; ignoring 1 configured server(s)" in wire.stderr_text
+    assert error_of(refused) == (-32602, "Invalid params: mcpServers[0]: command: Field required")
     assert result_of(answered) == {"stopReason": "end_turn"}
     assert said(shown) == "Second."
     assert turns(store.log(session_id)) == [(1, "completed"), (2, "completed")]

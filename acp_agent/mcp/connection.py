@@ -1,0 +1,429 @@
+"""One connection to one MCP server, through the official SDK: stdio, streamable HTTP or SSE.
+
+This is the only module that imports the SDK (`mcp`); the session imports it in a worker thread,
+and only for a session that has servers (the import takes a good part of a second).
+
+A connection is a task (`serve`) that holds the SDK's transport and `ClientSession` contexts for
+as long as the server is up: it starts the server (stdio) or reaches it (http, sse), initializes,
+lists the tools, then waits until the connection is closed, the server goes away (its process
+exits, the transport fails) or it says its tools changed (`notifications/tools/list_changed`:
+listed again). A server that went away is connected again by the next call of one of its tools,
+once per call (`call`).
+
+A stdio server runs in a process group of its own (the SDK starts it in a new session); closing
+ends it the SDK's way (stdin closed, then SIGTERM, then SIGKILL to the group) and then kills what
+is left of the group, so nothing the server started outlives the connection. Its stderr is read
+here: every line goes to the agent's stderr log, the last few into failure reports.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import os
+import signal
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack, asynccontextmanager, suppress
+from typing import Any
+
+import anyio
+import httpx
+import mcp.client.stdio as sdk_stdio
+from anyio.abc import Process
+from mcp import ClientSession, McpError, types
+from mcp.types import CONNECTION_CLOSED
+from mcp.client.sse import sse_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from acp_agent.mcp import texts
+from acp_agent.mcp.environment import server_environment
+from acp_agent.mcp.events import State, ToolInfo
+from acp_agent.mcp.limits import Limits
+from acp_agent.mcp.results import convert
+from acp_agent.mcp.servers import HttpServer, ServerSpec, StdioServer
+from acp_agent.tools.base import ToolCallContext, ToolResult
+
+log = logging.getLogger(__name__)
+stderr_log = logging.getLogger("acp_agent.mcp.stderr")
+
+STDERR_LINES = 10
+STDERR_DRAIN_SECONDS = 1.0
+"""How long a stopped server's stderr may take to reach its end (a child still holding it)."""
+"""How many of a stdio server's last stderr lines a failure report quotes."""
+NOT_CONNECTED = "mcp_not_connected"
+CALL_FAILED = "mcp_call_failed"
+
+
+# The SDK keeps the process it starts for a stdio server to itself; the connection needs it to
+# end the server's whole process group and to notice when the server exits. The SDK's process
+# factory is wrapped once: the process started for the task that set `_STARTED` is handed to it.
+_STARTED: contextvars.ContextVar[Callable[[Process], None] | None] = contextvars.ContextVar(
+    "acp_agent_mcp_started", default=None
+)
+_create_process = sdk_stdio._create_platform_compatible_process
+
+
+async def _create_and_report(*args: Any, **kwargs: Any) -> Any:
+    process = await _create_process(*args, **kwargs)
+    report = _STARTED.get()
+    if report is not None:
+        report(process)
+    return process
+
+
+sdk_stdio._create_platform_compatible_process = _create_and_report
+
+
+class Down(Exception):
+    """The server went away; the message says why."""
+
+
+class Connection:
+    """A session's connection to `spec`; `on_change(self)` hears each state or tool-list change."""
+
+    def __init__(
+        self,
+        spec: ServerSpec,
+        limits: Limits,
+        on_change: Callable[[Connection], None],
+        hidden: frozenset[str] = frozenset(),
+    ) -> None:
+        self.spec = spec
+        self.limits = limits
+        self._hidden = hidden
+        """Environment variables a stdio server never gets (the agent's credentials)."""
+        self._on_change = on_change
+        self.state: State = "connecting"
+        self.error: str | None = None
+        self.tools: list[ToolInfo] = []
+        self.stderr: deque[str] = deque(maxlen=STDERR_LINES)
+        self._session: ClientSession | None = None
+        self._down = anyio.Event()
+        """Set when the current connection ends: closed, or the server went away."""
+        self._why_down = ""
+        self._settled = anyio.Event()
+        """Set when the current attempt has an outcome (ready or failed); a call that wants the
+        server connected again replaces a set one and waits for the new one."""
+        self._wanted = anyio.Event()
+        """Set when a call wants the server connected again."""
+        self._relist = anyio.Event()
+        self._over = anyio.Event()
+        """Set when the current attempt is over (its state says how it ended)."""
+        self._closing = False
+        self.pgid: int | None = None
+        """The stdio server's process group while it runs (for the process registry)."""
+        self._exit_code: int | None = None
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    async def serve(self) -> None:
+        """Connect, stay connected, connect again when a call asks; return once closed."""
+        await self._attempt()
+        while not self._closing:
+            await self._wanted.wait()  # set by a call, or by `close`
+            self._wanted = anyio.Event()
+            if self._closing_now():
+                break
+            await self._attempt()
+        self._set("closed", self.error)
+
+    def _closing_now(self) -> bool:
+        # A method, so that the check after an await is not narrowed away by the one before it.
+        return self._closing
+
+    async def wait_settled(self) -> None:
+        """Return once the current attempt to connect has an outcome."""
+        await self._settled.wait()
+
+    def close(self) -> None:
+        """End the connection (a graceful close of the server); `serve` returns once it is over."""
+        self._closing = True
+        self._end("the session was closed")
+        self._wanted.set()
+
+    # -- one connection, from start to end -------------------------------------------------------
+
+    async def _attempt(self) -> None:
+        if self._settled.is_set():
+            self._settled = anyio.Event()
+        self._down = anyio.Event()
+        self._over = anyio.Event()
+        self._exit_code = None
+        self.stderr.clear()  # a failure report quotes this attempt's server
+        self._set("connecting", None)
+        was_ready = False
+        try:
+            async with AsyncExitStack() as stack:
+                session = await self._open(stack)
+                self._session, was_ready = session, True
+                self._set("ready", None)
+                self._settled.set()
+                while not self._down.is_set():
+                    async with anyio.create_task_group() as watch:
+                        watch.start_soon(self._stop_when, watch, self._down)
+                        watch.start_soon(self._stop_when, watch, self._relist)
+                    if not self._down.is_set():  # the server's tools changed: list them again
+                        self._relist = anyio.Event()
+                        self.tools = await self._list_tools(session)
+                        self._set("ready", None)
+                # Leaving the stack closes the session and the transport: the SDK ends the server
+                # (stdin closed, 2 s to exit, SIGTERM, 2 s more, SIGKILL), bounded by its own waits.
+                self._session = None
+            reason = texts.exited(self._exit_code) if self._exit_code is not None else self._why_down
+        except Exception as exc:  # whatever the SDK or the transport raised: the server is unusable
+            reason = self._describe(exc)
+            log.warning("MCP server %s: %s", self.name, reason, exc_info=log.isEnabledFor(logging.DEBUG))
+        finally:
+            self._session = None
+            self._kill_group()
+        if not self._closing:
+            self._set("disconnected" if was_ready else "failed", reason)
+        self._settled.set()
+        self._over.set()
+
+    @staticmethod
+    async def _stop_when(group: anyio.abc.TaskGroup, event: anyio.Event) -> None:
+        await event.wait()
+        group.cancel_scope.cancel()
+
+    async def _open(self, stack: AsyncExitStack) -> ClientSession:
+        """The transport, the SDK session, initialized, and the tools listed within the startup
+        timeout (the contexts are entered outside the timeout's scope: they outlive it)."""
+        read, write = await stack.enter_async_context(self._transport())
+        session = await stack.enter_async_context(ClientSession(read, write, message_handler=self._on_message))
+        with anyio.fail_after(self.limits.startup_timeout):
+            await session.initialize()
+            self.tools = await self._list_tools(session)
+        return session
+
+    def _transport(self) -> Any:
+        spec = self.spec
+        if isinstance(spec, StdioServer):
+            return self._stdio(spec)
+        headers = {header.name: header.value for header in spec.headers}
+        if spec.type == "sse":
+            return _streams(sse_client(spec.url, headers=headers, timeout=self.limits.startup_timeout))
+        client = create_mcp_http_client(headers=headers, timeout=httpx.Timeout(self.limits.startup_timeout, read=None))
+        return _http(client, spec)
+
+    @asynccontextmanager
+    async def _stdio(self, spec: StdioServer) -> AsyncIterator[tuple[Any, Any]]:
+        env = server_environment(sdk_stdio.get_default_environment(), spec.env, self._hidden)
+        # `env` is complete already: the SDK adds its defaults to it again, which changes nothing.
+        params = sdk_stdio.StdioServerParameters(command=spec.command, args=spec.args, env=env)
+        read_fd, write_fd = os.pipe()
+        os.set_blocking(read_fd, False)
+        errlog = os.fdopen(write_fd, "w")
+        started: list[Process] = []
+
+        def report(process: Process) -> None:
+            started.append(process)
+            self.pgid = process.pid  # the SDK starts it in a new session: its own group
+            errlog.close()  # the server holds its copy: reading ends when every holder is gone
+
+        token = _STARTED.set(report)
+        try:
+            async with anyio.create_task_group() as tasks:
+                drained = anyio.Event()
+                tasks.start_soon(self._read_stderr, read_fd, drained)
+                try:
+                    async with sdk_stdio.stdio_client(params, errlog=errlog) as streams:
+                        tasks.start_soon(self._watch_exit, started[0])
+                        yield streams
+                finally:
+                    if started:
+                        self._exit_code = started[0].returncode
+                    self._kill_group()
+                    with anyio.move_on_after(STDERR_DRAIN_SECONDS):
+                        await drained.wait()  # its last lines, for the failure report
+                    tasks.cancel_scope.cancel()
+        finally:
+            _STARTED.reset(token)
+            if not errlog.closed:
+                errlog.close()
+            os.close(read_fd)
+
+    async def _read_stderr(self, fd: int, drained: anyio.Event) -> None:
+        pending = b""
+        while True:
+            await anyio.wait_readable(fd)
+            try:
+                chunk = os.read(fd, 65536)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                break
+            *lines, pending = (pending + chunk).split(b"\n")
+            for line in lines:
+                self._stderr_line(line)
+        if pending:
+            self._stderr_line(pending)
+        drained.set()
+
+    def _stderr_line(self, raw: bytes) -> None:
+        line = raw.decode("utf-8", "replace").rstrip()
+        if line:
+            self.stderr.append(line)
+            stderr_log.warning("[mcp %s] %s", self.name, line)
+
+    async def _watch_exit(self, process: Process) -> None:
+        code = await process.wait()
+        self._end(texts.exited(code))
+
+    def _kill_group(self) -> None:
+        """Whatever the server started and left behind in its group goes with it."""
+        if self.pgid is not None:
+            with suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pgid, signal.SIGKILL)
+            self.pgid = None
+
+    def _end(self, why: str) -> None:
+        if not self._down.is_set():
+            self._why_down = why
+            self._down.set()
+
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, types.ServerNotification) and isinstance(
+            message.root, types.ToolListChangedNotification
+        ):
+            self._relist.set()
+        elif isinstance(message, Exception):  # a transport error the SDK passes on
+            log.debug("MCP server %s: transport error %r", self.name, message)
+
+    async def _list_tools(self, session: ClientSession) -> list[ToolInfo]:
+        listed: list[types.Tool] = []
+        cursor: str | None = None
+        while True:
+            page = await session.list_tools(params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
+            listed += page.tools
+            cursor = page.nextCursor
+            if not cursor:
+                return [_info(self.name, tool) for tool in listed]
+
+    def _set(self, state: State, error: str | None) -> None:
+        self.state, self.error = state, error
+        self._on_change(self)
+
+    def _describe(self, exc: BaseException) -> str:
+        leaf = _leaf(exc)
+        if isinstance(leaf, httpx.HTTPStatusError) and leaf.response.status_code == 401:
+            return texts.NEEDS_AUTH
+        if isinstance(leaf, TimeoutError):
+            why = texts.timed_out(self.name, self.limits.startup_timeout)
+        elif isinstance(leaf, McpError) and self._exit_code is not None:
+            why = texts.exited(self._exit_code)  # the session failed because the server exited
+        else:
+            why = str(leaf) or type(leaf).__name__
+        return why + (texts.stderr_tail(list(self.stderr)) if self.stderr else "")
+
+    # -- calls ------------------------------------------------------------------------------------
+
+    async def call(self, tool: str, arguments: dict[str, Any], call: ToolCallContext, limits: Limits) -> ToolResult:
+        """Call `tool` of this server; a server that went away is connected again first (once)."""
+        session = self._session
+        if session is None or self._down.is_set():
+            if self._settled.is_set():  # not connecting now: one attempt for this call
+                self._settled = anyio.Event()
+                self._wanted.set()
+            await self._settled.wait()
+            session = self._session
+            if session is None:
+                return ToolResult.failure(texts.not_connected(self.name, self.error or "unknown"), NOT_CONNECTED)
+        request_id = session._request_id  # the id `call_tool` is about to use (to cancel it)
+        try:
+            with anyio.fail_after(limits.call_timeout):
+                result = await self._unless_down(session.call_tool(tool, arguments))
+        except TimeoutError:
+            await _cancel_request(session, request_id, texts.call_timed_out(limits.call_timeout))
+            return ToolResult.failure(texts.call_timed_out(limits.call_timeout), "timeout")
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True):
+                await _cancel_request(session, request_id, texts.CANCELLED)
+            raise
+        except (Down, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            return await self._lost()
+        except McpError as exc:
+            if exc.error.code == CONNECTION_CLOSED:
+                return await self._lost()
+            return ToolResult.failure(exc.error.message, CALL_FAILED)
+        tool_result, images = convert(result, limits.max_output_bytes)
+        if images:
+            call.show(images=images)
+        return tool_result
+
+    async def _lost(self) -> ToolResult:
+        """The server went away during a call: once the connection has ended, say why."""
+        self._end(texts.CONNECTION_LOST)
+        await self._over.wait()
+        return ToolResult.failure(texts.not_connected(self.name, self.error or texts.CONNECTION_LOST), NOT_CONNECTED)
+
+    async def _unless_down(self, request: Any) -> types.CallToolResult:
+        """Await `request`, or raise `Down` as soon as the server goes away."""
+        down = self._down
+        outcome: list[types.CallToolResult] = []
+        failure: list[Exception] = []
+        async with anyio.create_task_group() as race:
+
+            async def run() -> None:
+                try:
+                    outcome.append(await request)
+                except Exception as exc:  # handed to the caller, not wrapped in a group
+                    failure.append(exc)
+                race.cancel_scope.cancel()
+
+            race.start_soon(run)
+            await down.wait()
+            race.cancel_scope.cancel()
+        if failure:
+            raise failure[0]
+        if outcome:
+            return outcome[0]
+        raise Down(self._why_down)
+
+
+async def _cancel_request(session: ClientSession, request_id: int, reason: str) -> None:
+    """Tell the server the call is abandoned (MCP `notifications/cancelled`), if it still listens."""
+    notification = types.ClientNotification(
+        types.CancelledNotification(params=types.CancelledNotificationParams(requestId=request_id, reason=reason))
+    )
+    with anyio.move_on_after(1), suppress(Exception):
+        await session.send_notification(notification)
+
+
+@asynccontextmanager
+async def _streams(transport: Any) -> AsyncIterator[tuple[Any, Any]]:
+    async with transport as (read, write):
+        yield read, write
+
+
+@asynccontextmanager
+async def _http(client: httpx.AsyncClient, spec: HttpServer) -> AsyncIterator[tuple[Any, Any]]:
+    async with client, streamable_http_client(spec.url, http_client=client) as (read, write, _):
+        yield read, write
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    """The first exception that is not a group (the SDK's task groups wrap what failed)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _info(server: str, tool: types.Tool) -> ToolInfo:
+    annotations = tool.annotations
+    return ToolInfo(
+        name="",  # assigned by the session, across all its servers
+        server=server,
+        tool=tool.name,
+        description=tool.description or "",
+        input_schema=tool.inputSchema,
+        title=tool.title or (annotations.title if annotations is not None else None),
+        read_only=bool(annotations and annotations.readOnlyHint),
+        destructive=bool(annotations and annotations.destructiveHint),
+        open_world=bool(annotations and annotations.openWorldHint),
+    )
+

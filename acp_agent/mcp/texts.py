@@ -1,0 +1,66 @@
+"""Every text of the MCP package that a model or a user reads."""
+
+from __future__ import annotations
+
+
+def not_connected(server: str, reason: str) -> str:
+    """What a call of a tool of a server that went away answers (after `Error: `)."""
+    return f"MCP server {server} is not connected ({reason})"
+
+
+def could_not_start(server: str) -> str:
+    """The title of the notice (or the message) saying a server failed."""
+    return f"MCP server {server} could not start"
+
+
+def timed_out(server: str, seconds: float) -> str:
+    return f"MCP server {server} did not answer within {seconds:g} s"
+
+
+def call_timed_out(seconds: float) -> str:
+    return f"the MCP tool call did not finish within {seconds:g} s"
+
+
+CONNECTION_LOST = "the connection to the server was lost"
+NEEDS_AUTH = "the server needs authentication (HTTP 401), which this agent does not support yet"
+CANCELLED = "cancelled by the user"
+
+
+def exited(code: int | None) -> str:
+    return "the server exited" if code is None else f"the server exited with code {code}"
+
+
+def image_note(mime_type: str, size: int) -> str:
+    """What the model reads in place of an image a tool returned (shown to the user on the card)."""
+    return f"[image: {mime_type}, {_kilobytes(size)} KB, shown to the user]"
+
+
+def binary_note(kind: str, mime_type: str, size: int) -> str:
+    return f"[{kind}: {mime_type}, {_kilobytes(size)} KB]"
+
+
+def resource_note(uri: str, mime_type: str | None) -> str:
+    return f"[resource: {uri}" + (f", {mime_type}" if mime_type else "") + "]"
+
+
+def stderr_tail(lines: list[str]) -> str:
+    return "; its last stderr lines: " + " | ".join(lines)
+
+
+def _kilobytes(size: int) -> str:
+    return f"{size / 1024:.1f}" if size < 10240 else f"{round(size / 1024)}"
+
+
+COMMAND_DESCRIPTION = "Show this session's MCP servers: status, tools, last error"
+NO_SERVERS = "This session has no MCP servers: the editor passes the ones it has configured when it opens a session."
+
+
+def status_line(name: str, transport: str, state: str, tools: int, error: str | None) -> str:
+    """One server of the `/mcp` answer."""
+    line = f"- {name} ({transport}): {state}, {tools} tool{'' if tools == 1 else 's'}"
+    return line + (f"; last error: {error}" if error else "")
+
+
+def status_report(lines: list[str]) -> str:
+    """The `/mcp` answer: a heading and one line per server, in `mcpServers` order."""
+    return "\n".join(["MCP servers of this session:", *lines]) if lines else NO_SERVERS
