@@ -109,6 +109,10 @@ class Connection:
         self._wanted = anyio.Event()
         """Set when a call wants the server connected again."""
         self._relist = anyio.Event()
+        """Set by `notifications/tools/list_changed` until the tools are listed again."""
+        self._listed = anyio.Event()
+        """Unset while tools the server said changed are not listed again yet."""
+        self._listed.set()
         self._over = anyio.Event()
         """Set when the current attempt is over (its state says how it ended)."""
         self._closing = False
@@ -136,8 +140,10 @@ class Connection:
         return self._closing
 
     async def wait_settled(self) -> None:
-        """Return once the current attempt to connect has an outcome."""
+        """Return once the current attempt to connect has an outcome, and the tools the server
+        said changed are listed again (a model call after that notification sees them)."""
         await self._settled.wait()
+        await self._listed.wait()
 
     def close(self) -> None:
         """End the connection (a graceful close of the server); `serve` returns once it is over."""
@@ -170,6 +176,7 @@ class Connection:
                         self._relist = anyio.Event()
                         self.tools = await self._list_tools(session)
                         self._set("ready", None)
+                        self._listed.set()
                 # Leaving the stack closes the session and the transport: the SDK ends the server
                 # (stdin closed, 2 s to exit, SIGTERM, 2 s more, SIGKILL), bounded by its own waits.
                 self._session = None
@@ -179,6 +186,7 @@ class Connection:
             log.warning("MCP server %s: %s", self.name, reason, exc_info=log.isEnabledFor(logging.DEBUG))
         finally:
             self._session = None
+            self._listed.set()  # nothing to wait for from a connection that ended
             self._kill_group()
         if not self._closing:
             self._set("disconnected" if was_ready else "failed", reason)
@@ -291,6 +299,8 @@ class Connection:
             message.root, types.ToolListChangedNotification
         ):
             self._relist.set()
+            if self._listed.is_set():
+                self._listed = anyio.Event()
         elif isinstance(message, Exception):  # a transport error the SDK passes on
             log.debug("MCP server %s: transport error %r", self.name, message)
 

@@ -202,12 +202,21 @@ def test_allowing_a_whole_server_once_covers_its_other_tools(runs: Runs) -> None
     assert all(not r["isError"] for r in results_by_call(result).values())
 
 
+def test_new_tools_apply_from_the_next_model_call(runs: Runs) -> None:
+    result = runs["dies"]
+    assert results_by_call(result)["call_extra"]["content"][0]["text"] == "extra is here"
+    first, grown, *_ = events(result, STATUS_EVENT)
+    assert grown["tools"] == [*first["tools"], "extra"]  # the new set, logged
+    seen = [[tool["tool"] for tool in data["tools"]] for data in events(result, TOOLS_EVENT)]
+    assert seen[1] == seen[0] + ["extra"]
+
+
 def test_a_server_that_dies_answers_not_connected_then_reconnects(runs: Runs) -> None:
     result = runs["dies"]
     by_call = results_by_call(result)
     assert by_call["call_crash"]["content"][0]["text"] == "Error: " + texts.not_connected("fixture", texts.exited(1))
     assert by_call["call_again"]["content"][0]["text"] == "echo: back again"
-    assert [s["state"] for s in events(result, STATUS_EVENT)] == ["ready", "disconnected", "ready"]
+    assert [s["state"] for s in events(result, STATUS_EVENT)] == ["ready", "ready", "disconnected", "ready"]
 
 
 def test_the_mcp_command_lists_the_servers_without_the_model(runs: Runs) -> None:
@@ -218,7 +227,7 @@ def test_the_mcp_command_lists_the_servers_without_the_model(runs: Runs) -> None
     broken = texts.exited(3) + texts.stderr_tail(["fixture: cannot start, no database configured"])
     assert said == [
         "MCP servers of this session:\n"
-        "- fixture (stdio): ready, 7 tools\n"
+        "- fixture (stdio): ready, 8 tools\n"
         f"- broken (stdio): failed, 0 tools; last error: {broken}"
     ]
     assert events(result, "assistant/chunk") == []  # no model call
