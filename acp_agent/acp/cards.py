@@ -26,7 +26,7 @@ from acp_agent.acp.schema import (
     ToolKind,
 )
 from acp_agent.session.content import parse_arguments
-from acp_agent.tools.base import Diff, Location, Tool, ToolPresentation
+from acp_agent.tools.base import Diff, Location, Tool, ToolPresentation, ToolPreview
 
 
 @dataclass(frozen=True)
@@ -56,16 +56,27 @@ class ToolCard:
             meta=meta,
         )
 
-    def asked(self, tool_call_id: str, meta: dict[str, Any] | None) -> PermissionToolCall:
-        """The `toolCall` of a `session/request_permission` about the call."""
+    def asked(
+        self, tool_call_id: str, meta: dict[str, Any] | None, preview: ToolPreview | None = None
+    ) -> PermissionToolCall:
+        """The `toolCall` of a `session/request_permission` about the call: `pending` (it waits
+        for the user), with the change it would make (`Tool.preview`: a write's diff, or the note
+        in place of one, and the file) after the card's own content and locations, as its card
+        shows them once it runs."""
+        content = list(self.content or [])
+        locations = list(self.locations or [])
+        if preview is not None:
+            content += [*wire_diffs(preview.diffs), *text_content(preview.notes)]
+            locations += wire_locations(preview.locations) or []
         return PermissionToolCall(
             tool_call_id=tool_call_id,
             title=self.title,
             name=self.name,
             kind=self.kind,
+            status="pending",
             raw_input=self.raw_input,
-            content=self.content,
-            locations=self.locations,
+            content=content or None,
+            locations=locations or None,
             meta=meta,
         )
 

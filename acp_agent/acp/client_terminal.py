@@ -94,7 +94,11 @@ class TerminalRunner(CommandRunner):
             output = await self._ask("terminal/output", ids, TerminalOutputResult)
         finally:
             await self._clean_up(ids, kill=status is None and not killed)
-        return _outcome(output, status or output.exit_status, timed_out=killed, limit=max_output_bytes)
+        outcome = _outcome(output, status or output.exit_status, timed_out=killed, limit=max_output_bytes)
+        # For a client that does not draw terminals: the output as the model reads it (the
+        # terminal's bounded output) and the exit code (null when a signal ended the command).
+        call.show(raw_output={"output": outcome.output, "exitCode": outcome.exit_code if outcome.exit_code >= 0 else None})
+        return outcome
 
     async def _ask(self, method: str, params: dict[str, Any], model: type[R] | None = None) -> Any:
         try:

@@ -29,6 +29,9 @@ from acp_agent.acp.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST
 
 log = logging.getLogger(__name__)
 
+CANCEL_REQUEST = "$/cancel_request"
+"""The notification that withdraws a request (ACP's protocol-level cancellation)."""
+
 _ANSWERED: ContextVar[list[Callable[[], None]]] = ContextVar("answered")
 """The callbacks to run once the request being handled in this context is answered."""
 
@@ -234,7 +237,11 @@ class Connection:
         finally:
             del self._waiters[request_id]
             if not waiter.done.is_set():
+                # The caller stopped waiting (cancelled, timed out): the client is told, so it
+                # drops the request (an editor takes its approval prompt down); a late answer
+                # is dropped quietly.
                 self._abandoned.add(request_id)
+                self.notify(CANCEL_REQUEST, {"requestId": request_id})
         if waiter.response is None:
             raise ClientError(INTERNAL_ERROR, "the client closed the connection")
         if "error" in waiter.response:

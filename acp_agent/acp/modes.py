@@ -117,18 +117,25 @@ async def set_mode(server: AcpServer, params: SetSessionModeParams) -> dict[str,
 
 async def set_config_option(server: AcpServer, params: SetSessionConfigOptionParams) -> SetSessionConfigOptionResult:
     agent = _agent(server, params.session_id)
-    offered = [option.id for option in config_options(server.ctx, agent)]
-    if params.config_id == MODE_CONFIG and MODE_CONFIG in offered:
-        _switch_mode(server, agent, params.value, "value")
-        _notify(server, agent, CurrentModeUpdate(current_mode_id=params.value))
-    elif params.config_id in (MODEL_CONFIG, THOUGHT_LEVEL_CONFIG) and params.config_id in offered:
-        try:
-            choose(agent, params.config_id, params.value)
-        except (UnknownModel, UnknownThoughtLevel) as exc:
-            raise errors.invalid_params(f"value: {exc}") from None
-    else:
+    offered = {option.id: option for option in config_options(server.ctx, agent)}
+    option = offered.get(params.config_id)
+    if option is None:
         known = ", ".join(map(repr, offered))
         raise errors.invalid_params(f"configId {params.config_id!r} is not a config option of this session ({known})")
+    value = params.value
+    if isinstance(value, bool):
+        values = ", ".join(repr(choice.value) for choice in option.options)
+        raise errors.invalid_params(
+            f"value: {option.id!r} is a select option, set to one of its values ({values}), not to {str(value).lower()}"
+        )
+    if option.id == MODE_CONFIG:
+        _switch_mode(server, agent, value, "value")
+        _notify(server, agent, CurrentModeUpdate(current_mode_id=value))
+    else:  # the model or the reasoning effort
+        try:
+            choose(agent, option.id, value)
+        except (UnknownModel, UnknownThoughtLevel) as exc:
+            raise errors.invalid_params(f"value: {exc}") from None
     options = config_options(server.ctx, agent)
     _notify(server, agent, ConfigOptionUpdate(config_options=options))
     return SetSessionConfigOptionResult(config_options=options)

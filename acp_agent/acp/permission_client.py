@@ -10,13 +10,20 @@ reject always; the answer is the id of the option picked, or `cancelled`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from acp_agent.acp.cards import tool_card
 from acp_agent.acp.errors import ClientError
-from acp_agent.acp.schema import PermissionOption, RequestPermissionParams, RequestPermissionResult
+from acp_agent.acp.schema import (
+    PermissionOption,
+    RequestPermissionParams,
+    RequestPermissionResult,
+    SessionNotification,
+    ToolCallProgress,
+    ToolCallStatus,
+)
 from acp_agent.kernel.scope import Disposer
 from acp_agent.permissions.asker import Answer, Asker, PermissionRequest
 from acp_agent.permissions.errors import AskFailed
@@ -46,14 +53,19 @@ class AcpAsker(Asker):
             raise AskFailed("the session is not open on this connection")
         session_id, mapper = wire
         call = request.call
+        assert call.tool is not None and call.params is not None  # only valid calls are asked about
         card = tool_card(call.tool, call.block.name, call.block.arguments)  # as its `tool_call` showed it
+        # What the call would change (a write's diff), so the user sees what they approve.
+        preview = await call.tool.preview(call.params, request.context)
+        wire_id = mapper.wire_id(call.block.id)
         offered = request.options()
         options = [PermissionOption(option_id=option.id, name=option.name, kind=option.kind) for option in offered]
         params = RequestPermissionParams(
             session_id=session_id,
-            tool_call=card.asked(mapper.wire_id(call.block.id), mapper.meta(card.meta)),
+            tool_call=card.asked(wire_id, mapper.meta(card.meta), preview),
             options=options,
         )
+        self._status(session_id, wire_id, "pending", mapper.meta())  # it waits for the user
         try:
             answer = RequestPermissionResult.model_validate(await self._server.conn.request(METHOD, params.dump()))
         except ClientError as exc:
@@ -66,4 +78,10 @@ class AcpAsker(Asker):
         picked = next((option.id for option in offered if option.id == outcome.option_id), None)
         if picked is None:
             raise AskFailed(f"the client picked {outcome.option_id!r}, which is not an option it was offered")
+        if picked.startswith("allow"):
+            self._status(session_id, wire_id, "in_progress", mapper.meta())  # approved: it runs now
         return picked
+
+    def _status(self, session_id: str, wire_id: str, status: ToolCallStatus, meta: dict[str, Any] | None) -> None:
+        update = ToolCallProgress(tool_call_id=wire_id, status=status, meta=meta)
+        self._server.conn.notify("session/update", SessionNotification(session_id=session_id, update=update).dump())

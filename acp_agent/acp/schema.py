@@ -398,11 +398,12 @@ class SetSessionModeParams(Incoming):
 
 
 class SetSessionConfigOptionParams(Incoming):
-    """A value id for a `select` option (a boolean `value` is refused: this agent offers none)."""
+    """A value id for a `select` option, or a boolean for a `boolean` one (`type: "boolean"`);
+    this agent offers only selects, so a boolean is refused with a message naming the option."""
 
     session_id: str
     config_id: str
-    value: str
+    value: str | bool
 
 
 class SetSessionConfigOptionResult(Model):
@@ -540,6 +541,7 @@ class PermissionToolCall(Model):
     title: str | None = None
     name: str | None = None
     kind: ToolKind | None = None
+    status: ToolCallStatus | None = None
     raw_input: Any = None
     content: list[ToolCallContentItem] | None = None
     locations: list[ToolCallLocation] | None = None

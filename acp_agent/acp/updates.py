@@ -26,7 +26,16 @@ from acp_agent.acp.titles import session_title
 from acp_agent.commands.events import CommandReplyEvent
 from acp_agent.mcp import texts as mcp_texts
 from acp_agent.mcp.events import StatusData, StatusEvent
-from acp_agent.session.content import ReasoningDelta, StreamChunk, TextDelta, Usage
+from acp_agent.session.content import (
+    BlockEnd,
+    BlockStart,
+    ReasoningBlock,
+    ReasoningDelta,
+    StreamChunk,
+    TextBlock,
+    TextDelta,
+    Usage,
+)
 from acp_agent.session.events import (
     USER_SOURCES,
     AssistantChunkEvent,
@@ -106,6 +115,10 @@ class UpdateMapper:
         self._tools: dict[str, Tool[Any] | None] = {}
         self._shown: dict[str, list[ToolCallContentItem]] = {}
         """Per call: the diffs (and, live, the terminals) it showed so far."""
+        self._raw_outputs: dict[str, dict[str, Any]] = {}
+        """Per call: the raw output it reported, sent with its result."""
+        self._streamed: set[int] = set()
+        """The blocks of the current model call that streamed text (by index)."""
 
     def wire_id(self, call_id: str) -> str:
         return self._origin.wire_id(call_id) if self._origin is not None else call_id
@@ -126,6 +139,7 @@ class UpdateMapper:
             case AssistantChunkEvent():  # the hot path: one event per streamed chunk
                 return self._chunk(event.data.chunk)
             case AssistantMessageEvent():
+                self._streamed.clear()  # the call is over; the next one numbers its blocks anew
                 return self._usage(event.data.usage)
             case UserMessageEvent():
                 return self._title(event.data)
@@ -150,9 +164,19 @@ class UpdateMapper:
     def _chunk(self, chunk: StreamChunk) -> SessionUpdate | None:
         match chunk:
             case TextDelta():
+                self._streamed.add(chunk.index)
                 return ContentChunk(session_update="agent_message_chunk", content=Text(text=chunk.text))
             case ReasoningDelta():
+                self._streamed.add(chunk.index)
                 return ContentChunk(session_update="agent_thought_chunk", content=Text(text=chunk.text))
+            case BlockStart():
+                self._streamed.discard(chunk.index)
+            case BlockEnd(block=TextBlock(text=text)) if text and chunk.index not in self._streamed:
+                # Its text came only whole, with its end (some recordings have no deltas; the
+                # model sees it in the history): one chunk, or the client would never see it.
+                return ContentChunk(session_update="agent_message_chunk", content=Text(text=text))
+            case BlockEnd(block=ReasoningBlock(text=text)) if text and chunk.index not in self._streamed:
+                return ContentChunk(session_update="agent_thought_chunk", content=Text(text=text))
         return None
 
     def _usage(self, usage: Usage | None) -> SessionUpdate | None:
@@ -184,9 +208,11 @@ class UpdateMapper:
         if display.terminal_id is not None and self._live:
             added.append(ToolCallTerminal(terminal_id=display.terminal_id))
         shown += added
+        if display.raw_output is not None:
+            self._raw_outputs[display.call_id] = display.raw_output
         locations = wire_locations(display.locations or [])
         if not added and locations is None:
-            return None  # a replayed terminal, left out
+            return None  # a raw output (it goes with the result), or a replayed terminal
         return ToolCallProgress(
             tool_call_id=self.wire_id(display.call_id),
             content=list(shown) if added else None,
@@ -205,7 +231,8 @@ class UpdateMapper:
             tool_call_id=self.wire_id(data.call_id),
             status="failed" if data.is_error else "completed",
             content=text_content(paragraphs) + shown,
-            raw_output=data.raw_output,
+            # A result's own raw output (an MCP server's), else one its call showed (an editor terminal).
+            raw_output=data.raw_output if data.raw_output is not None else self._raw_outputs.pop(data.call_id, None),
             meta=self.meta(),
         )
 

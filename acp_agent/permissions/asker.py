@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from acp_agent.permissions import texts
+from acp_agent.tools.base import ToolCallContext
 from acp_agent.tools.pipeline import PreparedCall
 
 OptionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
@@ -41,6 +42,8 @@ class PermissionRequest:
     """That agent's route."""
     call: PreparedCall
     """The call: its block (id, name, raw arguments), its tool and validated params."""
+    context: ToolCallContext
+    """What the call would run with (the asker previews its change through it)."""
 
     @property
     def tool(self) -> str:

@@ -114,14 +114,14 @@ class Permissions:
         if isinstance(verdict, Refuse):
             return ToolResult.failure(verdict.message, verdict.code)
         assert verdict == ASK
-        return await self._ask(agent, root, call)
+        return await self._ask(agent, root, call, context)
 
-    async def _ask(self, agent: Agent, root: Agent, call: PreparedCall) -> ToolResult | None:
+    async def _ask(self, agent: Agent, root: Agent, call: PreparedCall, context: ToolCallContext) -> ToolResult | None:
         name = call.block.name
         if not self._askers:
             return ToolResult.failure(texts.no_asker(name), "approval_unavailable")
         try:
-            answer = await self._askers[-1].ask(PermissionRequest(agent.id, agent.route, call))
+            answer = await self._askers[-1].ask(PermissionRequest(agent.id, agent.route, call, context))
         except AskFailed as exc:
             return ToolResult.failure(texts.ask_failed(name, str(exc)), "approval_unavailable")
         if answer == "cancelled":

@@ -67,6 +67,15 @@ class ToolPresentation(Model):
     """Entries of the card's `_meta` under the project's key (the MCP server and tool, say)."""
 
 
+class ToolPreview(Model):
+    """What a call would show of its change before it runs (for the user asked to approve it)."""
+
+    locations: list[Location] = Field(default_factory=list)
+    diffs: list[Diff] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    """Text in place of a diff (a change too large to show as one)."""
+
+
 class ToolResult(Model):
     """What a tool call gives back to the model (and, rendered, to the editor)."""
 
@@ -114,6 +123,9 @@ class ToolDisplayData(Model):
     """Text for the call's view, kept like the diffs (a change too large to show as a diff)."""
     images: list[Image] | None = None
     """Images the call shows the user (an MCP tool's image result)."""
+    raw_output: dict[str, Any] | None = None
+    """What the call produced, for an editor to show as its raw output with the result (a command
+    run in the editor's terminal: its output as the model reads it and its exit code)."""
 
 
 class ToolDisplayEvent(SessionEvent):
@@ -161,11 +173,12 @@ class ToolCallContext:
         terminal_id: str | None = None,
         notes: Sequence[str] = (),
         images: Sequence[Image] = (),
+        raw_output: dict[str, Any] | None = None,
     ) -> None:
         """Show the editor, while the call runs, the files it works on, the changes it made (diffs,
         or notes about them), the editor terminal it runs in and the images it produced. Logged as
         `tool/display`; the diffs, notes, the terminal and the images stay in the call's view once
-        its result is in."""
+        its result is in; the raw output goes with the result."""
         data = ToolDisplayData(
             call_id=self.call_id,
             locations=list(locations) or None,
@@ -173,6 +186,7 @@ class ToolCallContext:
             terminal_id=terminal_id,
             notes=list(notes) or None,
             images=list(images) or None,
+            raw_output=raw_output,
         )
         self.session.append(DISPLAY_EVENT, data)
 
@@ -213,6 +227,12 @@ class Tool(ABC, Generic[ParamsT]):
     def present(self, params: ParamsT) -> ToolPresentation:
         """How the editor shows the call (default: the tool's name, kind other)."""
         return ToolPresentation(title=self.name)
+
+    async def preview(self, params: ParamsT, call: ToolCallContext) -> ToolPreview | None:
+        """The change the call would make, worked out without making it, for an approval request
+        to show (a write's diff); None when there is nothing to show (the default) or the call
+        would fail (it says why when it runs). Reads only."""
+        return None
 
     def render_result(self, result: ToolResult) -> list[str]:
         """Text paragraphs the editor shows for the result (default: the result's text blocks);

@@ -10,6 +10,7 @@ change (a diff of the whole text).
 from __future__ import annotations
 
 from abc import abstractmethod
+from dataclasses import dataclass
 from typing import TypeVar
 
 from pydantic import BaseModel, Field
@@ -21,6 +22,7 @@ from acp_agent.tools.base import (
     Tool,
     ToolCallContext,
     ToolPresentation,
+    ToolPreview,
     ToolResult,
     code_block,
 )
@@ -90,6 +92,50 @@ class FileTool(Tool[ParamsT]):
         """Do the work on the checked `target`; file errors may propagate."""
 
 
+@dataclass(frozen=True)
+class Change:
+    """A file's text before (None: no file yet) and after a write or an edit, and where it starts."""
+
+    old: str | None
+    new: str
+    line: int | None = None
+    count: int = 1
+    """The occurrences an edit replaces."""
+
+
+class ChangeTool(FileTool[ParamsT]):
+    """A file tool that changes its file: it works the change out (`change`), then writes it and
+    shows it; `preview` shows the same change before anything is written (for an approval)."""
+
+    needs_approval = True
+    edits_files = True
+
+    @abstractmethod
+    async def change(self, target: Target, params: ParamsT, workspace: Workspace) -> Change | ToolResult:
+        """The change the call makes, or the failure that refuses it; file errors may propagate."""
+
+    @abstractmethod
+    def report(self, target: Target, change: Change) -> str:
+        """What the model reads once the change is written."""
+
+    async def run_on(self, target: Target, params: ParamsT, workspace: Workspace, call: ToolCallContext) -> ToolResult:
+        change = await self.change(target, params, workspace)
+        if isinstance(change, ToolResult):
+            return change
+        await workspace.write_text(target, change.new)
+        shown = change_view(target, change)
+        call.show(locations=shown.locations, diffs=shown.diffs, notes=shown.notes)
+        return ToolResult.text(self.report(target, change))
+
+    async def preview(self, params: ParamsT, call: ToolCallContext) -> ToolPreview | None:
+        try:
+            target = resolve_in(call.cwd, params.path)
+            change = await self.change(target, params, workspace_for(call))
+        except (OutsideWorkspace, OSError, UnicodeDecodeError, BinaryFile):
+            return None  # the call says why when it runs
+        return None if isinstance(change, ToolResult) else change_view(target, change)
+
+
 class ReadFileTool(FileTool[ReadFileParams]):
     """Returns a window of a text file's lines, numbered."""
 
@@ -134,7 +180,7 @@ class ReadFileTool(FileTool[ReadFileParams]):
         return [code_block(result.plain_text())]
 
 
-class WriteFileTool(FileTool[WriteFileParams]):
+class WriteFileTool(ChangeTool[WriteFileParams]):
     """Creates a file or replaces its whole content."""
 
     name = "write_file"
@@ -143,25 +189,22 @@ class WriteFileTool(FileTool[WriteFileParams]):
         "directories are created. To change part of a file, use edit_file."
     )
     Params = WriteFileParams
-    needs_approval = True
-    edits_files = True
 
-    async def run_on(
-        self, target: Target, params: WriteFileParams, workspace: Workspace, call: ToolCallContext
-    ) -> ToolResult:
+    async def change(self, target: Target, params: WriteFileParams, workspace: Workspace) -> Change:
         try:
             old: str | None = await workspace.read_text(target)
         except FileNotFoundError:
             old = None
-        await workspace.write_text(target, params.content)
-        show_change(call, target, old, params.content)
-        return ToolResult.text(texts.written(target.shown, old is None, len(split_lines(params.content))))
+        return Change(old, params.content)
+
+    def report(self, target: Target, change: Change) -> str:
+        return texts.written(target.shown, change.old is None, len(split_lines(change.new)))
 
     def present(self, params: WriteFileParams) -> ToolPresentation:
         return ToolPresentation(title=f"Write {params.path}", kind="edit")
 
 
-class EditFileTool(FileTool[EditFileParams]):
+class EditFileTool(ChangeTool[EditFileParams]):
     """Replaces an exact piece of text in a file."""
 
     name = "edit_file"
@@ -172,12 +215,8 @@ class EditFileTool(FileTool[EditFileParams]):
         "every occurrence."
     )
     Params = EditFileParams
-    needs_approval = True
-    edits_files = True
 
-    async def run_on(
-        self, target: Target, params: EditFileParams, workspace: Workspace, call: ToolCallContext
-    ) -> ToolResult:
+    async def change(self, target: Target, params: EditFileParams, workspace: Workspace) -> Change | ToolResult:
         if params.old_text == params.new_text:
             return ToolResult.failure(texts.NO_CHANGE, "no_change")
         text = await workspace.read_text(target)
@@ -188,9 +227,11 @@ class EditFileTool(FileTool[EditFileParams]):
             return ToolResult.failure(texts.ambiguous(target.shown, count), "ambiguous_match")
         new = text.replace(params.old_text, params.new_text)  # count is 1 unless replace_all
         line = text.count("\n", 0, text.index(params.old_text)) + 1
-        await workspace.write_text(target, new)
-        show_change(call, target, text, new, line=line)
-        return ToolResult.text(texts.edited(target.shown, count, line))
+        return Change(text, new, line, count)
+
+    def report(self, target: Target, change: Change) -> str:
+        assert change.line is not None  # an edit knows where it starts
+        return texts.edited(target.shown, change.count, change.line)
 
     def present(self, params: EditFileParams) -> ToolPresentation:
         return ToolPresentation(title=f"Edit {params.path}", kind="edit")
@@ -205,17 +246,17 @@ def split_lines(text: str) -> list[str]:
     return lines
 
 
-def show_change(call: ToolCallContext, target: Target, old: str | None, new: str, *, line: int | None = None) -> None:
-    """Show the editor the file and its change: a diff of the whole text, or a note in its place
-    when the text before or after is over `texts.DIFF_BYTES` (a diff would carry it whole, twice)."""
+def change_view(target: Target, change: Change) -> ToolPreview:
+    """How the editor sees a file's change: the file, and a diff of the whole text, or a note in
+    its place when the text before or after is over `texts.DIFF_BYTES` (a diff would carry it
+    whole, twice)."""
     path = str(target.path)
-    location = Location(path=path, line=line)
-    old_size = None if old is None else len(old.encode("utf-8"))
-    new_size = len(new.encode("utf-8"))
+    locations = [Location(path=path, line=change.line)]
+    old_size = None if change.old is None else len(change.old.encode("utf-8"))
+    new_size = len(change.new.encode("utf-8"))
     if max(old_size or 0, new_size) > texts.DIFF_BYTES:
-        call.show(locations=[location], notes=[texts.diff_too_large(target.shown, old_size, new_size)])
-    else:
-        call.show(locations=[location], diffs=[Diff(path=path, old_text=old, new_text=new)])
+        return ToolPreview(locations=locations, notes=[texts.diff_too_large(target.shown, old_size, new_size)])
+    return ToolPreview(locations=locations, diffs=[Diff(path=path, old_text=change.old, new_text=change.new)])
 
 
 def _file_failure(exc: OSError | UnicodeDecodeError | BinaryFile, shown: str) -> ToolResult:

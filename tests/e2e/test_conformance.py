@@ -56,6 +56,7 @@ CLIENT_METHODS: dict[str, Models] = {
     "terminal/release": (official.ReleaseTerminalRequest, official.ReleaseTerminalResponse),
     "terminal/wait_for_exit": (official.WaitForTerminalExitRequest, official.WaitForTerminalExitResponse),
     "terminal/kill": (official.KillTerminalRequest, official.KillTerminalResponse),
+    "$/cancel_request": (official.CancelRequestNotification, None),
 }
 CLIENT_REQUESTS = [method for method in CLIENT_METHODS if method.startswith(("fs/", "terminal/"))]
 """The agent's requests for the client's file system and terminals (the scenarios client-fs and
@@ -413,6 +414,9 @@ def test_the_transcripts_cover_every_kind_of_frame_we_produce(transcripts: dict[
         "update:tool_call_update:completed",
         "update:tool_call_update:failed",
         "update:tool_call_update:",  # a running tool's locations and diffs (the file tools)
+        "update:tool_call_update:pending",  # awaiting approval
+        "update:tool_call_update:in_progress",  # approved
+        "agent:params:$/cancel_request",  # a request withdrawn (a terminal wait past its timeout)
         "update:plan:",
         "update:current_mode_update:",
         "update:config_option_update:",

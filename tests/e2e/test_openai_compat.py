@@ -112,7 +112,8 @@ async def test_a_tool_turn_against_an_openai_compatible_server(tmp_path: Path) -
     assert message_text(wire, session_id) == "Done."
     assert message_text(wire, session_id, "agent_thought_chunk") == "I will run it."
     updates = [u["update"] for u in wire.updates(session_id)]
-    [done] = [u for u in updates if u["sessionUpdate"] == "tool_call_update"]
+    *asked_then_approved, done = [u for u in updates if u["sessionUpdate"] == "tool_call_update"]
+    assert [u.get("status") for u in asked_then_approved] == ["pending", "in_progress"]
     assert (done["toolCallId"], done["status"]) == ("call_00_e2e", "completed")
     assert "E2E_OK" in json.dumps(done["content"])
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.wire import RECORD_CONFIG, SNAPSHOT_CONFIG, Frame, Wire, spawn_server
-from tests.paths import UPSTREAM
+from tests.paths import FIXTURES, UPSTREAM
 
 pytestmark = pytest.mark.anyio
 
@@ -377,3 +377,66 @@ async def test_a_replayed_upstream_turn_through_the_snapshot_config(tmp_path: Pa
     log = session_log(sessions, session_id)
     assert log[0]["route"] == "s1"
     assert log[-1] == {**log[-1], "type": "turn/end", "data": {"turn": 1, "reason": {"kind": "completed"}}}
+
+
+async def test_a_boolean_for_a_select_option_is_refused_naming_the_option(tmp_path: Path) -> None:
+    server = Scripted(tmp_path, [])
+    async with server.serve() as wire:
+        session_id = await server.new_session(wire)
+        refused = {
+            config_id: await wire.request(
+                "session/set_config_option",
+                {"sessionId": session_id, "configId": config_id, "type": "boolean", "value": value},
+            )
+            for config_id, value in (("mode", True), ("model", False), ("verbose", True))
+        }
+        kept = await wire.request("session/set_config_option", {"sessionId": session_id, "configId": "mode", "value": "plan"})
+    assert error_of(refused["mode"]) == (
+        -32602, "Invalid params: value: 'mode' is a select option, set to one of its values ('ask', 'auto', 'plan'), not to true"
+    )  # fmt: skip
+    assert error_of(refused["model"]) == (
+        -32602, "Invalid params: value: 'model' is a select option, set to one of its values ('replay', 'replay-alt'), not to false"
+    )  # fmt: skip
+    assert error_of(refused["verbose"]) == (
+        -32602, "Invalid params: configId 'verbose' is not a config option of this session ('mode', 'model', 'thought_level')"
+    )  # fmt: skip
+    assert [o["currentValue"] for o in result_of(kept)["configOptions"]][:2] == ["plan", "replay"]
+
+
+def without_deltas(scenario: Path, into: Path) -> None:
+    """`scenario`'s fixtures with every text and reasoning delta left out: each block's text is
+    only in its `block-end` (as some recordings have it)."""
+    into.mkdir()
+    kept = []
+    for line in (scenario / "session.jsonl").read_text(encoding="utf-8").splitlines():
+        event = json.loads(line)
+        chunk = event.get("data", {}).get("chunk", {}) if event.get("type") == "assistant/chunk" else {}
+        if chunk.get("type") not in ("text-delta", "reasoning-delta"):
+            kept.append(event)
+    for seq, event in enumerate(kept[1:]):
+        event["seq"] = seq
+    (into / "session.jsonl").write_text("".join(json.dumps(e) + "\n" for e in kept), encoding="utf-8")
+
+
+async def test_a_block_recorded_without_deltas_reaches_the_client_whole_live_and_on_load(tmp_path: Path) -> None:
+    fixtures, sessions = tmp_path / "fixtures", tmp_path / "sessions"
+    without_deltas(FIXTURES / "text-turn", fixtures)
+    env = {"ACP_AGENT_FIXTURES": str(fixtures), "ACP_AGENT_SESSIONS": str(sessions)}
+    async with spawn_server(config=SNAPSHOT_CONFIG, env=env) as wire:
+        await wire.request("initialize", {"protocolVersion": 1})
+        session_id = result_of(await wire.request("session/new", {"cwd": str(tmp_path), "mcpServers": []}))["sessionId"]
+        prompt = [text("Reply with exactly the word PONG. Do not use any tools.")]
+        answered = await wire.request("session/prompt", {"sessionId": session_id, "prompt": prompt})
+        live = len(wire.received)
+        loaded = await wire.request("session/load", {"sessionId": session_id, "cwd": str(tmp_path), "mcpServers": []})
+    assert result_of(answered) == {"stopReason": "end_turn"}
+    assert "error" not in loaded
+    chunks = [
+        (f["params"]["update"]["sessionUpdate"], f["params"]["update"]["content"]["text"])
+        for f in wire.received
+        if f.get("method") == "session/update" and f["params"]["update"]["sessionUpdate"].startswith("agent_")
+    ]
+    whole = [("agent_thought_chunk", "The user wants the single word PONG and no tools."), ("agent_message_chunk", "PONG")]
+    assert chunks == whole * 2  # live, then replayed by session/load
+    assert live < len(wire.received)
+    assert "replay:" not in wire.stderr_text

@@ -3,8 +3,9 @@
 `spawn_server(...)` starts `python -m acp_agent --config <config>` with the given environment (on
 top of this process's, so coverage reaches the child) and yields a `Wire`. Every stdout line must
 parse as a JSON object, or as an array of them (a batch's answers); a line that does not is kept
-in `Wire.garbage` for the test to assert on. Stderr is collected. Requests the server sends us are answered by `Wire.answer` (method not found unless a
-test installs a handler), so a request of the agent's never hangs.
+in `Wire.garbage` for the test to assert on. Stderr is collected. Requests the server sends us
+are answered by `Wire.answer` (method not found unless a test installs a handler, which may also
+leave a request unanswered), so a request of the agent's never hangs by accident.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ TIMEOUT = 10.0
 MAX_LINE = 64 * 1024 * 1024
 
 Frame = dict[str, Any]
-RequestHandler = Callable[[Frame], Awaitable[Frame]]
+RequestHandler = Callable[[Frame], Awaitable[Frame | None]]
 
 
 async def method_not_found(request: Frame) -> Frame:
@@ -160,7 +161,9 @@ class Wire:
         self.received.append(frame)
         self._wake()
         if "method" in frame and "id" in frame:
-            await self.send(await self.answer(frame))
+            answer = await self.answer(frame)
+            if answer is not None:  # None: left unanswered, on purpose
+                await self.send(answer)
 
     async def _read_stderr(self) -> None:
         assert self.process.stderr is not None

@@ -61,3 +61,11 @@ def test_client_terminal_runs_bash_in_the_clients_terminal_and_embeds_it(scenari
         f"in the editor terminal\n{result.cwd}\n",
         "checking\ncheck failed\n[exit code 3]",
     ]
+    # The result: only the terminal (it shows the output), and the output as the model read it,
+    # with the exit code, as rawOutput for clients that do not draw terminals.
+    finals = [u for u in bash_cards if u.get("status") in ("completed", "failed")]
+    assert [[item["type"] for item in u["content"]] for u in finals] == [["terminal"], ["terminal"]]
+    assert [u["rawOutput"] for u in finals] == [
+        {"output": f"in the editor terminal\n{result.cwd}\n", "exitCode": 0},
+        {"output": "checking\ncheck failed\n", "exitCode": 3},
+    ]

@@ -605,7 +605,7 @@ async def test_unknown_members_of_a_request_are_tolerated() -> None:
     assert written == [{"jsonrpc": "2.0", "result": "pong", "id": 1}]
 
 
-async def test_the_late_answer_to_a_request_nobody_waits_for_now_is_dropped_quietly(
+async def test_a_request_nobody_waits_for_now_is_withdrawn_and_its_late_answer_dropped_quietly(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     async def impatient(conn: Connection) -> Any:
@@ -615,8 +615,10 @@ async def test_the_late_answer_to_a_request_nobody_waits_for_now_is_dropped_quie
 
     async with serving({"impatient": impatient}) as peer:
         await peer.send(request("impatient", id=1))
-        frames = await peer.wait_frames(2)
-        assert frames[0]["method"] == "terminal/wait_for_exit" and frames[1]["result"] == "gave up"
+        frames = await peer.wait_frames(3)
+        assert frames[0]["method"] == "terminal/wait_for_exit" and frames[2]["result"] == "gave up"
+        # The client is told the request is withdrawn, so it can stop working on it.
+        assert frames[1] == {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 0}}
         with caplog.at_level("DEBUG", logger="acp_agent.acp.connection"):
             assert await peer.exchange({"jsonrpc": "2.0", "id": 0, "result": {"exitCode": 0}}) == []
             assert [r.levelname for r in caplog.records] == ["DEBUG"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
@@ -16,6 +17,7 @@ from acp_agent.permissions import AskFailed, PermissionRequest, Permissions, Pol
 from acp_agent.session.content import ToolCallBlock
 from acp_agent.tools import BashTool, EditFileTool, ToolRegistry, prepare
 from acp_agent.permissions.service import PERMISSIONS
+from tests.unit.tools.helpers import call_context
 
 pytestmark = pytest.mark.anyio
 
@@ -24,6 +26,12 @@ pytestmark = pytest.mark.anyio
 class FakeConnection:
     answer: Any = None
     sent: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+
+    notes: list[dict[str, Any]] = field(default_factory=list)
+
+    def notify(self, method: str, params: dict[str, Any]) -> None:
+        assert method == "session/update"
+        self.notes.append(params["update"])
 
     async def request(self, method: str, params: dict[str, Any]) -> Any:
         self.sent.append((method, params))
@@ -47,12 +55,17 @@ def as_server(fake: FakeServer) -> AcpServer:
     return cast(AcpServer, fake)
 
 
-def request(name: str = "bash", arguments: str = '{"command": "ls", "description": "List"}', session: str = "agent-1") -> PermissionRequest:
+def request(
+    name: str = "bash",
+    arguments: str = '{"command": "ls", "description": "List"}',
+    session: str = "agent-1",
+    cwd: Path | None = None,
+) -> PermissionRequest:
     registry = ToolRegistry()
     registry.register(BashTool())
     registry.register(EditFileTool())
     call = prepare(ToolCallBlock(id="call_1", name=name, arguments=arguments), registry, None)
-    return PermissionRequest(session_id=session, route="s1", call=call)
+    return PermissionRequest(session_id=session, route="s1", call=call, context=call_context(cwd=cwd))
 
 
 def server(answer: Any, origin: ChildOrigin | None = None) -> FakeServer:
@@ -71,6 +84,7 @@ async def test_the_user_picks_one_of_four_options(kind: str) -> None:
             "toolCallId": "call_1",
             "title": "ls",
             "kind": "execute",
+            "status": "pending",
             "rawInput": {"command": "ls", "description": "List"},
             "content": [{"type": "content", "content": {"type": "text", "text": "List"}}],
         },
@@ -81,22 +95,40 @@ async def test_the_user_picks_one_of_four_options(kind: str) -> None:
             {"optionId": "reject_always", "name": "Always reject bash", "kind": "reject_always"},
         ],
     }
+    # The card waits for the user, then runs if allowed (a rejected call's result says so).
+    statuses = [(note["toolCallId"], note["status"]) for note in fake.conn.notes]
+    assert statuses == [("call_1", "pending")] + ([("call_1", "in_progress")] if kind.startswith("allow") else [])
 
 
-async def test_a_childs_call_is_asked_on_its_top_level_session_under_its_wire_id() -> None:
+async def test_a_childs_call_is_asked_on_its_top_level_session_under_its_wire_id(tmp_path: Path) -> None:
     origin = ChildOrigin(route="s1/call_helper", parent_tool_call_id="call_helper")
     fake = server({"outcome": {"outcome": "cancelled"}}, origin)
-    edit = request("edit_file", '{"path": "a.txt", "old_text": "a", "new_text": "b"}')
+    edit = request("edit_file", '{"path": "a.txt", "old_text": "a", "new_text": "b"}', cwd=tmp_path)
     assert await AcpAsker(as_server(fake)).ask(edit) == "cancelled"
     [(_, params)] = fake.conn.sent
     assert params["sessionId"] == "wire-session"
+    meta = {"acpAgent": {"route": "s1/call_helper", "parentToolCallId": "call_helper"}}
     assert params["toolCall"] == {
         "toolCallId": "s1/call_helper/call_1",
         "title": "Edit a.txt",
         "kind": "edit",
+        "status": "pending",
         "rawInput": {"path": "a.txt", "old_text": "a", "new_text": "b"},
-        "_meta": {"acpAgent": {"route": "s1/call_helper", "parentToolCallId": "call_helper"}},
-    }
+        "_meta": meta,
+    }  # no a.txt: the edit would fail, so there is no change to show
+    assert fake.conn.notes == [{"sessionUpdate": "tool_call_update", "toolCallId": "s1/call_helper/call_1", "status": "pending", "_meta": meta}]
+
+
+async def test_an_edit_is_asked_about_with_the_change_it_would_make(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("one a\n", encoding="utf-8")
+    fake = server({"outcome": {"outcome": "selected", "optionId": "reject_once"}})
+    edit = request("edit_file", '{"path": "a.txt", "old_text": "a", "new_text": "b"}', cwd=tmp_path)
+    assert await AcpAsker(as_server(fake)).ask(edit) == "reject_once"
+    [(_, params)] = fake.conn.sent
+    path = str(tmp_path / "a.txt")
+    assert params["toolCall"]["content"] == [{"type": "diff", "path": path, "oldText": "one a\n", "newText": "one b\n"}]
+    assert params["toolCall"]["locations"] == [{"path": path, "line": 1}]
+    assert (tmp_path / "a.txt").read_text() == "one a\n"  # shown, not made
 
 
 async def test_a_call_without_arguments_shows_empty_raw_input() -> None:
