@@ -21,7 +21,7 @@ import os
 import secrets
 import stat
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -68,9 +68,7 @@ def resolve_in(cwd: Path, path: str) -> Target:
     missing = False  # a component did not exist: the rest is taken as written
     try:
         while pending:
-            name = pending.pop()
-            if name in ("", "."):
-                continue
+            name = pending.pop()  # never "" or ".": PurePosixPath drops them
             if name == "..":
                 if not resolved:
                     if links:
@@ -179,10 +177,8 @@ def replace(target: Target, data: bytes) -> None:
                     os.fchmod(file.fileno(), stat.S_IMODE(old.st_mode))
             os.replace(temp, name, src_dir_fd=parent, dst_dir_fd=parent)
         except BaseException:
-            try:
+            with suppress(FileNotFoundError):
                 os.unlink(temp, dir_fd=parent)
-            except FileNotFoundError:
-                pass
             raise
 
 
@@ -218,10 +214,8 @@ def _parent(target: Target, *, create: bool) -> Iterator[tuple[int, str]]:
             except FileNotFoundError:
                 if not create:
                     raise
-                try:
+                with suppress(FileExistsError):  # made meanwhile: open what is there, still not following
                     os.mkdir(name, dir_fd=fd)
-                except FileExistsError:
-                    pass  # made meanwhile: open whatever is there, still without following
                 step = _open(target, name, _DIR_FLAGS, fd)
             os.close(fd)
             fd = step

@@ -214,3 +214,29 @@ async def test_a_cancel_during_a_write_still_logs_the_diff_of_what_was_written(
     [shown] = logged(call, "tool/display")
     assert shown.diffs is not None and shown.diffs[0].new_text == "new\n"  # the change and its diff, together
     assert [r.plain_text() for r in results] == ["Overwrote file.txt (1 line)."]
+
+
+async def test_only_regular_files_are_read_and_the_cwd_itself_is_a_directory(cwd: Path) -> None:
+    os.mkfifo(cwd / "pipe")
+    result = await ReadFileTool().run(ReadFileParams(path="pipe"), logged_call(cwd))  # never blocks
+    assert result.error is not None
+    assert (result.error.code, result.error.message) == ("io_error", "cannot access pipe: not a regular file")
+    result = await WriteFileTool().run(WriteFileParams(path=".", content="x"), logged_call(cwd))
+    assert result.error is not None and result.error.code == "is_a_directory"
+
+
+def test_an_absolute_link_inside_a_subdirectory_restarts_from_the_cwd(cwd: Path) -> None:
+    (cwd / "sub" / "deeper").mkdir()
+    (cwd / "sub" / "deeper" / "top").symlink_to(cwd / "file.txt")
+    assert resolve_in(cwd, "sub/deeper/top").parts == ("file.txt",)
+
+
+def test_a_failed_replace_leaves_the_old_file_and_no_temporary_file(cwd: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def fail(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(confined.os, "replace", fail)
+    with pytest.raises(OSError, match="No space left"):
+        confined.replace(resolve_in(cwd, "file.txt"), b"new\n")
+    assert (cwd / "file.txt").read_text() == "inside\n"
+    assert sorted(p.name for p in cwd.iterdir()) == ["file.txt", "sub"]
