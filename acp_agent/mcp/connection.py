@@ -37,7 +37,9 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+from acp_agent.kernel.scope import Scope
 from acp_agent.mcp import texts
+from acp_agent.processes.registry import ProcessRegistry
 from acp_agent.mcp.environment import server_environment
 from acp_agent.mcp.events import State, ToolInfo
 from acp_agent.mcp.limits import Limits
@@ -89,8 +91,14 @@ class Connection:
         limits: Limits,
         on_change: Callable[[Connection], None],
         hidden: frozenset[str] = frozenset(),
+        processes: ProcessRegistry | None = None,
+        owner: Scope | None = None,
     ) -> None:
         self.spec = spec
+        self._processes = processes
+        """The server's process registry: a stdio server is a command group of its own there, so
+        the watchdog ends it and what it started if the server is killed (kill -9)."""
+        self._owner = owner
         self.limits = limits
         self._hidden = hidden
         """Environment variables a stdio server never gets (the agent's credentials)."""
@@ -221,6 +229,10 @@ class Connection:
     @asynccontextmanager
     async def _stdio(self, spec: StdioServer) -> AsyncIterator[tuple[Any, Any]]:
         env = server_environment(sdk_stdio.get_default_environment(), spec.env, self._hidden)
+        group = None
+        if self._processes is not None and self._owner is not None:
+            group = self._processes.group(self._owner)
+            env.update(group.env)  # its marker: what it starts is found even outside its group
         # `env` is complete already: the SDK adds its defaults to it again, which changes nothing.
         params = sdk_stdio.StdioServerParameters(command=spec.command, args=spec.args, env=env)
         read_fd, write_fd = os.pipe()
@@ -231,6 +243,8 @@ class Connection:
         def report(process: Process) -> None:
             started.append(process)
             self.pgid = process.pid  # the SDK starts it in a new session: its own group
+            if group is not None:
+                group.started(process.pid)  # before any await, or the registry takes it for an orphan
             errlog.close()  # the server holds its copy: reading ends when every holder is gone
 
         token = _STARTED.set(report)
@@ -246,6 +260,8 @@ class Connection:
                     if started:
                         self._exit_code = started[0].returncode
                     self._kill_group()
+                    if group is not None and started:
+                        group.exited()
                     with anyio.move_on_after(STDERR_DRAIN_SECONDS):
                         await drained.wait()  # its last lines, for the failure report
                     tasks.cancel_scope.cancel()

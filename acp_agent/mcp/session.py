@@ -32,6 +32,7 @@ from acp_agent.mcp.servers import ServerSpec
 from acp_agent.mcp.tool import McpTool
 from acp_agent.commands import Invocation, reply
 from acp_agent.mcp import texts
+from acp_agent.processes.registry import PROCESSES, ProcessRegistry
 from acp_agent.session.events import COMMAND_SOURCE, SessionEvent, TurnEndReason
 from acp_agent.tools.registry import TOOLS
 
@@ -60,8 +61,16 @@ class ServerStatus:
 class McpSession:
     """The connections of one top-level agent's session."""
 
-    def __init__(self, agent: Agent, specs: Sequence[ServerSpec], limits: Limits, hidden: frozenset[str]) -> None:
+    def __init__(
+        self,
+        agent: Agent,
+        specs: Sequence[ServerSpec],
+        limits: Limits,
+        hidden: frozenset[str],
+        processes: ProcessRegistry | None = None,
+    ) -> None:
         self.agent = agent
+        self._processes = processes
         self.specs = list(specs)
         self.limits = limits
         self._hidden = hidden
@@ -82,7 +91,10 @@ class McpSession:
             module: Any = await anyio.to_thread.run_sync(importlib.import_module, CONNECTION_MODULE)
             if self._closing:
                 return
-            self.connections = [module.Connection(spec, self.limits, self._changed, self._hidden) for spec in self.specs]
+            self.connections = [
+                module.Connection(spec, self.limits, self._changed, self._hidden, self._processes, self.agent.scope)
+                for spec in self.specs
+            ]
             self._loaded.set()
             async with anyio.create_task_group() as tasks:
                 for connection in self.connections:
@@ -191,7 +203,8 @@ class McpService:
 
     def open(self, agent: Agent, specs: Sequence[ServerSpec]) -> None:
         """Connect `agent`'s session to `specs` (in the background); closed with the agent."""
-        session = McpSession(agent, specs, self.limits, self._hidden())
+        processes = self._ctx.get(PROCESSES) if self._ctx.has(PROCESSES) else None
+        session = McpSession(agent, specs, self.limits, self._hidden(), processes)
         self._sessions[agent] = session
         agent.scope.add(lambda: self._forget(agent))
         self._ctx.tasks.start_soon(session.run, name=f"mcp servers of {agent.route}")

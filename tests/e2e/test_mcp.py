@@ -189,3 +189,17 @@ def test_server_everything(interop: dict[str, str]) -> None:
     if not EVERYTHING.is_file():
         pytest.skip("@modelcontextprotocol/server-everything is not installed (.ci/run installs it when npm exists)")
     assert interop["call_everything"] == "Echo: interop"
+
+
+async def test_a_kill_9_of_the_server_ends_its_mcp_servers_and_what_they_started(tmp_path: Path) -> None:
+    """A stdio server is a process group of the server's registry: the watchdog ends it, and the
+    sleep it started, when the server is killed without a chance to close it."""
+    server = Scripted(tmp_path, {"s1": [call("call_spawn", "mcp__fixture__spawn"), {"text": "ok"}]})
+    async with server.serve() as wire:
+        await wire.request("initialize", {"protocolVersion": 1})
+        session_id = await open_session(wire, server.cwd, [fixture()])
+        await prompt(wire, session_id, "Spawn.")
+        pids = [int(pid) for pid in results(wire, session_id)["call_spawn"].split()]
+        assert all(alive(pid) for pid in pids)
+        wire.process.kill()
+    assert await gone(pids)
