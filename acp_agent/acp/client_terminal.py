@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import signal
 from contextlib import suppress
+from dataclasses import replace
 from typing import Any, TypeVar
 
 import anyio
@@ -97,8 +98,8 @@ class TerminalRunner(CommandRunner):
         outcome = _outcome(output, status or output.exit_status, timed_out=killed, limit=max_output_bytes)
         # For a client that does not draw terminals: the output as the model reads it (the
         # terminal's bounded output) and the exit code (null when a signal ended the command).
-        call.show(raw_output={"output": outcome.output, "exitCode": outcome.exit_code if outcome.exit_code >= 0 else None})
-        return outcome
+        exit_code = outcome.exit_code if outcome.exit_code >= 0 else None
+        return replace(outcome, raw_output={"output": outcome.output, "exitCode": exit_code})
 
     async def _ask(self, method: str, params: dict[str, Any], model: type[R] | None = None) -> Any:
         try:

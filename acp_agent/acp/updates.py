@@ -115,8 +115,6 @@ class UpdateMapper:
         self._tools: dict[str, Tool[Any] | None] = {}
         self._shown: dict[str, list[ToolCallContentItem]] = {}
         """Per call: the diffs (and, live, the terminals) it showed so far."""
-        self._raw_outputs: dict[str, dict[str, Any]] = {}
-        """Per call: the raw output it reported, sent with its result."""
         self._streamed: set[int] = set()
         """The blocks of the current model call that streamed text (by index)."""
 
@@ -208,8 +206,6 @@ class UpdateMapper:
         if display.terminal_id is not None and self._live:
             added.append(ToolCallTerminal(terminal_id=display.terminal_id))
         shown += added
-        if display.raw_output is not None:
-            self._raw_outputs[display.call_id] = display.raw_output
         locations = wire_locations(display.locations or [])
         if not added and locations is None:
             return None  # a raw output (it goes with the result), or a replayed terminal
@@ -232,7 +228,7 @@ class UpdateMapper:
             status="failed" if data.is_error else "completed",
             content=text_content(paragraphs) + shown,
             # A result's own raw output (an MCP server's), else one its call showed (an editor terminal).
-            raw_output=data.raw_output if data.raw_output is not None else self._raw_outputs.pop(data.call_id, None),
+            raw_output=data.raw_output,
             meta=self.meta(),
         )
 

@@ -83,7 +83,8 @@ class ToolResult(Model):
     is_error: bool = False
     error: ToolError | None = None
     raw_output: Any = None
-    """What the tool produced, as it produced it (an MCP server's result), for the card's
+    """What the tool produced, as it produced it (an MCP server's result; a command run in the
+    editor's terminal: its output as the model reads it and its exit code), for the card's
     `rawOutput`; logged, never model-visible."""
     ends_turn: bool = Field(default=False, exclude=True)
     """A successful result that is the turn's last word: no further model call follows it.
@@ -123,9 +124,6 @@ class ToolDisplayData(Model):
     """Text for the call's view, kept like the diffs (a change too large to show as a diff)."""
     images: list[Image] | None = None
     """Images the call shows the user (an MCP tool's image result)."""
-    raw_output: dict[str, Any] | None = None
-    """What the call produced, for an editor to show as its raw output with the result (a command
-    run in the editor's terminal: its output as the model reads it and its exit code)."""
 
 
 class ToolDisplayEvent(SessionEvent):
@@ -173,7 +171,6 @@ class ToolCallContext:
         terminal_id: str | None = None,
         notes: Sequence[str] = (),
         images: Sequence[Image] = (),
-        raw_output: dict[str, Any] | None = None,
     ) -> None:
         """Show the editor, while the call runs, the files it works on, the changes it made (diffs,
         or notes about them), the editor terminal it runs in and the images it produced. Logged as
@@ -186,7 +183,6 @@ class ToolCallContext:
             terminal_id=terminal_id,
             notes=list(notes) or None,
             images=list(images) or None,
-            raw_output=raw_output,
         )
         self.session.append(DISPLAY_EVENT, data)
 

@@ -75,7 +75,7 @@ class BashTool(Tool[BashParams]):
             timeout_seconds=self.timeout_seconds,
             max_output_bytes=self.max_output_bytes,
         )
-        return _result(outcome, self.timeout_seconds)
+        return _result(outcome, self.timeout_seconds).model_copy(update={"raw_output": outcome.raw_output})
 
     def present(self, params: BashParams) -> ToolPresentation:
         return ToolPresentation(

@@ -8,7 +8,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from acp_agent.kernel.context import ServiceKey
 from acp_agent.tools.base import ToolCallContext
@@ -27,6 +27,9 @@ class CommandOutcome:
     signal: str | None = None
     """The name of the signal that ended the command, when the runner knows it only by a name
     that has no number here (`exit_code` is then -1)."""
+    raw_output: dict[str, Any] | None = None
+    """What the call's card shows as its raw output with the result (a command run in the
+    editor's terminal, for a client that does not draw terminals)."""
 
 
 class CommandRunner(ABC):
