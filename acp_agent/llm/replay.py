@@ -66,8 +66,11 @@ class HangEntry(Model):
 ReplayEntry = Annotated[ChunksEntry | ThrowEntry | HangEntry, Field(discriminator="kind")]
 Script = list[ReplayEntry]
 _entries = TypeAdapter(list[ReplayEntry])
-_overrides = TypeAdapter(list[ReplayEntry] | dict[str, list[ReplayEntry]])
-_chunk = TypeAdapter(StreamChunk)
+# Annotated: older pydantic releases cannot infer a TypeAdapter's type from a union or an alias.
+_overrides: TypeAdapter[list[ReplayEntry] | dict[str, list[ReplayEntry]]] = TypeAdapter(
+    list[ReplayEntry] | dict[str, list[ReplayEntry]]
+)
+_chunk: TypeAdapter[StreamChunk] = TypeAdapter(StreamChunk)
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:

@@ -80,7 +80,8 @@ class HangCall(Model):
 
 
 Call = ThrowCall | HangCall | ScriptedCall
-_script = TypeAdapter(list[Call] | dict[str, list[Call]])
+# Annotated: older pydantic releases cannot infer a TypeAdapter's type from a union.
+_script: TypeAdapter[list[Call] | dict[str, list[Call]]] = TypeAdapter(list[Call] | dict[str, list[Call]])
 
 
 def pieces(text: str) -> list[str]:
