@@ -23,7 +23,7 @@ from typing import Any
 import anyio
 
 from acp_agent.kernel import Context, Row, compose
-from acp_agent.llm.chunks import Finish, FinishReason, StreamChunk, TextDelta
+from acp_agent.session.content import Finish, FinishReason, StreamChunk, TextDelta
 from acp_agent.llm.request import LlmRequest
 from acp_agent.llm.service import STREAM
 from acp_agent.subagents import SubagentRequest

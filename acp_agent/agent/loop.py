@@ -16,7 +16,7 @@ import anyio
 
 from acp_agent.agent.config import model_entry
 from acp_agent.llm.assembler import BlockAssembler
-from acp_agent.llm.chunks import ToolCallBlock
+from acp_agent.session.content import ToolCallBlock
 from acp_agent.llm.errors import LlmError
 from acp_agent.llm.request import LlmRequest, derive_messages
 from acp_agent.llm.retry import RETRY_EVENT

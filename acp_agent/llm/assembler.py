@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from acp_agent.llm.chunks import (
+from acp_agent.session.content import (
     AssistantBlock,
     BlockEnd,
     BlockStart,

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 from pydantic_core import from_json
 
 from acp_agent.llm import codes, texts
-from acp_agent.llm.chunks import (
+from acp_agent.session.content import (
     BlockEnd,
     BlockStart,
     Finish,

@@ -18,7 +18,7 @@ from pydantic import Field, TypeAdapter, field_validator
 
 from acp_agent.kernel import SHUTDOWN, Context, Disposer, PluginConfig, combine
 from acp_agent.kernel.models import Model
-from acp_agent.llm.chunks import BlockStart, StreamChunk, TextDelta
+from acp_agent.session.content import BlockStart, StreamChunk, TextDelta
 from acp_agent.llm.errors import (
     FixtureNotFound,
     FixturesNotConsumed,

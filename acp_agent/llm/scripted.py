@@ -23,7 +23,7 @@ from pydantic import Field, TypeAdapter
 
 from acp_agent.kernel import Context, Disposer, PluginConfig
 from acp_agent.kernel.models import Model
-from acp_agent.llm.chunks import (
+from acp_agent.session.content import (
     AssistantBlock,
     BlockEnd,
     BlockStart,

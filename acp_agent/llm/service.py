@@ -7,7 +7,7 @@ from typing import Final
 
 from acp_agent.credentials import Credentials
 from acp_agent.kernel import Context, Disposer, PluginConfig, ServiceKey, combine
-from acp_agent.llm.chunks import StreamChunk
+from acp_agent.session.content import StreamChunk
 from acp_agent.llm.request import LlmRequest
 from acp_agent.llm.retry import RetryEvent
 from acp_agent.session.persistence import SESSIONS

@@ -1,7 +1,8 @@
 """The content vocabulary of the log: user/tool content blocks, assistant blocks, usage, stream chunks.
 
 It lives here rather than in `llm/` because every streamed chunk is logged and `session/` imports
-nothing of the project but the kernel; `acp_agent.llm.chunks` re-exports it.
+nothing of the project but the kernel. Model-stream code imports the chunk models from here (there
+is no second path to them).
 """
 
 from __future__ import annotations

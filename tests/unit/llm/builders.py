@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from acp_agent.llm.chunks import StreamChunk
+from acp_agent.session.content import StreamChunk
 from acp_agent.llm.replay import ReplayModel
 from acp_agent.llm.request import LlmRequest, UserMessage
 from acp_agent.session.content import TextContent

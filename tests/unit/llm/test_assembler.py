@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from acp_agent.llm.assembler import BlockAssembler
-from acp_agent.llm.chunks import (
+from acp_agent.session.content import (
     BlockEnd,
     BlockStart,
     Finish,

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from acp_agent.llm import codes
-from acp_agent.llm.chunks import StreamChunk
+from acp_agent.session.content import StreamChunk
 from acp_agent.llm.errors import LlmError
 from acp_agent.llm.openai_wire import (
     RequestOptions,

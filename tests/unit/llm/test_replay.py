@@ -8,7 +8,7 @@ import pytest
 
 from acp_agent.kernel import Context, NoListener, Row, compose
 from acp_agent.llm import replay
-from acp_agent.llm.chunks import BlockStart, TextDelta
+from acp_agent.session.content import BlockStart, TextDelta
 from acp_agent.llm.errors import (
     FixtureNotFound,
     FixturesNotConsumed,

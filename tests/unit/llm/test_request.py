@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from acp_agent.llm.chunks import ReasoningBlock, TextBlock, ToolCallBlock
+from acp_agent.session.content import ReasoningBlock, TextBlock, ToolCallBlock
 from acp_agent.llm.request import AssistantMessage, LlmRequest, ToolMessage, ToolSchema, UserMessage, derive_messages
 from acp_agent.session import default_registry, read_log
 from acp_agent.session.content import ResourceLink, TextContent

@@ -9,7 +9,7 @@ from pydantic import ValidationError
 
 from acp_agent.kernel import Row, compose
 from acp_agent.llm.assembler import BlockAssembler
-from acp_agent.llm.chunks import (
+from acp_agent.session.content import (
     FinishReason,
     ReasoningBlock,
     StreamChunk,

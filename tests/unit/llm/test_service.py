@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from acp_agent.kernel import Context, NoListener, Row, compose
-from acp_agent.llm.chunks import StreamChunk, TextDelta
+from acp_agent.session.content import StreamChunk, TextDelta
 from acp_agent.llm.request import LlmRequest
 from acp_agent.llm.retry import RETRY_EVENT
 from acp_agent.llm.service import STREAM, LlmService
