@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from acp_agent.agent.options import AgentOptions
-from acp_agent.agent.loop import run_turn
+from acp_agent.agent.loop import TurnControl, run_turn
 from acp_agent.kernel.scope import Scope
 from acp_agent.session.content import ContentBlock
 from acp_agent.session.events import TurnDisposed, TurnEndReason
@@ -82,12 +82,12 @@ class Agent:
         self.options = options
         self.scope = scope
         self.route = route
-        self.steering: list[Sequence[ContentBlock]] = []
         self._inbox: deque[Ticket] = deque()
         self._wake = anyio.Event()
         self._idle = anyio.Event()
         self._idle.set()
-        self._turn: anyio.CancelScope | None = None
+        self._turn: TurnControl | None = None
+        """The running turn's cancel scope and steering: this agent owns them (see `_run`)."""
         self._running: Ticket | None = None
         self._loop: anyio.CancelScope | None = None
         """The loop's scope, made when the loop starts (an agent may be built outside a running
@@ -132,7 +132,7 @@ class Agent:
         if self._turn is None:
             self.followup(content, "steer")
         else:
-            self.steering.append(content)
+            self._turn.steering.append(content)
 
     def cancel(self, reason: str | None = None) -> None:
         """End the running turn and every turn queued before this call `aborted` (with `reason`).
@@ -144,7 +144,7 @@ class Agent:
             if ticket is not None:
                 ticket.cancel(reason)
         if self._turn is not None:
-            self._turn.cancel()
+            self._turn.scope.cancel()
 
     async def when_idle(self) -> None:
         """Return once no turn runs and none is queued."""
@@ -164,17 +164,6 @@ class Agent:
         else:
             await self._stopped.wait()
 
-    def turn_scope(self, ticket: Ticket) -> anyio.CancelScope:
-        """A fresh cancel scope for `ticket`'s turn (what `cancel()` cancels); already cancelled
-        when a cancel came while the message waited in the queue."""
-        self._turn = anyio.CancelScope()
-        if ticket.cancelled:
-            self._turn.cancel()
-        return self._turn
-
-    def turn_over(self) -> None:
-        self._turn = None
-
     async def _run(self) -> None:
         self._loop = anyio.CancelScope()
         if self._disposed:  # disposed before its loop ran
@@ -188,10 +177,15 @@ class Agent:
                         self._wake = anyio.Event()
                         continue
                     ticket = self._running = self._inbox.popleft()
+                    # The turn's cancel scope (what `cancel()` cancels) is made here, already
+                    # cancelled when a cancel came while the message waited in the queue.
+                    turn = self._turn = TurnControl()
+                    if ticket.cancelled:
+                        turn.scope.cancel()
                     try:
-                        ticket.settle(await run_turn(self, ticket))
+                        ticket.settle(await run_turn(self, ticket, turn))
                     finally:
-                        self._running = None
+                        self._turn = self._running = None
                         if not ticket.done.is_set():
                             ticket.settle(TurnDisposed())
                     if ticket.held:

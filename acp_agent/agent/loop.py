@@ -7,6 +7,7 @@ error, disposal), the log is closed cleanly: open steps end, owed tool calls get
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +17,7 @@ import anyio
 
 from acp_agent.agent.config import model_entry
 from acp_agent.llm.assembler import BlockAssembler
-from acp_agent.session.content import ToolCallBlock
+from acp_agent.session.content import ContentBlock, ToolCallBlock
 from acp_agent.llm.errors import LlmError
 from acp_agent.llm.request import LlmRequest, derive_messages
 from acp_agent.llm.retry import RETRY_EVENT
@@ -65,19 +66,30 @@ class _Progress:
     """Tool call ids logged without a result yet."""
 
 
+@dataclass(eq=False)
+class TurnControl:
+    """A running turn as its agent holds it: the cancel scope `Agent.cancel` cancels, and the
+    steering messages that join the turn at its next step (the loop logs and drains them). The
+    agent owns both; the loop only runs inside the scope."""
+
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    steering: list[Sequence[ContentBlock]] = field(default_factory=list)
+
+
 TURN_STARTING = "agent/turn-starting"
 """Emitted with the agent right before each turn's `turn/start` (synchronous listeners): what a
 turn reads afresh (the project instructions) is read and logged here, ahead of the turn."""
 
 
-async def run_turn(agent: Agent, ticket: Ticket) -> TurnEndReason:
+async def run_turn(agent: Agent, ticket: Ticket, control: TurnControl) -> TurnEndReason:
+    """Run `ticket`'s turn inside `control.scope`; its ending, as logged by `turn/end`."""
     agent.ctx.events.emit(TURN_STARTING, agent)
     session = agent.session
     progress = _Progress(session.next_turn)
     source = {"kind": ticket.source}
     session.append("turn/start", TurnStartData(turn=progress.turn, trigger=Trigger(kind="message", source=source)))
     session.append("user/message", UserMessageData(content=list(ticket.content), source=Source(kind=ticket.source)))
-    scope = agent.turn_scope(ticket)
+    scope = control.scope
     reason: TurnEndReason | None = None
     try:
         with scope:
@@ -85,7 +97,7 @@ async def run_turn(agent: Agent, ticket: Ticket) -> TurnEndReason:
                 if ticket.body is not None:
                     reason = await ticket.body(agent, progress.turn)
                 else:
-                    reason = await _run_steps(agent, progress)
+                    reason = await _run_steps(agent, progress, control.steering)
     except anyio.get_cancelled_exc_class():
         # Not our turn scope: the agent is being disposed (or the process is stopping).
         _close_step(agent, progress, "disposed", "the agent was disposed before this call finished")
@@ -94,8 +106,6 @@ async def run_turn(agent: Agent, ticket: Ticket) -> TurnEndReason:
     except Exception as exc:
         reason = _failure(exc, progress.step)
         _close_step(agent, progress, "failed", "the turn failed before this call finished")
-    finally:
-        agent.turn_over()
     if reason is None:  # our scope caught the cancellation
         _close_step(agent, progress, "cancelled", "the turn was cancelled before this call finished")
         reason = TurnAborted(reason=ticket.cancel_reason)
@@ -110,20 +120,22 @@ def _failure(exc: Exception, step: int | None) -> TurnFailed:
     return TurnFailed(step=step, message=str(exc) or type(exc).__name__, code=None if code is None else str(code))
 
 
-async def _run_steps(agent: Agent, progress: _Progress) -> TurnEndReason:
+async def _run_steps(agent: Agent, progress: _Progress, steering: list[Sequence[ContentBlock]]) -> TurnEndReason:
     for step in range(1, agent.options.max_steps + 1):
-        reason = await _run_step(agent, progress, step)
+        reason = await _run_step(agent, progress, step, steering)
         if reason is not None:
             return reason
     return TurnMaxSteps()
 
 
-async def _run_step(agent: Agent, progress: _Progress, step: int) -> TurnEndReason | None:
+async def _run_step(
+    agent: Agent, progress: _Progress, step: int, steering: list[Sequence[ContentBlock]]
+) -> TurnEndReason | None:
     """One model call and the tool calls it asks for; a reason when the turn ends here."""
     session, turn = agent.session, progress.turn
-    for content in agent.steering:
+    for content in steering:
         session.append("user/message", UserMessageData(content=list(content), source=Source(kind="steer")))
-    agent.steering.clear()
+    steering.clear()
     session.append("step/start", StepData(turn=turn, step=step))
     progress.step, progress.assembler, progress.message_logged = step, BlockAssembler(), False
     assembler = progress.assembler
