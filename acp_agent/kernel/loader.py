@@ -20,14 +20,26 @@ _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
 class Row(BaseModel):
-    """One row of a loader config: which plugin module, with what config."""
+    """One row of a loader config: which plugin module, with what config.
+
+    In a file, a row whose `id` an earlier (or included) row has replaces that row in place; a row
+    without `name` changes only the fields it gives of such a row (its `config`, `disabled`)."""
 
     model_config = ConfigDict(extra="forbid")
 
     id: str
-    name: str
+    name: str | None = None
     config: dict[str, Any] = {}
     disabled: bool = False
+
+
+class Include(BaseModel):
+    """`- include: <path>`: the rows of another loader config, in its order (a relative path is
+    read from the including file's directory)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    include: str
 
 
 def expand(value: Any, row_id: str) -> Any:
@@ -52,24 +64,54 @@ def expand(value: Any, row_id: str) -> Any:
 
 
 def read_rows(path: str | Path) -> list[Row]:
-    """Parse a loader config file into rows (the environment is expanded at apply time)."""
-    text = Path(path).read_text(encoding="utf-8")
+    """Parse a loader config file into rows, its includes resolved (the environment is expanded
+    at apply time)."""
+    return _read(Path(path).resolve(), ())
+
+
+def _read(path: Path, including: tuple[Path, ...]) -> list[Row]:
+    if path in including:
+        chain = " -> ".join(str(p) for p in (*including, path))
+        raise LoaderError("<include>", f"the includes form a cycle: {chain}")
+    text = path.read_text(encoding="utf-8")
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     data = yaml.load(text, Loader=loader)
     if not isinstance(data, list):
         raise LoaderError("<file>", f"{path}: a loader config is a list of rows")
-    rows = []
+    rows: list[Row] = []
     for i, raw in enumerate(data):
+        if isinstance(raw, dict) and "include" in raw:
+            try:
+                include = Include.model_validate(raw)
+            except ValidationError as exc:
+                raise LoaderError(f"#{i}", _brief(exc)) from None
+            for row in _read((path.parent / include.include).resolve(), (*including, path)):
+                _place(rows, row)
+            continue
         row_id = raw.get("id", f"#{i}") if isinstance(raw, dict) else f"#{i}"
         try:
-            rows.append(Row.model_validate(raw))
+            row = Row.model_validate(raw)
         except ValidationError as exc:
             raise LoaderError(str(row_id), _brief(exc)) from None
+        _place(rows, row)
     return rows
+
+
+def _place(rows: list[Row], row: Row) -> None:
+    """Add `row`, or let it replace (or, without a `name`, amend) the row of the same id."""
+    for index, earlier in enumerate(rows):
+        if earlier.id == row.id:
+            rows[index] = row if row.name is not None else earlier.model_copy(update=row.model_dump(exclude_unset=True))
+            return
+    if row.name is None:
+        raise LoaderError(row.id, "no earlier or included row has this id, and the row names no plugin")
+    rows.append(row)
 
 
 def apply_row(ctx: Context, row: Row) -> None:
     """Import the row's plugin, validate its config and apply it in a scope of its own."""
+    if row.name is None:
+        raise LoaderError(row.id, "the row names no plugin module")
     if not all(part.isidentifier() for part in row.name.split(".")):
         raise LoaderError(row.id, f"plugin name {row.name!r} is not a dotted module path")
     try:

@@ -168,10 +168,8 @@ async def run_source(source: Source, workdir: Path) -> RunResult:
     config = RECORD_CONFIG
     if name in BASH_TIMEOUT:
         config = workdir / "cordis.yml"
-        bash_row = "  name: acp_agent.tools.bash\n"
-        text = RECORD_CONFIG.read_text(encoding="utf-8")
-        assert bash_row in text
-        config.write_text(text.replace(bash_row, f"{bash_row}  config: {{timeoutSeconds: {BASH_TIMEOUT[name]}}}\n"))
+        bash = f"{{id: bash, name: acp_agent.tools.bash, config: {{timeoutSeconds: {BASH_TIMEOUT[name]}}}}}"
+        config.write_text(f"- include: {RECORD_CONFIG.resolve()}\n- {bash}\n", encoding="utf-8")
     run = workdir / "run"
     run.mkdir()
     return await run_scenario(scenario, run, config=config, env={"ACP_AGENT_SCRIPT": str(scenario / "script.json")})

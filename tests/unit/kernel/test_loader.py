@@ -284,3 +284,66 @@ def test_a_plugin_whose_apply_fails_names_the_row_and_keeps_the_cause() -> None:
     with pytest.raises(LoaderError, match="loader row 'f': FileNotFoundError: no such fixture") as raised:
         compose([Row(id="f", name="tests.unit.kernel.plugins.failing")])
     assert isinstance(raised.value.__cause__, FileNotFoundError)
+
+
+# -- include ---------------------------------------------------------------------------------
+
+
+def test_an_include_row_brings_the_rows_of_another_file_which_later_rows_replace_amend_or_extend(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "base").mkdir()
+    write(
+        tmp_path / "base",
+        f"- {{id: a, name: {PLUGINS}.recorder, config: {{label: a}}}}\n"
+        f"- {{id: b, name: {PLUGINS}.recorder, config: {{label: b, count: 2}}}}\n"
+        f"- {{id: c, name: {PLUGINS}.recorder, config: {{label: c}}}}\n",
+    )
+    path = tmp_path / "top.yml"
+    path.write_text(
+        "- include: base/plugins.yml\n"  # relative to the including file
+        f"- {{id: b, name: {PLUGINS}.passive}}\n"  # replaced in place
+        "- {id: c, config: {label: c2}, disabled: false}\n"  # amended: the fields given
+        "- {id: a, disabled: true}\n"
+        f"- {{id: d, name: {PLUGINS}.recorder, config: {{label: d}}}}\n",  # added at the end
+        encoding="utf-8",
+    )
+    rows = read_rows(path)
+    assert [(r.id, r.name, r.config, r.disabled) for r in rows] == [
+        ("a", f"{PLUGINS}.recorder", {"label": "a"}, True),
+        ("b", f"{PLUGINS}.passive", {}, False),
+        ("c", f"{PLUGINS}.recorder", {"label": "c2"}, False),
+        ("d", f"{PLUGINS}.recorder", {"label": "d"}, False),
+    ]
+    ctx, log = logged_context()
+    compose(rows, ctx)
+    assert [config.label for config in applied(log)] == ["c2", "d"]
+
+
+def test_a_row_without_a_plugin_must_name_an_earlier_row(tmp_path: Path) -> None:
+    path = write(tmp_path, f"- {{id: a, name: {PLUGINS}.passive}}\n- {{id: nope, disabled: true}}\n")
+    with pytest.raises(LoaderError, match="^loader row 'nope': no earlier or included row has this id"):
+        read_rows(path)
+    with pytest.raises(LoaderError, match="^loader row 'x': the row names no plugin module$"):
+        compose([Row(id="x")])
+    with pytest.raises(LoaderError, match="^loader row '#0': include: Input should be a valid string"):
+        read_rows(write(tmp_path, "- {include: [a, b]}\n"))
+
+
+def test_includes_that_form_a_cycle_are_refused_naming_it(tmp_path: Path) -> None:
+    (tmp_path / "a.yml").write_text("- include: b.yml\n", encoding="utf-8")
+    (tmp_path / "b.yml").write_text("- include: a.yml\n", encoding="utf-8")
+    with pytest.raises(LoaderError, match=r"includes form a cycle: .*a\.yml -> .*b\.yml -> .*a\.yml$"):
+        read_rows(tmp_path / "a.yml")
+
+
+def test_the_shipped_test_compositions_start_from_the_packaged_one() -> None:
+    from tests.paths import ROOT
+
+    packaged = {row.id: row for row in read_rows(ROOT / "acp_agent" / "cordis.yml")}
+    for name, model in (("cordis.snapshot.yml", "acp_agent.llm.replay"), ("cordis.record.yml", "acp_agent.llm.scripted")):
+        rows = {row.id: row for row in read_rows(ROOT / name)}  # through the symlink at the root
+        assert rows.keys() == packaged.keys()
+        assert rows["model"].name == model and rows["agents"].config["provider"] == "replay"
+        same = [i for i in rows if i not in ("agents", "model", "permissions")]
+        assert all(rows[i] == packaged[i] for i in same)
