@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
+from acp_agent.kernel import read_rows
 from tests.e2e.test_server import Scripted, check_stdout, session_log, text
 from tests.e2e.wire import RECORD_CONFIG, Frame, spawn_server
 from tests.sparse import LAST_LINE, memory_directory, sparse_file
@@ -69,12 +70,12 @@ OTHER_CANARY = "ghp-canary-fedcba9876543210"
 def config_with_credentials(tmp_path: Path) -> Path:
     """The scripted composition plus a model row whose key is in ACP_TEST_MODEL_KEY (never called)
     and a bash row hiding ACP_TEST_TOKEN too."""
-    rows: list[dict[str, Any]] = yaml.safe_load(RECORD_CONFIG.read_text(encoding="utf-8"))
+    rows: list[dict[str, Any]] = [row.model_dump() for row in read_rows(RECORD_CONFIG)]  # includes resolved
     for row in rows:
         if row["id"] == "bash":
             row["config"] = {"hideEnv": ["ACP_TEST_TOKEN"]}
     model = {"provider": "openai", "baseUrl": "http://127.0.0.1:9/v1", "apiKeyEnv": "ACP_TEST_MODEL_KEY"}
-    rows.append({"id": "model", "name": "acp_agent.llm.openai_compat", "config": model})
+    rows.append({"id": "keyed-model", "name": "acp_agent.llm.openai_compat", "config": model})
     path = tmp_path / "cordis.yml"
     path.write_text(yaml.safe_dump(rows), encoding="utf-8")
     return path
