@@ -111,7 +111,7 @@ async def test_a_frame_over_max_frame_bytes_is_answered_and_skipped_without_bein
     limit = 1024 * 1024
     config = tmp_path / "cordis.yml"
     row = f"- id: connection\n  name: acp_agent.acp.plugin\n  config: {{maxFrameBytes: {limit}}}\n"
-    config.write_text(RECORD_CONFIG.read_text(encoding="utf-8") + row, encoding="utf-8")
+    config.write_text(f"- include: {RECORD_CONFIG.resolve()}\n" + row, encoding="utf-8")
     async with spawn_server(config=config, env=scripted_env(tmp_path, [])) as wire:
         await wire.request("initialize", {"protocolVersion": 1})
         at_the_limit = b'{"jsonrpc":"2.0","id":"max","method":"session/list","params":{"cwd":"/'

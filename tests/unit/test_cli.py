@@ -32,7 +32,7 @@ def test_a_configuration_problem_is_one_clear_line(
     monkeypatch.setenv("ACP_AGENT_SESSIONS", str(tmp_path / "sessions"))
     assert main(["--config", str(ROOT / "cordis.snapshot.yml")]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("acp-agent: loader row 'replay': FixtureNotFound: replay fixture not found")
+    assert err.startswith("acp-agent: loader row 'model': FixtureNotFound: replay fixture not found")
 
 
 def test_a_sessions_directory_of_another_user_is_refused_at_start(
