@@ -82,8 +82,8 @@ async def test_servers_and_what_they_started_end_with_their_session(tmp_path: Pa
     config = tmp_path / "cordis.yml"
     # A model row whose key lives in SECRET (never called: the scripted model serves the requests).
     config.write_text(
-        (ROOT / "cordis.record.yml").read_text(encoding="utf-8")
-        + f"- id: keyed\n  name: acp_agent.llm.openai_compat\n  config: {{provider: unused, apiKeyEnv: {SECRET}}}\n",
+        f"- include: {(ROOT / 'cordis.record.yml').resolve()}\n"
+        f"- id: keyed\n  name: acp_agent.llm.openai_compat\n  config: {{provider: unused, apiKeyEnv: {SECRET}}}\n",
         encoding="utf-8",
     )
     async with server.serve(config=config, env=with_secret) as wire:
@@ -117,10 +117,9 @@ async def test_timeouts_and_a_server_that_cannot_come_back(tmp_path: Path) -> No
     ]
     server = Scripted(tmp_path, script)
     config = tmp_path / "cordis.yml"
-    row = "    startupTimeout: 30 "
-    text = (ROOT / "cordis.record.yml").read_text(encoding="utf-8")
-    assert row in text and "    callTimeout: 120 " in text
-    config.write_text(text.replace(row, "    startupTimeout: 3 ").replace("    callTimeout: 120 ", "    callTimeout: 1 "))
+    # The mcp row amended (its config replaced whole: the other limits keep their defaults).
+    mcp = "{id: mcp, config: {startupTimeout: 3, callTimeout: 1}}"
+    config.write_text(f"- include: {(ROOT / 'cordis.record.yml').resolve()}\n- {mcp}\n", encoding="utf-8")
     async with server.serve(config=config) as wire:
         await wire.request("initialize", {"protocolVersion": 1})
         session_id = await open_session(wire, server.cwd, [once, hang])
