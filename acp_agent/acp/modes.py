@@ -18,7 +18,7 @@ word.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from acp_agent.acp import errors
 from acp_agent.acp.schema import (
@@ -28,12 +28,11 @@ from acp_agent.acp.schema import (
     SessionConfigSelectOption,
     SessionMode,
     SessionModeState,
-    SessionNotification,
-    SessionUpdate,
     SetSessionConfigOptionParams,
     SetSessionConfigOptionResult,
     SetSessionModeParams,
 )
+from acp_agent.acp.wire import Wire
 from acp_agent.agent.agent import Agent
 from acp_agent.agent.config import MODEL_CONFIG, THOUGHT_LEVEL_CONFIG, choose, model_entry
 from acp_agent.agent.errors import UnknownModel, UnknownThoughtLevel
@@ -41,9 +40,6 @@ from acp_agent.kernel.context import Context
 from acp_agent.permissions.errors import UnknownMode
 from acp_agent.agent.keys import AGENTS
 from acp_agent.permissions.service import PERMISSIONS
-
-if TYPE_CHECKING:
-    from acp_agent.acp.server import AcpServer
 
 MODE_CONFIG = "mode"
 
@@ -107,17 +103,17 @@ def config_options(ctx: Context, agent: Agent) -> list[SessionConfigSelect]:
     return options
 
 
-async def set_mode(server: AcpServer, params: SetSessionModeParams) -> dict[str, Any]:
-    agent = _agent(server, params.session_id)
-    _switch_mode(server, agent, params.mode_id, "modeId")
-    _notify(server, agent, CurrentModeUpdate(current_mode_id=params.mode_id))
-    _notify(server, agent, ConfigOptionUpdate(config_options=config_options(server.ctx, agent)))
+async def set_mode(wire: Wire, params: SetSessionModeParams) -> dict[str, Any]:
+    agent = wire.session(params.session_id).agent
+    _switch_mode(agent, params.mode_id, "modeId")
+    wire.update(agent.id, CurrentModeUpdate(current_mode_id=params.mode_id))
+    wire.update(agent.id, ConfigOptionUpdate(config_options=config_options(agent.ctx, agent)))
     return {}
 
 
-async def set_config_option(server: AcpServer, params: SetSessionConfigOptionParams) -> SetSessionConfigOptionResult:
-    agent = _agent(server, params.session_id)
-    offered = {option.id: option for option in config_options(server.ctx, agent)}
+async def set_config_option(wire: Wire, params: SetSessionConfigOptionParams) -> SetSessionConfigOptionResult:
+    agent = wire.session(params.session_id).agent
+    offered = {option.id: option for option in config_options(agent.ctx, agent)}
     option = offered.get(params.config_id)
     if option is None:
         known = ", ".join(map(repr, offered))
@@ -129,34 +125,23 @@ async def set_config_option(server: AcpServer, params: SetSessionConfigOptionPar
             f"value: {option.id!r} is a select option, set to one of its values ({values}), not to {str(value).lower()}"
         )
     if option.id == MODE_CONFIG:
-        _switch_mode(server, agent, value, "value")
-        _notify(server, agent, CurrentModeUpdate(current_mode_id=value))
+        _switch_mode(agent, value, "value")
+        wire.update(agent.id, CurrentModeUpdate(current_mode_id=value))
     else:  # the model or the reasoning effort
         try:
             choose(agent, option.id, value)
         except (UnknownModel, UnknownThoughtLevel) as exc:
             raise errors.invalid_params(f"value: {exc}") from None
-    options = config_options(server.ctx, agent)
-    _notify(server, agent, ConfigOptionUpdate(config_options=options))
+    options = config_options(agent.ctx, agent)
+    wire.update(agent.id, ConfigOptionUpdate(config_options=options))
     return SetSessionConfigOptionResult(config_options=options)
 
 
-def _agent(server: AcpServer, session_id: str) -> Agent:
-    entry = server.sessions.get(session_id)
-    if entry is None:
-        raise errors.session_not_found(session_id)
-    return entry.agent
-
-
-def _switch_mode(server: AcpServer, agent: Agent, mode_id: str, field: str) -> None:
-    permissions = server.ctx.find(PERMISSIONS)
+def _switch_mode(agent: Agent, mode_id: str, field: str) -> None:
+    permissions = agent.ctx.find(PERMISSIONS)
     if permissions is None:
         raise errors.invalid_params(f"{field}: this agent offers no session modes")
     try:
         permissions.set_mode(agent, mode_id)
     except UnknownMode as exc:
         raise errors.invalid_params(f"{field}: {exc}") from None
-
-
-def _notify(server: AcpServer, agent: Agent, update: SessionUpdate) -> None:
-    server.conn.notify("session/update", SessionNotification(session_id=agent.id, update=update).dump())

@@ -1,6 +1,6 @@
 """How the user is asked over ACP: `session/request_permission`, the `Asker` of `acp_agent.permissions`.
 
-`install(server)` gives the composition's permissions service (when there is one) an asker that
+`install(ctx, wire)` gives the composition's permissions service (when there is one) an asker that
 sends the request on the session the calling agent's activity shows on: a child's call is asked on
 its top-level session, with the call's wire id (`<child route>/<call id>`) and the `_meta` that
 names the parent's delegating call, as its `tool_call` was. The options are the request's: allow
@@ -10,7 +10,7 @@ reject always; the answer is the id of the option picked, or `cancelled`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -20,38 +20,36 @@ from acp_agent.acp.schema import (
     PermissionOption,
     RequestPermissionParams,
     RequestPermissionResult,
-    SessionNotification,
     ToolCallProgress,
     ToolCallStatus,
 )
+from acp_agent.acp.wire import Wire
+from acp_agent.kernel.context import Context
 from acp_agent.kernel.scope import Disposer
 from acp_agent.permissions.asker import Answer, Asker, PermissionRequest
 from acp_agent.permissions.errors import AskFailed
 from acp_agent.permissions.service import PERMISSIONS
 
-if TYPE_CHECKING:
-    from acp_agent.acp.server import AcpServer
-
 METHOD = "session/request_permission"
 
 
-def install(server: AcpServer) -> Disposer:
-    """Ask `server`'s client whenever the permissions service must ask; the disposer stops it."""
-    permissions = server.ctx.find(PERMISSIONS)
+def install(ctx: Context, wire: Wire) -> Disposer:
+    """Ask `wire`'s client whenever `ctx`'s permissions service must ask; the disposer stops it."""
+    permissions = ctx.find(PERMISSIONS)
     if permissions is None:
         return lambda: None
-    return permissions.use_asker(AcpAsker(server))
+    return permissions.use_asker(AcpAsker(wire))
 
 
 class AcpAsker(Asker):
-    def __init__(self, server: AcpServer) -> None:
-        self._server = server
+    def __init__(self, wire: Wire) -> None:
+        self._wire = wire
 
     async def ask(self, request: PermissionRequest) -> Answer:
-        wire = self._server.wire_of(request.session_id)
-        if wire is None:
+        shown = self._wire.wire_of(request.session_id)
+        if shown is None:
             raise AskFailed("the session is not open on this connection")
-        session_id, mapper = wire
+        session_id, mapper = shown.session_id, shown.mapper
         call = request.call
         assert call.tool is not None and call.params is not None  # only valid calls are asked about
         card = tool_card(call.tool, call.block.name, call.block.arguments)  # as its `tool_call` showed it
@@ -67,7 +65,7 @@ class AcpAsker(Asker):
         )
         self._status(session_id, wire_id, "pending", mapper.meta())  # it waits for the user
         try:
-            answer = RequestPermissionResult.model_validate(await self._server.conn.request(METHOD, params.dump()))
+            answer = RequestPermissionResult.model_validate(await self._wire.conn.request(METHOD, params.dump()))
         except ClientError as exc:
             raise AskFailed(exc.message or f"the client answered error {exc.code}") from None
         except ValidationError:
@@ -83,5 +81,4 @@ class AcpAsker(Asker):
         return picked
 
     def _status(self, session_id: str, wire_id: str, status: ToolCallStatus, meta: dict[str, Any] | None) -> None:
-        update = ToolCallProgress(tool_call_id=wire_id, status=status, meta=meta)
-        self._server.conn.notify("session/update", SessionNotification(session_id=session_id, update=update).dump())
+        self._wire.update(session_id, ToolCallProgress(tool_call_id=wire_id, status=status, meta=meta))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, TypeVar
 
 import anyio
@@ -25,7 +25,6 @@ from acp_agent.acp.schema import (
     AvailableCommand,
     AvailableCommandsUpdate,
     CancelParams,
-    ClientCapabilities,
     CloseSessionParams,
     CloseSessionResult,
     Implementation,
@@ -44,7 +43,6 @@ from acp_agent.acp.schema import (
     PromptResult,
     ResumeSessionParams,
     SessionCapabilities,
-    SessionNotification,
     StopReason,
     SetSessionConfigOptionParams,
     SetSessionModeParams,
@@ -55,6 +53,7 @@ from acp_agent.acp.schema import (
 from acp_agent.acp.history import StoredLog, history_updates
 from acp_agent.acp.listing import list_page
 from acp_agent.acp.updates import ChildOrigin, UpdateMapper
+from acp_agent.acp.wire import AcpSession, AgentWire, Wire
 from acp_agent.agent.agent import Agent
 from acp_agent.agent.config import model_entry
 from acp_agent.agent.factory import PUBLISHED, AgentFactory
@@ -108,13 +107,6 @@ EXTENSIONS = {"acpAgent": {"promptQueueing": True}}
 sent while another runs is queued, not refused (`prompt`)."""
 
 
-@dataclass(eq=False)
-class AcpSession:
-    agent: Agent
-    commands: Announcer | None = None
-    """Sends the session's slash commands (None in a composition without `ctx.get(COMMANDS)`)."""
-
-
 class AcpServer:
     """One client's view of the agents: its sessions and what it said it can do."""
 
@@ -122,27 +114,25 @@ class AcpServer:
         self.ctx = ctx
         self.conn = conn
         self.list_page_size = list_page_size
-        self.client = ClientCapabilities()
+        self.wire = Wire(conn)
+        """The connection as the helpers see it: its client, sessions, where agents show (wire.py)."""
         self.auth_methods: list[TerminalAuthMethod] = []
         """The authentication methods `initialize` offered this client."""
-        self.sessions: dict[str, AcpSession] = {}
         # Opening and closing one session id take turns (a load that closes it first included).
         self._lifecycle: dict[str, anyio.Lock] = {}
-        # Every agent whose activity reaches the wire: its session there, and its mapper.
-        self._wire: dict[str, tuple[str, UpdateMapper]] = {}
         ctx.scope.add(ctx.events.on(PUBLISHED, self._on_published))
         # File tools and bash go through the client for what it advertises (client_services.py).
-        ctx.scope.add(client_services.install(self))
+        ctx.scope.add(client_services.install(ctx, self.wire))
         # Tools that need approval ask the user through this client (permission_client.py).
-        ctx.scope.add(permission_client.install(self))
+        ctx.scope.add(permission_client.install(ctx, self.wire))
         self.commands = ctx.find(COMMANDS)
         if self.commands is not None:
             ctx.scope.add(self.commands.on_change(self._commands_changed))
 
     async def initialize(self, params: InitializeParams) -> InitializeResult:
-        self.client = params.client_capabilities
+        self.wire.client = params.client_capabilities
         credentials = self.ctx.get(LLM).credentials
-        self.auth_methods = auth.auth_methods(credentials, self.client)
+        self.auth_methods = auth.auth_methods(credentials, self.wire.client)
         return InitializeResult(
             protocol_version=PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(
@@ -203,7 +193,7 @@ class AcpServer:
     ) -> Agent:
         servers = self._check_workspace(cwd, additional_directories, mcp_servers)
         async with self._lifecycle.setdefault(session_id, anyio.Lock()):
-            if session_id in self.sessions:  # open here already: reopened from what it wrote
+            if session_id in self.wire.sessions:  # open here already: reopened from what it wrote
                 await self._close(session_id)
             unclaim = await self._claim(session_id)
             try:  # read under the lock, so what another process wrote last is in
@@ -242,14 +232,14 @@ class AcpServer:
                 context_window=agent.options.context_window,
             )
             for update in updates:
-                self.conn.notify("session/update", SessionNotification(session_id=agent.id, update=update).dump())
+                self.wire.update(agent.id, update)
         return agent
 
     def _open(self, agent: Agent) -> None:
         """Show a top-level agent as a session of this client; its command list goes out once the
         answer that names the session has (editors drop updates for sessions they do not know)."""
         self._watch(agent, agent.id)
-        entry = self.sessions[agent.id] = AcpSession(agent)
+        entry = self.wire.sessions[agent.id] = AcpSession(agent)
         if self.commands is not None:
             entry.commands = Announcer(self.commands, agent, lambda commands: self._send_commands(agent.id, commands))
             self.conn.when_answered(entry.commands.start)
@@ -263,11 +253,10 @@ class AcpServer:
             )
             for command in commands
         ]
-        update = AvailableCommandsUpdate(available_commands=offered)
-        self.conn.notify("session/update", SessionNotification(session_id=session_id, update=update).dump())
+        self.wire.update(session_id, AvailableCommandsUpdate(available_commands=offered))
 
     def _commands_changed(self) -> None:
-        for entry in list(self.sessions.values()):
+        for entry in list(self.wire.sessions.values()):
             if entry.commands is not None:
                 entry.commands.refresh()
 
@@ -316,13 +305,12 @@ class AcpServer:
     async def close_session(self, params: CloseSessionParams) -> CloseSessionResult:
         """Cancel what runs, dispose the agent (its log is flushed and closed), forget the session."""
         async with self._lifecycle.setdefault(params.session_id, anyio.Lock()):
-            if params.session_id not in self.sessions:
-                raise errors.session_not_found(params.session_id)
+            self.wire.session(params.session_id)  # -32002 for an id not open here
             await self._close(params.session_id)
         return CloseSessionResult()
 
     async def _close(self, session_id: str) -> None:
-        agent = self.sessions.pop(session_id).agent
+        agent = self.wire.sessions.pop(session_id).agent
         agent.cancel(CLOSED_BY_CLIENT)  # a running prompt answers `cancelled`
         await agent.when_idle()
         if self.ctx.has(MCP):
@@ -336,41 +324,29 @@ class AcpServer:
             origin,
             context_window=agent.options.context_window,
             shown=agent.session.events,  # a loaded session's: its title was shown already
-            notices=self.client.notices,
+            notices=self.wire.client.notices,
         )
-        self._wire[agent.id] = (session_id, mapper)
+        agent.scope.add(self.wire.show(agent.id, AgentWire(session_id, mapper)))
 
         def forward(event: SessionEvent) -> None:
             update = mapper.map(event)
             if update is not None:
-                notification = SessionNotification(session_id=session_id, update=update)
-                self.conn.notify("session/update", notification.dump())
+                self.wire.update(session_id, update)
 
         agent.scope.add(agent.session.subscribe(forward))
 
-        def forget() -> None:
-            self._wire.pop(agent.id, None)
-
-        agent.scope.add(forget)
-
-    def wire_of(self, agent_id: str) -> tuple[str, UpdateMapper] | None:
-        """The session on the wire that shows an agent's activity and the agent's mapper (its calls'
-        wire ids, a child's `_meta`), or None for an agent this connection does not show."""
-        return self._wire.get(agent_id)
-
     def _on_published(self, agent: Agent) -> None:
         header = agent.session.header
-        parent = self._wire.get(header.parent_session or "")
+        parent = self.wire.wire_of(header.parent_session or "")
         if parent is not None:
-            session_id, parent_mapper = parent
-            spawn_call = parent_mapper.wire_id(header.spawn_call_id or "")
-            self._watch(agent, session_id, ChildOrigin(route=agent.route, parent_tool_call_id=spawn_call))
+            spawn_call = parent.mapper.wire_id(header.spawn_call_id or "")
+            self._watch(agent, parent.session_id, ChildOrigin(route=agent.route, parent_tool_call_id=spawn_call))
 
     async def prompt(self, params: PromptParams) -> PromptResult:
         """Queue the prompt's turn and answer when it ends. A prompt that arrives while another
         runs (or settles after a cancel) waits its turn, in arrival order; the next turn starts
         once this prompt is answered, so no frame of it precedes this answer on the wire."""
-        entry = self._session(params.session_id)
+        entry = self.wire.session(params.session_id)
         content = [_content_block(i, block) for i, block in enumerate(params.prompt)]
         _check_attachments(content, entry.agent)
         auth.require_key(self.ctx.get(LLM).credentials, entry.agent.options.provider, self.auth_methods)
@@ -390,19 +366,13 @@ class AcpServer:
     async def cancel(self, params: CancelParams) -> None:
         """End the running prompt and those queued before this notification (they answer
         `cancelled`); a prompt that arrives after it runs."""
-        entry = self.sessions.get(params.session_id)
+        entry = self.wire.sessions.get(params.session_id)
         if entry is not None:  # an unknown or idle session: nothing to cancel
             entry.agent.cancel("cancelled by the client")
 
-    def _session(self, session_id: str) -> AcpSession:
-        entry = self.sessions.get(session_id)
-        if entry is None:
-            raise errors.session_not_found(session_id)
-        return entry
-
     async def close(self) -> None:
         """The client went away: cancel every running turn so its prompt answers."""
-        for entry in self.sessions.values():
+        for entry in self.wire.sessions.values():
             entry.agent.cancel("the client closed the connection")
 
 
@@ -501,6 +471,8 @@ METHODS: Methods = {
     "session/list": _method(ListSessionsParams, AcpServer.list_sessions),
     "session/resume": _method(ResumeSessionParams, AcpServer.resume_session),
     "session/close": _method(CloseSessionParams, AcpServer.close_session),
-    "session/set_mode": _method(SetSessionModeParams, modes.set_mode),
-    "session/set_config_option": _method(SetSessionConfigOptionParams, modes.set_config_option),
+    "session/set_mode": _method(SetSessionModeParams, lambda server, params: modes.set_mode(server.wire, params)),
+    "session/set_config_option": _method(
+        SetSessionConfigOptionParams, lambda server, params: modes.set_config_option(server.wire, params)
+    ),
 }

@@ -3,13 +3,17 @@ client advertised and where the call's agent shows on the wire."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
 from acp_agent.acp import client_services
 from acp_agent.acp.client_fs import ClientWorkspace
 from acp_agent.acp.client_terminal import TerminalRunner
+from acp_agent.acp.connection import Connection
 from acp_agent.acp.schema import ClientCapabilities, FileSystemCapabilities
+from acp_agent.acp.updates import UpdateMapper
+from acp_agent.acp.wire import AgentWire, Wire
 from acp_agent.kernel.context import Context
 from acp_agent.session.events import SessionHeader
 from acp_agent.session.log import Session
@@ -21,17 +25,18 @@ from acp_agent.tools.workspace import workspace_for
 from ..tools.helpers import caller
 
 
-@dataclass
 class Server:
-    """What `install` uses of an `AcpServer`."""
+    """A context and the wire `install` serves: `child-agent` shows on `top-session`; the
+    connection is a placeholder the client services hold on to (nothing is sent here)."""
 
-    ctx: Context = field(default_factory=Context)
-    client: ClientCapabilities = field(default_factory=ClientCapabilities)
-    conn: object = field(default_factory=object)
-    wire: dict[str, str] = field(default_factory=lambda: {"child-agent": "top-session"})
+    def __init__(self, client: ClientCapabilities | None = None) -> None:
+        self.ctx = Context()
+        self.wire = Wire(cast(Connection, object()))
+        self.wire.client = client or ClientCapabilities()
+        self.wire.show("child-agent", AgentWire("top-session", UpdateMapper(lambda name: None)))
 
-    def wire_of(self, agent_id: str) -> tuple[str, object] | None:
-        return (self.wire[agent_id], object()) if agent_id in self.wire else None
+    def install(self) -> Callable[[], None]:
+        return client_services.install(self.ctx, self.wire)
 
 
 def call_of(server: Server, agent_id: str = "child-agent") -> ToolCallContext:
@@ -41,7 +46,7 @@ def call_of(server: Server, agent_id: str = "child-agent") -> ToolCallContext:
 
 def test_a_client_that_advertises_nothing_gets_the_disk_and_local_processes() -> None:
     server = Server()
-    client_services.install(server)  # type: ignore[arg-type]
+    server.install()
     call = call_of(server)
     assert isinstance(workspace_for(call), DiskWorkspace)
     assert runner_for(call) is LOCAL
@@ -49,26 +54,26 @@ def test_a_client_that_advertises_nothing_gets_the_disk_and_local_processes() ->
 
 def test_what_the_client_advertises_goes_through_it_on_the_top_level_session() -> None:
     server = Server(client=ClientCapabilities(fs=FileSystemCapabilities(read_text_file=True), terminal=True))
-    client_services.install(server)  # type: ignore[arg-type]
+    server.install()
     call = call_of(server)
     workspace = workspace_for(call)
     assert isinstance(workspace, ClientWorkspace)
     assert (workspace.session_id, workspace.read, workspace.write) == ("top-session", True, False)
     runner = runner_for(call)
-    assert isinstance(runner, TerminalRunner) and runner.session_id == "top-session" and runner.conn is server.conn
+    assert isinstance(runner, TerminalRunner) and runner.session_id == "top-session" and runner.conn is server.wire.conn
 
 
 def test_capabilities_are_read_at_each_call_so_initialize_may_come_after_install() -> None:
     server = Server()
-    client_services.install(server)  # type: ignore[arg-type]
-    server.client = ClientCapabilities(fs=FileSystemCapabilities(write_text_file=True))
+    server.install()
+    server.wire.client = ClientCapabilities(fs=FileSystemCapabilities(write_text_file=True))
     workspace = workspace_for(call_of(server))
     assert isinstance(workspace, ClientWorkspace) and (workspace.read, workspace.write) == (False, True)
 
 
 def test_an_agent_not_shown_on_this_connection_keeps_the_defaults() -> None:
     server = Server(client=ClientCapabilities(fs=FileSystemCapabilities(read_text_file=True), terminal=True))
-    client_services.install(server)  # type: ignore[arg-type]
+    server.install()
     call = call_of(server, "elsewhere")
     assert isinstance(workspace_for(call), DiskWorkspace)
     assert runner_for(call) is LOCAL
@@ -78,7 +83,7 @@ def test_a_service_the_composition_provides_is_left_alone_and_the_disposer_withd
     server = Server()
     mine = object()
     server.ctx.provide(WORKSPACE_SERVICE, mine)
-    dispose = client_services.install(server)  # type: ignore[arg-type]
+    dispose = server.install()
     assert server.ctx.get(WORKSPACE_SERVICE) is mine and server.ctx.has(RUNNER_SERVICE)
     dispose()
     assert server.ctx.get(WORKSPACE_SERVICE) is mine and not server.ctx.has(RUNNER_SERVICE)

@@ -89,18 +89,18 @@ async def test_a_session_offers_the_modes_and_a_mode_and_a_model_select(tmp_path
         assert [o["value"] for o in mode["options"]] == ["ask", "auto", "plan"]
         assert model == MODEL_OPTION
         # The mode as a config option: both views change, both are told.
-        answer = await modes.set_config_option(server, SetSessionConfigOptionParams(session_id=session, config_id="mode", value="plan"))
+        answer = await modes.set_config_option(server.wire, SetSessionConfigOptionParams(session_id=session, config_id="mode", value="plan"))
         assert [o.current_value for o in answer.config_options] == ["plan", "small"]
         assert [u["sessionUpdate"] for u in notes.sent] == ["current_mode_update", "config_option_update"]
         assert notes.sent[0]["currentModeId"] == "plan"
-        agent = server.sessions[session].agent
+        agent = server.wire.sessions[session].agent
         assert server.ctx.get(PERMISSIONS).mode(agent) == "plan"
         with pytest.raises(JsonRpcError) as unknown:
-            await modes.set_config_option(server, SetSessionConfigOptionParams(session_id=session, config_id="mode", value="yolo"))
+            await modes.set_config_option(server.wire, SetSessionConfigOptionParams(session_id=session, config_id="mode", value="yolo"))
         assert codes(unknown) == (-32602, "Invalid params: value: unknown session mode 'yolo'; the modes are 'ask', 'auto', 'plan'")
         for call in (
-            modes.set_mode(server, SetSessionModeParams(session_id="nope", mode_id="plan")),
-            modes.set_config_option(server, SetSessionConfigOptionParams(session_id="nope", config_id="model", value="large")),
+            modes.set_mode(server.wire, SetSessionModeParams(session_id="nope", mode_id="plan")),
+            modes.set_config_option(server.wire, SetSessionConfigOptionParams(session_id="nope", config_id="model", value="large")),
         ):
             with pytest.raises(JsonRpcError) as missing:
                 await call
@@ -113,15 +113,15 @@ async def test_without_a_permissions_row_there_are_no_modes_only_the_model(tmp_p
         session = created["sessionId"]
         assert "modes" not in created and created["configOptions"] == [MODEL_OPTION]
         with pytest.raises(JsonRpcError) as no_modes:
-            await modes.set_mode(server, SetSessionModeParams(session_id=session, mode_id="plan"))
+            await modes.set_mode(server.wire, SetSessionModeParams(session_id=session, mode_id="plan"))
         assert codes(no_modes) == (-32602, "Invalid params: modeId: this agent offers no session modes")
         with pytest.raises(JsonRpcError) as no_mode_option:
-            await modes.set_config_option(server, SetSessionConfigOptionParams(session_id=session, config_id="mode", value="plan"))
+            await modes.set_config_option(server.wire, SetSessionConfigOptionParams(session_id=session, config_id="mode", value="plan"))
         assert codes(no_mode_option) == (-32602, "Invalid params: configId 'mode' is not a config option of this session ('model')")
-        answer = await modes.set_config_option(server, SetSessionConfigOptionParams(session_id=session, config_id="model", value="large"))
+        answer = await modes.set_config_option(server.wire, SetSessionConfigOptionParams(session_id=session, config_id="model", value="large"))
         assert answer.dump()["configOptions"][0]["currentValue"] == "large"
         assert [u["sessionUpdate"] for u in notes.sent] == ["config_option_update"]
-        assert server.sessions[session].agent.options.model == "large"
+        assert server.wire.sessions[session].agent.options.model == "large"
 
 
 LEVELLED = [{"id": "small", "thoughtLevels": ["low", "high"]}, {"id": "large", "vision": True}]
@@ -141,17 +141,17 @@ async def test_the_thought_level_select_follows_the_current_model(tmp_path: Path
             "currentValue": "low",
             "options": [{"value": "low", "name": "low"}, {"value": "high", "name": "high"}],
         }
-        answer = await modes.set_config_option(server, level(session, "high"))
+        answer = await modes.set_config_option(server.wire, level(session, "high"))
         assert [o.current_value for o in answer.config_options] == ["small", "high"]
         with pytest.raises(JsonRpcError) as unknown:
-            await modes.set_config_option(server, level(session, "max"))
+            await modes.set_config_option(server.wire, level(session, "max"))
         assert codes(unknown) == (
             -32602, "Invalid params: value: unknown thought level 'max' for the model 'small'; its levels are 'low', 'high'"
         )  # fmt: skip
-        await modes.set_config_option(server, SetSessionConfigOptionParams(session_id=session, config_id="model", value="large"))
+        await modes.set_config_option(server.wire, SetSessionConfigOptionParams(session_id=session, config_id="model", value="large"))
         assert [o["id"] for o in notes.sent[-1]["configOptions"]] == ["model"]  # large has no levels
         with pytest.raises(JsonRpcError) as gone:
-            await modes.set_config_option(server, level(session, "high"))
+            await modes.set_config_option(server.wire, level(session, "high"))
         assert codes(gone) == (-32602, "Invalid params: configId 'thought_level' is not a config option of this session ('model')")
 
 
@@ -173,7 +173,7 @@ async def test_images_need_a_vision_model_and_attachments_fit_the_cap(tmp_path: 
             with pytest.raises(JsonRpcError) as refused:
                 await server.prompt(PromptParams(session_id=session, prompt=[{"type": "text", "text": "see"}, block]))
             assert codes(refused) == (-32602, message)
-        await modes.set_config_option(server, SetSessionConfigOptionParams(session_id=session, config_id="model", value="large"))
+        await modes.set_config_option(server.wire, SetSessionConfigOptionParams(session_id=session, config_id="model", value="large"))
         with pytest.raises(JsonRpcError) as too_big:
             await server.prompt(PromptParams(session_id=session, prompt=[image]))
         assert "the attachment is 70 bytes" in codes(too_big)[1]

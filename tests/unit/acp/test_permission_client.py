@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pytest
 
 from acp_agent.acp.errors import ClientError
 from acp_agent.acp.permission_client import AcpAsker, install
-from acp_agent.acp.server import AcpServer
 from acp_agent.acp.updates import ChildOrigin, UpdateMapper
+from acp_agent.acp.wire import AgentWire, Wire
 from acp_agent.kernel import Context
 from acp_agent.permissions import AskFailed, PermissionRequest, Permissions, Policy
 from acp_agent.session.content import ToolCallBlock
@@ -40,19 +40,8 @@ class FakeConnection:
         return self.answer
 
 
-@dataclass
-class FakeServer:
-    conn: FakeConnection
-    wire: dict[str, tuple[str, UpdateMapper]]
-    ctx: Context = field(default_factory=Context)
-
-    def wire_of(self, agent_id: str) -> tuple[str, UpdateMapper] | None:
-        return self.wire.get(agent_id)
-
-
-def as_server(fake: FakeServer) -> AcpServer:
-    """The fake where the asker wants the server (it uses `wire_of`, `conn.request` and `ctx`)."""
-    return cast(AcpServer, fake)
+class FakeWire(Wire):
+    conn: FakeConnection  # what the asker uses of the connection: `request`, and `notify` through `update`
 
 
 def request(
@@ -68,14 +57,17 @@ def request(
     return PermissionRequest(session_id=session, route="s1", call=call, context=call_context(cwd=cwd))
 
 
-def server(answer: Any, origin: ChildOrigin | None = None) -> FakeServer:
-    return FakeServer(FakeConnection(answer), {"agent-1": ("wire-session", UpdateMapper(lambda name: None, origin))})
+def server(answer: Any, origin: ChildOrigin | None = None) -> FakeWire:
+    """A wire whose client answers `answer`, showing agent-1 on `wire-session`."""
+    wire = FakeWire(FakeConnection(answer))  # type: ignore[arg-type]
+    wire.show("agent-1", AgentWire("wire-session", UpdateMapper(lambda name: None, origin)))
+    return wire
 
 
 @pytest.mark.parametrize("kind", ["allow_once", "allow_always", "reject_once", "reject_always"])
 async def test_the_user_picks_one_of_four_options(kind: str) -> None:
     fake = server({"outcome": {"outcome": "selected", "optionId": kind}, "_meta": {"x": 1}})
-    assert await AcpAsker(as_server(fake)).ask(request()) == kind  # type: ignore[arg-type]
+    assert await AcpAsker(fake).ask(request()) == kind  # type: ignore[arg-type]
     [(method, params)] = fake.conn.sent
     assert method == "session/request_permission"
     assert params == {
@@ -104,7 +96,7 @@ async def test_a_childs_call_is_asked_on_its_top_level_session_under_its_wire_id
     origin = ChildOrigin(route="s1/call_helper", parent_tool_call_id="call_helper")
     fake = server({"outcome": {"outcome": "cancelled"}}, origin)
     edit = request("edit_file", '{"path": "a.txt", "old_text": "a", "new_text": "b"}', cwd=tmp_path)
-    assert await AcpAsker(as_server(fake)).ask(edit) == "cancelled"
+    assert await AcpAsker(fake).ask(edit) == "cancelled"
     [(_, params)] = fake.conn.sent
     assert params["sessionId"] == "wire-session"
     meta = {"acpAgent": {"route": "s1/call_helper", "parentToolCallId": "call_helper"}}
@@ -123,7 +115,7 @@ async def test_an_edit_is_asked_about_with_the_change_it_would_make(tmp_path: Pa
     (tmp_path / "a.txt").write_text("one a\n", encoding="utf-8")
     fake = server({"outcome": {"outcome": "selected", "optionId": "reject_once"}})
     edit = request("edit_file", '{"path": "a.txt", "old_text": "a", "new_text": "b"}', cwd=tmp_path)
-    assert await AcpAsker(as_server(fake)).ask(edit) == "reject_once"
+    assert await AcpAsker(fake).ask(edit) == "reject_once"
     [(_, params)] = fake.conn.sent
     path = str(tmp_path / "a.txt")
     assert params["toolCall"]["content"] == [{"type": "diff", "path": path, "oldText": "one a\n", "newText": "one b\n"}]
@@ -136,7 +128,7 @@ async def test_a_call_without_arguments_shows_empty_raw_input() -> None:
     asked = request()
     # Some endpoints send "" for a call without arguments (bash needs some: only the block changes).
     empty = replace(asked, call=replace(asked.call, block=ToolCallBlock(id="call_1", name="bash", arguments=" ")))
-    await AcpAsker(as_server(fake)).ask(empty)
+    await AcpAsker(fake).ask(empty)
     assert fake.conn.sent[0][1]["toolCall"]["rawInput"] == {}
 
 
@@ -152,20 +144,20 @@ async def test_a_call_without_arguments_shows_empty_raw_input() -> None:
 )
 async def test_an_answer_that_is_no_answer_fails_the_ask(answer: Any, message: str) -> None:
     with pytest.raises(AskFailed, match=message):
-        await AcpAsker(as_server(server(answer))).ask(request())
+        await AcpAsker(server(answer)).ask(request())
 
 
 async def test_an_agent_no_session_of_this_connection_shows_cannot_be_asked_about() -> None:
     with pytest.raises(AskFailed, match="the session is not open on this connection"):
-        await AcpAsker(as_server(server(None))).ask(request(session="elsewhere"))
+        await AcpAsker(server(None)).ask(request(session="elsewhere"))
 
 
 def test_install_gives_the_permissions_service_an_asker_when_there_is_one() -> None:
-    fake = server(None)
-    install(as_server(fake))()  # no permissions service: nothing to do, nothing to undo
+    ctx = Context()
+    install(ctx, server(None))()  # no permissions service: nothing to do, nothing to undo
     permissions = Permissions(Policy())
-    fake.ctx.provide(PERMISSIONS, permissions)
-    stop = install(as_server(fake))
+    ctx.provide(PERMISSIONS, permissions)
+    stop = install(ctx, server(None))
     assert [type(asker) for asker in permissions._askers] == [AcpAsker]
     stop()
     assert permissions._askers == []

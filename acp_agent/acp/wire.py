@@ -1,0 +1,79 @@
+"""What the ACP helpers see of one client connection: the `Wire`.
+
+The server (`server.AcpServer`) holds the methods; the helpers that serve it (`client_services`,
+`permission_client`, `modes`) are handed this narrower object instead: the connection, what the
+client advertised, the sessions open on it, where each agent's activity shows, and the one way a
+`session/update` goes out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from acp_agent.acp import errors
+from acp_agent.acp.connection import Connection
+from acp_agent.acp.schema import ClientCapabilities, SessionNotification, SessionUpdate
+from acp_agent.acp.updates import UpdateMapper
+from acp_agent.kernel.scope import Disposer
+
+if TYPE_CHECKING:
+    from acp_agent.agent.agent import Agent
+    from acp_agent.commands import Announcer
+
+
+@dataclass(eq=False)
+class AcpSession:
+    """A top-level agent shown to the client as a session."""
+
+    agent: Agent
+    commands: Announcer | None = None
+    """Sends the session's slash commands (None in a composition without `ctx.get(COMMANDS)`)."""
+
+
+@dataclass(eq=False)
+class AgentWire:
+    """Where one agent's activity shows on the connection."""
+
+    session_id: str
+    """The session on the wire (a child's: its top-level session)."""
+    mapper: UpdateMapper
+    """How its events become updates (its calls' wire ids, a child's `_meta`)."""
+
+
+class Wire:
+    """One client connection as the ACP helpers use it."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        """For the requests the helpers make of the client (`fs/*`, `terminal/*`, approvals)."""
+        self.client = ClientCapabilities()
+        """What the client advertised in `initialize` (nothing until then): read at each use."""
+        self.sessions: dict[str, AcpSession] = {}
+        """The sessions open on this connection, by id."""
+        self._shown: dict[str, AgentWire] = {}
+
+    def session(self, session_id: str) -> AcpSession:
+        """The open session of that id, for a request about it; -32002 naming an unknown one."""
+        entry = self.sessions.get(session_id)
+        if entry is None:
+            raise errors.session_not_found(session_id)
+        return entry
+
+    def update(self, session_id: str, update: SessionUpdate) -> None:
+        """Queue one `session/update` notification: the only way one goes out."""
+        self.conn.notify("session/update", SessionNotification(session_id=session_id, update=update).dump())
+
+    def show(self, agent_id: str, shown: AgentWire) -> Disposer:
+        """Record where an agent's activity shows (the server does, when it starts forwarding
+        it); the disposer forgets it."""
+        self._shown[agent_id] = shown
+
+        def forget() -> None:
+            self._shown.pop(agent_id, None)
+
+        return forget
+
+    def wire_of(self, agent_id: str) -> AgentWire | None:
+        """Where an agent's activity shows, or None for an agent this connection does not show."""
+        return self._shown.get(agent_id)
