@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+from json.encoder import encode_basestring, encode_basestring_ascii
 import math
 from collections.abc import AsyncIterable, Awaitable, Callable
 from contextvars import ContextVar
@@ -35,15 +36,28 @@ CANCEL_REQUEST = "$/cancel_request"
 _ANSWERED: ContextVar[list[Callable[[], None]]] = ContextVar("answered")
 """The callbacks to run once the request being handled in this context is answered."""
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_ASCII_ENCODER = json.JSONEncoder(separators=(",", ":"))
+"""One encoder each, made once: `json.dumps` with options builds a new one per call."""
+
+
 def encode(frame: Any) -> bytes:
     """A frame as one line: compact JSON, UTF-8, newline-terminated (JSON escapes any newline).
 
     A string that is not Unicode (a lone surrogate, say in an id a client sent) is written as its
     JSON escape, so the frame still goes out and the client reads back the id it sent."""
     try:
-        return json.dumps(frame, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+        return _ENCODER.encode(frame).encode() + b"\n"
     except UnicodeEncodeError:
-        return json.dumps(frame, separators=(",", ":")).encode() + b"\n"
+        return _ASCII_ENCODER.encode(frame).encode() + b"\n"
+
+
+def encode_text(text: str) -> bytes:
+    """A string as JSON, as `encode` writes it inside a frame."""
+    try:
+        return encode_basestring(text).encode()
+    except UnicodeEncodeError:
+        return encode_basestring_ascii(text).encode()
 
 
 def error_frame(request_id: Any, code: int, message: str) -> dict[str, Any]:
@@ -223,6 +237,10 @@ class Connection:
     def notify(self, method: str, params: dict[str, Any]) -> None:
         """Queue a notification; frames go out in the order they are queued."""
         self._send.send_nowait(encode({"jsonrpc": "2.0", "method": method, "params": params}))
+
+    def send(self, frame: bytes) -> None:
+        """Queue a frame already encoded (one line, as `encode` makes it), in the same order."""
+        self._send.send_nowait(frame)
 
     async def request(self, method: str, params: dict[str, Any]) -> Any:
         """Ask the client; the result, or `ClientError` for an error answer or a closed connection."""

@@ -80,7 +80,7 @@ from acp_agent.session.errors import (
     SessionNotFound,
     UnsupportedVersion,
 )
-from acp_agent.session.events import SessionEvent, SessionHeader, TurnEndReason
+from acp_agent.session.events import AssistantChunkEvent, SessionEvent, SessionHeader, TurnEndReason
 from acp_agent.session.persistence import LoadedSession
 from acp_agent.agent.keys import AGENTS
 from acp_agent.session.persistence import SESSIONS
@@ -326,9 +326,15 @@ class AcpServer:
             shown=agent.session.events,  # a loaded session's: its title was shown already
             notices=self.wire.client.notices,
         )
-        agent.scope.add(self.wire.show(agent.id, AgentWire(session_id, mapper)))
+        shown_on = AgentWire(session_id, mapper)
+        agent.scope.add(self.wire.show(agent.id, shown_on))
 
         def forward(event: SessionEvent) -> None:
+            if type(event) is AssistantChunkEvent:  # the hot path: one event per streamed chunk
+                shown = mapper.text(event)
+                if shown is not None:
+                    self.wire.chunk(shown_on, shown)
+                return
             update = mapper.map(event)
             if update is not None:
                 self.wire.update(session_id, update)

@@ -1,5 +1,8 @@
 """Serve ACP on this process's stdin/stdout: stdout carries JSON-RPC frames and nothing else.
 
+Stdout is made non-blocking while the server runs (as asyncio's own pipe transports make it) and
+written on the event loop; its mode is restored when the server ends.
+
 One shutdown path, whatever ends the server: stdin's end, SIGTERM, SIGINT or SIGHUP stop the
 reading; running turns are cancelled (their prompts answer `cancelled`), the requests finish, the
 context shuts down (agents disposed, session logs closed), every process the server started is
@@ -13,8 +16,7 @@ import os
 import signal
 import stat
 import sys
-from collections.abc import AsyncIterator
-from typing import BinaryIO
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import anyio
 from anyio.abc import TaskStatus
@@ -31,25 +33,13 @@ SHUTDOWN_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 READ_SIZE = 64 * 1024
 
 
-async def serve(ctx: Context, stdin: int, stdout: BinaryIO, processes: ProcessRegistry) -> None:
-    """Run `ctx` and answer the client on the `stdin` descriptor and `stdout` until stdin ends or
-    a shutdown signal arrives; then cancel turns, close logs, end every process, return."""
-    writer = anyio.wrap_file(stdout)
-    gone = False
-
-    async def write(data: bytes) -> None:
-        nonlocal gone
-        if gone:
-            return
-        try:
-            await writer.write(data)
-            await writer.flush()
-        except OSError as exc:  # the client closed its end (it died, or hung up): nobody reads
-            gone = True
-            log.warning("stdout is closed (%s); dropping what the client can no longer read", exc)
-
+async def serve(ctx: Context, stdin: int, stdout: int, processes: ProcessRegistry) -> None:
+    """Run `ctx` and answer the client on the `stdin` and `stdout` descriptors until stdin ends
+    or a shutdown signal arrives; then cancel turns, close logs, end every process, return."""
     connection = ctx.find(CONNECTION) or ConnectionConfig()
-    conn = Connection(METHODS, write, max_frame_bytes=connection.max_frame_bytes)
+    blocking = os.get_blocking(stdout)
+    os.set_blocking(stdout, False)
+    conn = Connection(METHODS, writer(stdout), max_frame_bytes=connection.max_frame_bytes)
     server = conn.state = AcpServer(ctx, conn)
     ctx.scope.add(ctx.provide(PROCESSES, processes))
     try:
@@ -59,6 +49,29 @@ async def serve(ctx: Context, stdin: int, stdout: BinaryIO, processes: ProcessRe
             signals.cancel_scope.cancel()
     finally:
         processes.close()
+        os.set_blocking(stdout, blocking)
+
+
+def writer(fd: int) -> Callable[[bytes], Awaitable[None]]:
+    """Writes to the non-blocking `fd` on the event loop (no thread, no copy into a buffer of
+    its own): what the pipe takes at once is written at once; while it is full, the loop serves
+    the rest until it drains. Once the client has closed its end, what it can no longer read is
+    dropped."""
+    gone = False
+
+    async def write(data: bytes) -> None:
+        nonlocal gone
+        view = memoryview(data)
+        while view and not gone:
+            try:
+                view = view[os.write(fd, view) :]
+            except BlockingIOError:
+                await anyio.wait_writable(fd)
+            except OSError as exc:  # the client closed its end (it died, or hung up): nobody reads
+                gone = True
+                log.warning("stdout is closed (%s); dropping what the client can no longer read", exc)
+
+    return write
 
 
 async def _stop_on_signals(conn: Connection, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
@@ -89,6 +102,6 @@ async def read_chunks(fd: int) -> AsyncIterator[bytes]:
 
 def serve_stdio(ctx: Context) -> None:
     """Take over stdout for the protocol (stray prints go to stderr) and serve until shutdown."""
-    protocol_out = sys.stdout.buffer
+    protocol_out = sys.stdout.fileno()
     sys.stdout = sys.stderr
     anyio.run(serve, ctx, sys.stdin.fileno(), protocol_out, ProcessRegistry.for_this_process())

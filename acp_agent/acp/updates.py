@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
+from acp_agent.acp.connection import encode, encode_text
 from acp_agent.acp.cards import text_content, tool_card, wire_diffs, wire_locations
 from acp_agent.acp.schema import (
     ContentChunk,
@@ -14,6 +15,7 @@ from acp_agent.acp.schema import (
     Plan,
     PlanEntry,
     SessionInfoUpdate,
+    SessionNotification,
     SessionUpdate,
     Text,
     ToolCallContent,
@@ -31,7 +33,6 @@ from acp_agent.session.content import (
     BlockStart,
     ReasoningBlock,
     ReasoningDelta,
-    StreamChunk,
     TextBlock,
     TextDelta,
     Usage,
@@ -74,6 +75,28 @@ class ChildOrigin:
 
 
 META_KEY = "acpAgent"
+
+ShownText = tuple[Literal["agent_message_chunk", "agent_thought_chunk"], str]
+"""A streamed chunk as the editor shows it: which kind of chunk, and its text."""
+
+
+class UpdateFrames:
+    """The `session/update` frames of one session on the wire, encoded. A streamed chunk's frame
+    is built directly from its text (no models, no dump: one per delta); any other update is
+    dumped and encoded. Both are the bytes `encode` writes for the same notification."""
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        self._head = b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":' + encode_text(session_id)
+
+    def update(self, update: SessionUpdate) -> bytes:
+        return encode({"jsonrpc": "2.0", "method": "session/update", "params": SessionNotification(session_id=self.session_id, update=update).dump()})
+
+    def text(self, shown: ShownText) -> bytes:
+        kind, text = shown
+        return b"".join(
+            (self._head, b',"update":{"sessionUpdate":"', kind.encode(), b'","content":{"type":"text","text":', encode_text(text), b"}}}}\n")
+        )
 
 
 class UpdateMapper:
@@ -134,8 +157,9 @@ class UpdateMapper:
         if self._origin is not None and type(event) not in CHILD_SHOWS:
             return None
         match event:
-            case AssistantChunkEvent():  # the hot path: one event per streamed chunk
-                return self._chunk(event.data.chunk)
+            case AssistantChunkEvent():
+                shown = self.text(event)
+                return None if shown is None else ContentChunk(session_update=shown[0], content=Text(text=shown[1]))
             case AssistantMessageEvent():
                 self._streamed.clear()  # the call is over; the next one numbers its blocks anew
                 return self._usage(event.data.usage)
@@ -159,22 +183,27 @@ class UpdateMapper:
                 return Plan(entries=[PlanEntry(content=t.content, priority=t.priority, status=t.status) for t in event.data.todos])
         return None
 
-    def _chunk(self, chunk: StreamChunk) -> SessionUpdate | None:
+    def text(self, event: AssistantChunkEvent) -> ShownText | None:
+        """What a chunk shows: the kind of chunk and its text, or None. The hot path, one call
+        per streamed chunk: the live wire builds the frame from it directly (`UpdateFrames`)."""
+        if self._origin is not None:
+            return None
+        chunk = event.data.chunk
         match chunk:
             case TextDelta():
                 self._streamed.add(chunk.index)
-                return ContentChunk(session_update="agent_message_chunk", content=Text(text=chunk.text))
+                return "agent_message_chunk", chunk.text
             case ReasoningDelta():
                 self._streamed.add(chunk.index)
-                return ContentChunk(session_update="agent_thought_chunk", content=Text(text=chunk.text))
+                return "agent_thought_chunk", chunk.text
             case BlockStart():
                 self._streamed.discard(chunk.index)
             case BlockEnd(block=TextBlock(text=text)) if text and chunk.index not in self._streamed:
                 # Its text came only whole, with its end (some recordings have no deltas; the
                 # model sees it in the history): one chunk, or the client would never see it.
-                return ContentChunk(session_update="agent_message_chunk", content=Text(text=text))
+                return "agent_message_chunk", text
             case BlockEnd(block=ReasoningBlock(text=text)) if text and chunk.index not in self._streamed:
-                return ContentChunk(session_update="agent_thought_chunk", content=Text(text=text))
+                return "agent_thought_chunk", text
         return None
 
     def _usage(self, usage: Usage | None) -> SessionUpdate | None:

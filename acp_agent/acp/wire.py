@@ -8,13 +8,13 @@ client advertised, the sessions open on it, where each agent's activity shows, a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from acp_agent.acp import errors
 from acp_agent.acp.connection import Connection
-from acp_agent.acp.schema import ClientCapabilities, SessionNotification, SessionUpdate
-from acp_agent.acp.updates import UpdateMapper
+from acp_agent.acp.schema import ClientCapabilities, SessionUpdate
+from acp_agent.acp.updates import ShownText, UpdateFrames, UpdateMapper
 from acp_agent.kernel.scope import Disposer
 
 if TYPE_CHECKING:
@@ -39,6 +39,11 @@ class AgentWire:
     """The session on the wire (a child's: its top-level session)."""
     mapper: UpdateMapper
     """How its events become updates (its calls' wire ids, a child's `_meta`)."""
+    frames: UpdateFrames = field(init=False)
+    """The encoded frames of `session_id` (a streamed chunk's is built from its text)."""
+
+    def __post_init__(self) -> None:
+        self.frames = UpdateFrames(self.session_id)
 
 
 class Wire:
@@ -61,8 +66,13 @@ class Wire:
         return entry
 
     def update(self, session_id: str, update: SessionUpdate) -> None:
-        """Queue one `session/update` notification: the only way one goes out."""
-        self.conn.notify("session/update", SessionNotification(session_id=session_id, update=update).dump())
+        """Queue one `session/update` notification: the only way one goes out, with `chunk`."""
+        self.conn.send(UpdateFrames(session_id).update(update))
+
+    def chunk(self, shown_on: AgentWire, shown: ShownText) -> None:
+        """Queue the `session/update` of one streamed chunk of an agent's text (the hot path: its
+        frame is built from the text, see `UpdateFrames`)."""
+        self.conn.send(shown_on.frames.text(shown))
 
     def show(self, agent_id: str, shown: AgentWire) -> Disposer:
         """Record where an agent's activity shows (the server does, when it starts forwarding

@@ -8,7 +8,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from acp_agent.acp.stdio import READ_SIZE, read_chunks
+from acp_agent.acp.stdio import READ_SIZE, read_chunks, writer
 
 pytestmark = pytest.mark.anyio
 
@@ -55,3 +55,37 @@ async def test_waiting_for_input_can_be_cancelled() -> None:
     finally:
         os.close(read_end)
         os.close(write_end)
+
+
+async def test_a_full_pipe_is_waited_for_while_the_loop_goes_on() -> None:
+    read_end, write_end = os.pipe()
+    os.set_blocking(write_end, False)
+    data = bytes(range(256)) * 4096  # 1 MiB: many times what a pipe holds
+    received = bytearray()
+    write = writer(write_end)
+
+    async def read() -> None:
+        while len(received) < len(data):
+            await anyio.wait_readable(read_end)
+            received.extend(os.read(read_end, 1 << 16))
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(read)
+            await write(data)
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+    assert received == data
+
+
+async def test_a_closed_pipe_drops_what_nobody_can_read_with_one_warning(caplog: pytest.LogCaptureFixture) -> None:
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    write = writer(write_end)
+    try:
+        await write(b"one\n")
+        await write(b"two\n")
+    finally:
+        os.close(write_end)
+    assert sum("stdout is closed" in r.message for r in caplog.records) == 1

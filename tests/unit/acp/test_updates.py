@@ -6,12 +6,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import json
+
 import pytest
 from acp import schema as official
+from hypothesis import given
+from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from acp_agent.acp.schema import SessionNotification
-from acp_agent.acp.updates import ChildOrigin, UpdateMapper
+from acp_agent.acp.updates import ChildOrigin, UpdateFrames, UpdateMapper
 from acp_agent.session.content import (
     BlockStart,
     Finish,
@@ -116,6 +120,38 @@ def test_text_and_reasoning_deltas_stream_other_chunks_do_not() -> None:
     assert m.map(chunk(BlockStart(index=0, block_type="text"))) is None
     assert m.map(chunk(Finish(reason=FinishReason(kind="stop")))) is None
     assert m.map(StepStartEvent(seq=0, time=0, data=StepData(turn=1, step=1))) is None
+
+
+ANY_TEXT = st.text(st.characters(exclude_categories=()))
+"""Any string, lone surrogates included (a model's JSON can escape one)."""
+
+
+def is_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+@given(text=ANY_TEXT, session_id=ANY_TEXT, thought=st.booleans())
+def test_a_delta_frame_built_directly_is_the_frame_of_its_update(text: str, session_id: str, thought: bool) -> None:
+    delta = ReasoningDelta(index=0, text=text) if thought else TextDelta(index=0, text=text)
+    frames = UpdateFrames(session_id)
+    shown = mapper().text(chunk(delta))  # type: ignore[arg-type]  # chunk() makes one
+    update = mapper().map(chunk(delta))
+    assert shown is not None and update is not None
+    direct, dumped = frames.text(shown), frames.update(update)
+    assert direct.endswith(b"\n") and direct.count(b"\n") == 1
+    assert json.loads(direct) == json.loads(dumped)
+    wire(update)  # what both say is an update the official model takes
+    if is_unicode(text + session_id):
+        assert direct == dumped  # the very bytes `encode` writes
+
+
+def test_a_child_shows_no_text_on_the_wire() -> None:
+    origin = ChildOrigin(route="s1/call_1", parent_tool_call_id="call_1")
+    assert mapper(origin).text(chunk(TextDelta(index=0, text="Hi"))) is None
 
 
 def test_a_tool_that_shows_locations() -> None:
