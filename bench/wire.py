@@ -1,7 +1,9 @@
-"""Wire benchmark: replayed deltas streamed end to end, from the model through the real server
+"""Wire benchmark: a model's deltas streamed end to end, from the model through the real server
 process (session log written, persistence on) to a client that parses every frame.
 
-One prompt whose scripted answer is `--deltas` text deltas (one word each). The client (this
+One prompt whose answer is `--deltas` text deltas (one word each), generated as they stream by
+the benchmark model (`bench/benchmodel.py`, which holds no script: what the server's memory holds
+is the server's own). The client (this
 process) sends `initialize`, `session/new`, then `session/prompt`, and times from the prompt until
 its answer, reading stdout line by line and parsing every frame with `json.loads`. Measured
 against two anchors on the same pipe, with the same client, in the same run:
@@ -12,9 +14,11 @@ against two anchors on the same pipe, with the same client, in the same run:
   same updates through `conn.session_update`.
 
 The three alternate, and the median of `--runs` of each is printed, with the ratios of deltas per
-second (the server's rate over each anchor's) and the machine.
+second (the server's rate over each anchor's), each process's peak RSS (`VmHWM`, read once the
+prompt is answered) and the machine. Targets: >= 0.5x the raw writer, >= 1.5x the SDK agent, the
+server's peak RSS <= 100 MB.
 
-    python bench/wire.py [--deltas 100000] [--runs 3]
+    python bench/wire.py [--deltas 100000] [--runs 3] [--per-checkpoint 1]
 """
 
 from __future__ import annotations
@@ -32,14 +36,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-CONFIG = ROOT / "cordis.record.yml"
-WORDS = "the quick brown fox jumps over the lazy dog while a model streams its answer token by token".split()
+from benchmodel import composition, server_env, word
+
+TARGETS = {"raw": 0.5, "sdk": 1.5}
+RSS_TARGET_MB = 100
 
 
 def words(count: int) -> list[str]:
-    """`count` deltas of one word and its space, as the scripted model splits a text."""
-    return [WORDS[i % len(WORDS)] + " " for i in range(count)]
+    """`count` deltas of one word and its space, as the benchmark model streams them."""
+    return [word(i) for i in range(count)]
 
 
 def update(session_id: str, text: str) -> dict[str, Any]:
@@ -95,8 +100,17 @@ def produce_sdk(deltas: int) -> None:
 # -- the client ------------------------------------------------------------------------------------
 
 
-async def time_prompt(command: list[str], env: dict[str, str], cwd: str, deltas: int) -> float:
-    """Seconds from sending the prompt until its answer; every frame before it is parsed."""
+def peak_rss_mb(pid: int) -> float:
+    """A live process's peak resident set (`VmHWM`), in MB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no VmHWM for process {pid}")
+
+
+async def time_prompt(command: list[str], env: dict[str, str], cwd: str, deltas: int) -> tuple[float, float]:
+    """Seconds from sending the prompt until its answer (every frame before it is parsed), and
+    the producer's peak RSS in MB."""
     process = await asyncio.create_subprocess_exec(
         *command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, limit=1 << 26
     )
@@ -124,15 +138,17 @@ async def time_prompt(command: list[str], env: dict[str, str], cwd: str, deltas:
     elapsed = time.perf_counter() - start
     if answer.get("result") != {"stopReason": "end_turn"} or chunks != deltas:
         raise RuntimeError(f"{command[-3:]}: answered {answer} after {chunks} of {deltas} chunks")
+    rss = peak_rss_mb(process.pid)
     stdin.close()
     await process.wait()
-    return elapsed
+    return elapsed, rss
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--deltas", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--per-checkpoint", type=int, default=1, help="model chunks per pass through the event loop")
     parser.add_argument("--produce", choices=("raw", "sdk"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.produce is not None:
@@ -140,32 +156,46 @@ def main() -> int:
         return 0
 
     with tempfile.TemporaryDirectory() as tmp:
-        script = Path(tmp) / "script.json"
-        script.write_text(json.dumps([{"text": "".join(words(args.deltas))}]), encoding="utf-8")
-        env = {**os.environ, "ACP_AGENT_SCRIPT": str(script), "ACP_AGENT_SESSIONS": str(Path(tmp) / "sessions")}
+        config = composition(Path(tmp) / "cordis.yml", text=args.deltas, per_checkpoint=args.per_checkpoint)
+        env = server_env(Path(tmp) / "sessions")
         me = [sys.executable, str(Path(__file__).resolve()), "--deltas", str(args.deltas), "--produce"]
         commands: dict[str, list[str]] = {
-            "server": [sys.executable, "-m", "acp_agent", "--config", str(CONFIG)],
+            "server": [sys.executable, "-m", "acp_agent", "--config", str(config)],
             "raw": [*me, "raw"],
             "sdk": [*me, "sdk"],
         }
         timings: dict[str, list[float]] = {name: [] for name in commands}
-        once: Callable[[str], float] = lambda name: asyncio.run(time_prompt(commands[name], env, tmp, args.deltas))
+        peaks: dict[str, list[float]] = {name: [] for name in commands}
+        once: Callable[[str], tuple[float, float]] = lambda name: asyncio.run(
+            time_prompt(commands[name], env, tmp, args.deltas)
+        )
         for name in commands:
             once(name)  # warm up: file cache, bytecode
         for _ in range(args.runs):
             for name in commands:
-                timings[name].append(once(name))
-        logged = sum(1 for _ in (Path(tmp) / "sessions").glob("*/session.jsonl"))
+                seconds, rss = once(name)
+                timings[name].append(seconds)
+                peaks[name].append(rss)
+        logs = list((Path(tmp) / "sessions").glob("*/session.jsonl"))
+        logged = sum(1 for path in logs if path.read_bytes().count(b'"text-delta"') == args.deltas)
 
     print(f"nproc {os.cpu_count()}, Python {sys.version.split()[0]}; {args.deltas:,} deltas, median of {args.runs} runs")
-    print(f"session logs written by the server runs: {logged}")
+    print(f"session logs written by the server runs, each with every delta: {logged} of {len(logs)}")
     rates = {name: args.deltas / statistics.median(seconds) for name, seconds in timings.items()}
     labels = {"server": "acp-agent server (persistence on)", "raw": "raw Python writer (floor)", "sdk": "official ACP SDK agent"}
     for name, rate in rates.items():
-        print(f"  {labels[name]:36} {rate:12,.0f} deltas/s  ({statistics.median(timings[name]) * 1000:8.1f} ms)")
-    print(f"  ratio server / raw writer:           {rates['server'] / rates['raw']:12.2f}")
-    print(f"  ratio server / SDK agent:            {rates['server'] / rates['sdk']:12.2f}")
+        print(
+            f"  {labels[name]:36} {rate:10,.0f} deltas/s  ({statistics.median(timings[name]) * 1000:7.1f} ms)"
+            f"  peak RSS {max(peaks[name]):6.1f} MB"
+        )
+    ok = True
+    for anchor, target in TARGETS.items():
+        ratio = rates["server"] / rates[anchor]
+        ok &= ratio >= target
+        print(f"  ratio server / {labels[anchor]:27} {ratio:6.2f}  (target >= {target})")
+    rss = max(peaks["server"])
+    ok &= rss <= RSS_TARGET_MB
+    print(f"  server peak RSS {rss:.1f} MB (target <= {RSS_TARGET_MB} MB); {'all targets met' if ok else 'TARGET MISSED'}")
     return 0
 
 

@@ -1,0 +1,138 @@
+"""The benchmarks' model: it generates each answer's deltas as they stream and holds no script.
+
+A model that kept a 100k-delta answer as chunk models (the replay and scripted models compile
+their scripts ahead, about 55 MB for such an answer) would be what fills the server's memory, and
+one that encoded the request would add its own cost to the server's. This one builds each chunk
+when the agent asks for the next one and reads nothing of the request but whether the last
+message is a tool result (then it answers; otherwise, with `tool` set, it first calls the tool).
+
+Like the replay model, it passes through the event loop before each chunk (`perCheckpoint`
+chunks per pass: a network read that brings several events at once), so a cancel lands between
+chunks and the server cannot hold the whole answer before writing any of it.
+
+A loader plugin, imported by the benchmarks' servers with `bench/` on `PYTHONPATH`:
+
+    - id: model
+      name: benchmodel
+      config: {text: 100000, reasoning: 0, tool: todo_write, arguments: {...}}
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import yaml
+
+from acp_agent.kernel import Context, Disposer, PluginConfig
+from acp_agent.kernel.loader import Row, read_rows
+from acp_agent.llm.request import LlmRequest
+from acp_agent.llm.service import STREAM
+from acp_agent.session.content import (
+    BlockEnd,
+    BlockStart,
+    Finish,
+    FinishReason,
+    ReasoningBlock,
+    ReasoningDelta,
+    StreamChunk,
+    TextBlock,
+    TextDelta,
+    ToolCallBlock,
+    ToolCallDelta,
+    Usage,
+    UsageChunk,
+)
+
+BENCH = Path(__file__).resolve().parent
+RECORD = BENCH.parent / "cordis.record.yml"
+WORDS = "the quick brown fox jumps over the lazy dog while a model streams its answer token by token".split()
+
+
+def word(i: int) -> str:
+    """The `i`-th delta: one word and its space, as a model streams text."""
+    return WORDS[i % len(WORDS)] + " "
+
+
+def words(count: int) -> str:
+    """The text of `count` deltas."""
+    return "".join(word(i) for i in range(count))
+
+
+name = "benchmodel"
+inject = ("llm",)
+
+
+class Config(PluginConfig):
+    text: int = 40
+    """Text deltas per answer."""
+    reasoning: int = 0
+    """Reasoning deltas before the text."""
+    tool: str | None = None
+    """A tool each turn calls once (then the model answers its result)."""
+    arguments: dict[str, Any] = {}
+    per_checkpoint: int = 1
+    """Chunks per pass through the event loop."""
+
+
+class GeneratedModel:
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.calls = 0
+
+    async def listener(self, request: LlmRequest, next: Callable[[], Awaitable[Any]]) -> AsyncIterator[StreamChunk]:
+        self.calls += 1
+        answered = bool(request.messages) and request.messages[-1].role == "tool"
+        if self.config.tool is not None and not answered:
+            return self._paced(self._tool_call(self.calls))
+        return self._paced(self._answer())
+
+    async def _paced(self, chunks: Iterable[StreamChunk]) -> AsyncIterator[StreamChunk]:
+        for count, chunk in enumerate(chunks):
+            if count % self.config.per_checkpoint == 0:
+                await anyio.lowlevel.checkpoint()
+            yield chunk
+
+    def _answer(self) -> Iterator[StreamChunk]:
+        index = 0
+        if self.config.reasoning:
+            yield BlockStart(index=index, block_type="reasoning")
+            for i in range(self.config.reasoning):
+                yield ReasoningDelta(index=index, text=word(i))
+            yield BlockEnd(index=index, block=ReasoningBlock(text=words(self.config.reasoning)))
+            index += 1
+        yield BlockStart(index=index, block_type="text")
+        for i in range(self.config.text):
+            yield TextDelta(index=index, text=word(i))
+        yield BlockEnd(index=index, block=TextBlock(text=words(self.config.text)))
+        yield UsageChunk(usage=Usage(input_tokens=100, output_tokens=self.config.text + self.config.reasoning))
+        yield Finish(reason=FinishReason(kind="stop"))
+
+    def _tool_call(self, call: int) -> Iterator[StreamChunk]:
+        assert self.config.tool is not None
+        call_id, arguments = f"call_{call}", json.dumps(self.config.arguments)
+        yield BlockStart(index=0, block_type="tool-call")
+        yield ToolCallDelta(index=0, id=call_id, name=self.config.tool, arguments_delta=arguments)
+        yield BlockEnd(index=0, block=ToolCallBlock(id=call_id, name=self.config.tool, arguments=arguments))
+        yield UsageChunk(usage=Usage(input_tokens=100, output_tokens=10))
+        yield Finish(reason=FinishReason(kind="tool-calls"))
+
+
+def composition(path: Path, **config: Any) -> Path:
+    """Write the record composition with this model in the scripted model's row to `path`."""
+    rows = [row if row.id != "scripted" else Row(id="model", name=name, config=config) for row in read_rows(RECORD)]
+    path.write_text(yaml.safe_dump([row.model_dump() for row in rows]), encoding="utf-8")
+    return path
+
+
+def server_env(sessions: Path) -> dict[str, str]:
+    """The environment of a benchmark's server: this directory importable, logs under `sessions`."""
+    return {**os.environ, "PYTHONPATH": str(BENCH), "ACP_AGENT_SESSIONS": str(sessions)}
+
+
+def apply(ctx: Context, config: Config) -> Disposer:
+    return ctx.events.on(STREAM, GeneratedModel(config).listener)
