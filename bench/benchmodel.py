@@ -10,8 +10,10 @@ Like the replay model, it passes through the event loop before each chunk (`perC
 chunks per pass: a network read that brings several events at once), so a cancel lands between
 chunks and the server cannot hold the whole answer before writing any of it.
 
-A loader plugin, imported by the benchmarks' servers with `bench/` on `PYTHONPATH`:
+A loader plugin, imported by the benchmarks' servers with `bench/` on `PYTHONPATH`, in the model
+row of the record composition (`composition` writes that config):
 
+    - include: cordis.record.yml
     - id: model
       name: benchmodel
       config: {text: 100000, reasoning: 0, tool: todo_write, arguments: {...}}
@@ -29,7 +31,6 @@ import anyio
 import yaml
 
 from acp_agent.kernel import Context, Disposer, PluginConfig
-from acp_agent.kernel.loader import Row, read_rows
 from acp_agent.llm.request import LlmRequest
 from acp_agent.llm.service import STREAM
 from acp_agent.session.content import (
@@ -123,9 +124,9 @@ class GeneratedModel:
 
 
 def composition(path: Path, **config: Any) -> Path:
-    """Write the record composition with this model in the scripted model's row to `path`."""
-    rows = [row if row.id != "scripted" else Row(id="model", name=name, config=config) for row in read_rows(RECORD)]
-    path.write_text(yaml.safe_dump([row.model_dump() for row in rows]), encoding="utf-8")
+    """Write to `path` the record composition with this model in its model row."""
+    rows = [{"include": str(RECORD)}, {"id": "model", "name": name, "config": config}]
+    path.write_text(yaml.safe_dump(rows), encoding="utf-8")
     return path
 
 
