@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from acp_agent.acp.connection import encode, encode_text
+from acp_agent.acp.connection import encode_text
 from acp_agent.acp.cards import text_content, tool_card, wire_diffs, wire_locations
 from acp_agent.acp.schema import (
     ContentChunk,
@@ -15,7 +15,6 @@ from acp_agent.acp.schema import (
     Plan,
     PlanEntry,
     SessionInfoUpdate,
-    SessionNotification,
     SessionUpdate,
     Text,
     ToolCallContent,
@@ -81,16 +80,12 @@ ShownText = tuple[Literal["agent_message_chunk", "agent_thought_chunk"], str]
 
 
 class UpdateFrames:
-    """The `session/update` frames of one session on the wire, encoded. A streamed chunk's frame
-    is built directly from its text (no models, no dump: one per delta); any other update is
-    dumped and encoded. Both are the bytes `encode` writes for the same notification."""
+    """The `session/update` frames of one session's streamed chunks, built directly from their
+    text (no models, no dump: one per delta): the bytes `Connection.notify` writes for the same
+    update."""
 
     def __init__(self, session_id: str) -> None:
-        self.session_id = session_id
         self._head = b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":' + encode_text(session_id)
-
-    def update(self, update: SessionUpdate) -> bytes:
-        return encode({"jsonrpc": "2.0", "method": "session/update", "params": SessionNotification(session_id=self.session_id, update=update).dump()})
 
     def text(self, shown: ShownText) -> bytes:
         kind, text = shown

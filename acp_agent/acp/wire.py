@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from acp_agent.acp import errors
 from acp_agent.acp.connection import Connection
-from acp_agent.acp.schema import ClientCapabilities, SessionUpdate
+from acp_agent.acp.schema import ClientCapabilities, SessionNotification, SessionUpdate
 from acp_agent.acp.updates import ShownText, UpdateFrames, UpdateMapper
 from acp_agent.kernel.scope import Disposer
 
@@ -67,7 +67,7 @@ class Wire:
 
     def update(self, session_id: str, update: SessionUpdate) -> None:
         """Queue one `session/update` notification: the only way one goes out, with `chunk`."""
-        self.conn.send(UpdateFrames(session_id).update(update))
+        self.conn.notify("session/update", SessionNotification(session_id=session_id, update=update).dump())
 
     def chunk(self, shown_on: AgentWire, shown: ShownText) -> None:
         """Queue the `session/update` of one streamed chunk of an agent's text (the hot path: its

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from acp_agent.acp.schema import SessionNotification
+from acp_agent.acp.connection import encode
 from acp_agent.acp.updates import ChildOrigin, UpdateFrames, UpdateMapper
 from acp_agent.session.content import (
     BlockStart,
@@ -141,12 +142,13 @@ def test_a_delta_frame_built_directly_is_the_frame_of_its_update(text: str, sess
     shown = mapper().text(chunk(delta))  # type: ignore[arg-type]  # chunk() makes one
     update = mapper().map(chunk(delta))
     assert shown is not None and update is not None
-    direct, dumped = frames.text(shown), frames.update(update)
+    notification = SessionNotification(session_id=session_id, update=update).dump()
+    direct, dumped = frames.text(shown), encode({"jsonrpc": "2.0", "method": "session/update", "params": notification})
     assert direct.endswith(b"\n") and direct.count(b"\n") == 1
     assert json.loads(direct) == json.loads(dumped)
     wire(update)  # what both say is an update the official model takes
     if is_unicode(text + session_id):
-        assert direct == dumped  # the very bytes `encode` writes
+        assert direct == dumped  # the very bytes `Connection.notify` writes
 
 
 def test_a_child_shows_no_text_on_the_wire() -> None:
