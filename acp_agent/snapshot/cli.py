@@ -53,8 +53,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace, workdir: Path) -> int:
     result = anyio.run(lambda: run_scenario(args.scenario, workdir, config=args.config, jitter=args.jitter))
-    lines = normalize_run(result).transcript if args.normalize else result.stdout
-    text = "".join(line + "\n" for line in lines)
+    text = normalize_run(result).text() if args.normalize else "".join(line + "\n" for line in result.stdout)
     if args.out is None:
         sys.stdout.write(text)
     else:

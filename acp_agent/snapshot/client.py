@@ -1,6 +1,8 @@
 """The client end of an ACP connection to a server process, in raw JSON-RPC.
 
-It keeps every stdout line as it came, matches responses to its requests, hands the other
+It keeps every stdout line as it came and every line it wrote, each with the stdout lines it was
+written after (what its step waited for: the transcript places it there), matches responses to its
+requests, hands the other
 responses to whoever waits for an unclaimed one (raw steps), wakes watchers on notifications and
 answers the agent's own requests: permissions from the scenario's answers, and what the scenario's
 `clientCapabilities` advertise (`fs/*` from the run's cwd, `terminal/*` by running the command; a
@@ -36,12 +38,28 @@ class Pending:
 
     done: anyio.Event = field(default_factory=anyio.Event)
     response: dict[str, Any] | None = None
+    line: int | None = None
+    """The index of the response among the stdout lines."""
 
     async def wait(self) -> dict[str, Any]:
         await self.done.wait()
         if self.response is None:
             raise ServerGone("the server closed its stdout before answering")
         return self.response
+
+
+@dataclass(eq=False)
+class Watch:
+    """Set once `needed` notifications from now on have matched its predicate."""
+
+    predicate: Callable[[Frame], bool]
+    needed: int
+    done: anyio.Event = field(default_factory=anyio.Event)
+    lines: list[int] = field(default_factory=list)
+    """The indices among the stdout lines of the notifications that matched."""
+
+    def is_set(self) -> bool:
+        return self.done.is_set()
 
 
 class Client:
@@ -62,21 +80,27 @@ class Client:
         self._lock = anyio.Lock()  # one writer at a time: a step and an answer to the agent may overlap
         self._next_id = 0
         self._pending: dict[int, Pending] = {}
-        self._unclaimed_in, self._unclaimed = anyio.create_memory_object_stream[Frame](math.inf)
-        self._watchers: list[tuple[Callable[[Frame], bool], anyio.Event]] = []
+        self._unclaimed_in, self._unclaimed = anyio.create_memory_object_stream[tuple[int, Frame]](math.inf)
+        self._watchers: list[Watch] = []
         self._permissions = deque(permissions)
         self.stdout: list[str] = []
         self.sent: list[str] = []
+        self.sent_after: list[tuple[int, ...]] = []
+        """For each line of `sent`, the stdout lines (indices) written after it was: what it waited for."""
+        self.waited_for: tuple[int, ...] = ()
+        """The stdout lines the driver last waited for: its next lines are written after them."""
         self.failures: list[str] = []
 
-    async def write(self, *lines: str) -> None:
-        """Write the lines in one go (one write: the server reads them together)."""
+    async def write(self, *lines: str, after: tuple[int, ...] | None = None) -> None:
+        """Write the lines in one go (one write: the server reads them together); `after`: the
+        stdout lines they answer or waited for (default: `waited_for`)."""
         async with self._lock:
             try:
                 await self._stdin.send("".join(line + "\n" for line in lines).encode())
             except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
                 raise ServerGone("the server stopped reading its stdin") from exc
         self.sent.extend(lines)
+        self.sent_after.extend([self.waited_for if after is None else after] * len(lines))
 
     def new_request(self, method: str, params: dict[str, Any]) -> tuple[str, Pending]:
         """A request's line, to write, and the `Pending` its response will settle."""
@@ -91,30 +115,40 @@ class Client:
         return pending
 
     async def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        return await (await self.request(method, params)).wait()
+        """Send a request and wait for its response (what the next line waits for)."""
+        return await self.settled(await self.request(method, params))
 
-    async def notify(self, method: str, params: dict[str, Any]) -> None:
-        await self.write(encode({"jsonrpc": "2.0", "method": method, "params": params}))
+    async def settled(self, *pending: Pending) -> dict[str, Any]:
+        """Wait for the responses; the next lines are written after them. The last one's response."""
+        responses = [await item.wait() for item in pending]
+        self.waited_for = tuple(item.line for item in pending if item.line is not None)
+        return responses[-1]
 
-    def watch(self, predicate: Callable[[Frame], bool]) -> anyio.Event:
-        """An event set by the first notification from now on that matches `predicate`."""
-        event = anyio.Event()
-        self._watchers.append((predicate, event))
-        return event
+    async def notify(self, method: str, params: dict[str, Any], after: tuple[int, ...] | None = None) -> None:
+        await self.write(encode({"jsonrpc": "2.0", "method": method, "params": params}), after=after)
+
+    def watch(self, predicate: Callable[[Frame], bool], needed: int = 1) -> Watch:
+        """A watch set once `needed` notifications from now on have matched `predicate`."""
+        watch = Watch(predicate, needed)
+        self._watchers.append(watch)
+        return watch
 
     async def unclaimed(self) -> Frame:
-        """The next response that answers no request of ours (the answer to a raw line)."""
+        """The next response that answers no request of ours (the answer to a raw line); the next
+        lines are written after it."""
         try:
-            return await self._unclaimed.receive()
+            line, frame = await self._unclaimed.receive()
         except anyio.EndOfStream:
             raise ServerGone("the server closed its stdout before answering") from None
+        self.waited_for = (line,)
+        return frame
 
     def leftovers(self) -> list[str]:
         """What the run left unexplained: responses nobody asked for, permission answers unused."""
         found = []
         while True:
             try:
-                frame = self._unclaimed.receive_nowait()
+                _, frame = self._unclaimed.receive_nowait()
             except (anyio.WouldBlock, anyio.EndOfStream):
                 break
             found.append(f"a response to no request: {encode(frame)[:200]}")
@@ -137,6 +171,7 @@ class Client:
 
     async def _receive(self, raw: bytes) -> None:
         text = raw.decode("utf-8", errors="replace")
+        line = len(self.stdout)
         self.stdout.append(text)
         try:
             frame = json.loads(text)
@@ -146,25 +181,27 @@ class Client:
         if is_agent_request(frame):
             if self._terminals is not None and str(frame["method"]).startswith("terminal/"):
                 # An answer may wait for the command (wait_for_exit): the reading goes on meanwhile.
-                self._terminals.tasks.start_soon(self._answer, frame)
+                self._terminals.tasks.start_soon(self._answer, frame, line)
             else:
-                await self._answer(frame)
+                await self._answer(frame, line)
         elif is_response(frame):
             request_id = frame.get("id") if isinstance(frame, dict) else None
             # Only our own integer ids match (`type` is exact: `true` must not answer request 1).
             pending = self._pending.pop(request_id, None) if type(request_id) is int else None
             if pending is None:
-                self._unclaimed_in.send_nowait(frame)
+                self._unclaimed_in.send_nowait((line, frame))
             else:
-                pending.response = frame
+                pending.response, pending.line = frame, line
                 pending.done.set()
         else:
-            for predicate, event in self._watchers:
-                if predicate(frame):
-                    event.set()
-            self._watchers = [(p, e) for p, e in self._watchers if not e.is_set()]
+            for watch in self._watchers:
+                if watch.predicate(frame):
+                    watch.lines.append(line)
+                    if len(watch.lines) >= watch.needed:
+                        watch.done.set()
+            self._watchers = [watch for watch in self._watchers if not watch.is_set()]
 
-    async def _answer(self, request: dict[str, Any]) -> None:
+    async def _answer(self, request: dict[str, Any], line: int) -> None:
         reply: dict[str, Any] = {"jsonrpc": "2.0", "id": request["id"]}
         method, params = request["method"], request.get("params")
         try:
@@ -183,7 +220,7 @@ class Client:
         except RequestFailed as exc:
             reply["error"] = {"code": exc.code, "message": exc.message}
         try:
-            await self.write(encode(reply))
+            await self.write(encode(reply), after=(line,))
         except ServerGone:
             pass  # the server is going away; it will not need the answer
 

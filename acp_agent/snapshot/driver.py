@@ -1,4 +1,9 @@
-"""Drive a scenario's steps through a `Client`, one at a time, each waiting for its answer."""
+"""Drive a scenario's steps through a `Client`, one at a time, each waiting for its answer.
+
+Each line a step writes is written after what the step waited for (the previous step's answer, the
+chunk a cancel waits for, the tool calls of the children it waits for): the client keeps that with
+the line, and the transcript places the line right there, whatever the arrival order.
+"""
 
 from __future__ import annotations
 
@@ -114,9 +119,9 @@ class Driver:
                 ready = _streams_text(self.session_id)
                 return await self._prompt_and_cancel(step.text, self.session_id, ready, "any agent_message_chunk")
             case PromptAndCancelWhen():
-                ready = _children_in_tool_calls(self.session_id, step.children)
+                ready = _new_child_in_tool_call(self.session_id)
                 awaited = f"{step.children} child agent(s) showed a tool call"
-                return await self._prompt_and_cancel(step.text, self.session_id, ready, awaited)
+                return await self._prompt_and_cancel(step.text, self.session_id, ready, awaited, needed=step.children)
             case PromptWhileBusy():
                 return await self._prompt_while_busy(step, self.session_id)
             case PromptAndCancelAtToolCall():
@@ -165,18 +170,25 @@ class Driver:
         return {"sessionId": self.session_id, "prompt": [{"type": "text", "text": text}, *content]}
 
     async def _prompt_and_cancel(
-        self, text: str, session_id: str, ready: Callable[[Frame], bool], awaited: str, delay: float = 0
+        self,
+        text: str,
+        session_id: str,
+        ready: Callable[[Frame], bool],
+        awaited: str,
+        delay: float = 0,
+        needed: int = 1,
     ) -> str | None:
-        """Send the prompt, cancel it `delay` seconds after the first notification that makes
-        `ready` true, and expect it to answer `cancelled`; `awaited` says what `ready` waits for."""
-        condition = self.client.watch(ready)
+        """Send the prompt, cancel it `delay` seconds after `needed` notifications matched `ready`
+        (the cancel is written after them), and expect it to answer `cancelled`; `awaited` says
+        what `ready` waits for."""
+        condition = self.client.watch(ready, needed)
         pending = await self.client.request("session/prompt", self._prompt(text))
-        await _first(condition, pending.done)
+        await _first(condition.done, pending.done)
         if not condition.is_set():
-            return f"answered before {awaited}: {encode(await pending.wait())[:200]}"
+            return f"answered before {awaited}: {encode(await self.client.settled(pending))[:200]}"
         await anyio.sleep(delay)
-        await self.client.notify("session/cancel", {"sessionId": session_id})
-        response = await pending.wait()
+        await self.client.notify("session/cancel", {"sessionId": session_id}, after=tuple(condition.lines))
+        response = await self.client.settled(pending)
         if response.get("result") != {"stopReason": "cancelled"}:
             return f'expected the result {{"stopReason":"cancelled"}}, got {encode(response)[:200]}'
         return None
@@ -184,9 +196,9 @@ class Driver:
     async def _prompt_while_busy(self, step: PromptWhileBusy, session_id: str) -> str | None:
         streaming = self.client.watch(_streams_text(session_id))
         prompts = [await self.client.request("session/prompt", self._prompt(step.text))]
-        await _first(streaming, prompts[0].done)
+        await _first(streaming.done, prompts[0].done)
         if not streaming.is_set():
-            return f"answered before any agent_message_chunk: {encode(await prompts[0].wait())[:200]}"
+            return f"answered before any agent_message_chunk: {encode(await self.client.settled(prompts[0]))[:200]}"
         lines = []
         for item in step.then:
             if isinstance(item, QueuedPrompt):
@@ -195,7 +207,8 @@ class Driver:
             else:
                 line = encode({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session_id}})
             lines.append(line)
-        await self.client.write(*lines)
+        await self.client.write(*lines, after=tuple(streaming.lines))
+        await self.client.settled(*prompts)
         for number, (pending, expected) in enumerate(zip(prompts, step.stop_reasons, strict=True), 1):
             response = await pending.wait()
             if response.get("result") != {"stopReason": expected}:
@@ -263,8 +276,8 @@ def _shows_tool_call(session_id: str, tool_call_id: str) -> Callable[[Frame], bo
     return ready
 
 
-def _children_in_tool_calls(session_id: str, count: int) -> Callable[[Frame], bool]:
-    """Whether `count` distinct child agents have shown a `tool_call` on the session by now
+def _new_child_in_tool_call(session_id: str) -> Callable[[Frame], bool]:
+    """Whether a notification is the first `tool_call` a child agent shows on the session
     (stateful: it sees every notification, in order)."""
     routes: set[str] = set()
 
@@ -272,13 +285,15 @@ def _children_in_tool_calls(session_id: str, count: int) -> Callable[[Frame], bo
         update = session_update(frame)
         route = child_route(frame)
         if (
-            update is not None
-            and route is not None
-            and frame["params"].get("sessionId") == session_id
-            and update.get("sessionUpdate") == "tool_call"
+            update is None
+            or route is None
+            or route in routes
+            or frame["params"].get("sessionId") != session_id
+            or update.get("sessionUpdate") != "tool_call"
         ):
-            routes.add(route)
-        return len(routes) >= count
+            return False
+        routes.add(route)
+        return True
 
     return ready
 

@@ -72,10 +72,11 @@ def _acp(directory: Path, entry: McpServer, urls: dict[str, str]) -> dict[str, A
 
 
 def _absolute(directory: Path, command: Sequence[str]) -> list[str]:
-    """`python` as this interpreter, and each word naming a file of the scenario as its path."""
+    """`python` as this interpreter, and each word naming a file of the scenario as its path
+    (not resolved: the snapshot shows it as `{{scenario}}/<word>`, the same on every machine)."""
     head, *rest = command
     words = [sys.executable if head == PYTHON else head, *rest]
-    return [str((directory / word).resolve()) if not Path(word).is_absolute() and (directory / word).exists() else word for word in words]
+    return [str(directory / word) if not Path(word).is_absolute() and (directory / word).exists() else word for word in words]
 
 
 def _free_port() -> int:

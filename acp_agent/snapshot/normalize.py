@@ -1,26 +1,39 @@
 """Normalize a run so that its snapshot is the same on every machine and every run (DESIGN §10).
 
+The document is the run's summary (the tree view), its transcript (both directions, `<<` agent to
+client and `>>` client to agent, placed by `transcript.interleave`), then each session log.
 Volatile values become stable placeholders: integer JSON-RPC ids are renumbered in order of
-appearance (one numbering for responses to the client's requests, one for the agent's own requests),
-session ids become `{{sessionId:N}}` and other UUIDs `{{uuid:N}}` by first appearance, the run's
-temp cwd becomes `{{cwd}}` and its user configuration directory `{{config}}` inside any string,
+appearance (one numbering for the client's requests and their answers, one for the agent's own
+requests and the client's answers to them), session ids become `{{sessionId:N}}` and other UUIDs `{{uuid:N}}` by first appearance, the run's
+temp cwd becomes `{{cwd}}`, its user configuration directory `{{config}}`, the scenario directory
+`{{scenario}}`, the harness's interpreter `{{python}}` and a loopback port `{{port:N}}`, inside any
+string,
 and log times and `createdAt` become 0. Everything else is kept, key order included, so a
 snapshot reads as what the editor saw.
 """
 
 from __future__ import annotations
 
-import json
 import re
+import sys
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from acp_agent.snapshot.frames import Frame, canonical_order, encode, is_agent_request, is_response
+from acp_agent.snapshot.frames import Frame, encode, is_agent_request, is_response
 from acp_agent.snapshot.runner import RunResult
+from acp_agent.snapshot.summary import Tree
+from acp_agent.snapshot.transcript import AGENT, Line, Unparsed, interleave
 
 CWD = "{{cwd}}"
 CONFIG = "{{config}}"
+SCENARIO = "{{scenario}}"
+PYTHON = "{{python}}"
+LOOPBACK_PORT = re.compile(r"(127\.0\.0\.1:)(\d+)")
+"""A port the run's loopback servers (MCP over HTTP) were given: free ports, new each run."""
+LONG_LINE, CUT = 2000, 100
+"""A line that is not JSON and longer than LONG_LINE characters (a scenario's megabyte of garbage)
+shows its first CUT characters and its length."""
 UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
 
@@ -39,26 +52,33 @@ class Placeholders:
     """The tables behind the placeholders, shared by a run's transcript and its logs so the same
     session is the same `{{sessionId:N}}` in both."""
 
-    def __init__(self, cwd: str, config: str | None = None) -> None:
-        self.cwd = cwd
-        self.config = config
+    def __init__(self, cwd: str, config: str | None = None, scenario: str | None = None) -> None:
+        self.paths = [(cwd, CWD)]
+        """The run's own paths (the client's lines name them: the MCP servers it configures)."""
+        for path, placeholder in ((config, CONFIG), (scenario, SCENARIO), (sys.executable, PYTHON)):
+            if path:
+                self.paths.append((path, placeholder))
         self.sessions: dict[str, str] = {}
         self.uuids: dict[str, str] = {}
+        self.ports: dict[str, str] = {}
 
     def learn_session(self, session_id: Any) -> None:
         if isinstance(session_id, str) and session_id not in self.sessions:
             self.sessions[session_id] = f"{{{{sessionId:{len(self.sessions) + 1}}}}}"
 
     def text(self, text: str) -> str:
-        text = text.replace(self.cwd, CWD)
-        if self.config is not None:
-            text = text.replace(self.config, CONFIG)
+        for path, placeholder in self.paths:
+            text = text.replace(path, placeholder)
         for session_id, placeholder in self.sessions.items():
             text = text.replace(session_id, placeholder)
+        text = LOOPBACK_PORT.sub(self._port, text)
         return UUID.sub(self._uuid, text)
 
     def _uuid(self, match: re.Match[str]) -> str:
         return self.uuids.setdefault(match[0], f"{{{{uuid:{len(self.uuids) + 1}}}}}")
+
+    def _port(self, match: re.Match[str]) -> str:
+        return match[1] + self.ports.setdefault(match[2], f"{{{{port:{len(self.ports) + 1}}}}}")
 
     def value(self, value: Any) -> Any:
         """`value` with every string in it (not the keys) normalized."""
@@ -81,71 +101,74 @@ class _Ids:
 
 @dataclass(frozen=True)
 class Normalized:
+    summary: list[str]
+    """The tree view of the run (`summary.py`), from the normalized frames."""
     transcript: list[str]
-    """The stdout frames, one per line."""
+    """Both directions, one frame per line: `<< ` before what the agent wrote, `>> ` before
+    what the client wrote (placed as `transcript.interleave` places it)."""
     logs: dict[str, list[str]]
     """Each session log, one line per event, header first, keyed by route in route order."""
-    answers: list[str] = field(default_factory=list)
-    """The client's answers to the agent's requests (fs, terminals, permissions), by request id."""
 
     def text(self) -> str:
-        """The snapshot document: the transcript, the client's answers to the agent's requests
-        (when it made any), then each log under a heading naming its route."""
-        parts = ["--- stdout ---", *self.transcript]
-        if self.answers:
-            parts += ["", "--- client answers ---", *self.answers]
+        """The snapshot document: the summary, the transcript, then each log under a heading
+        naming its route."""
+        summary = list(self.summary)
+        while summary and not summary[-1]:
+            summary.pop()
+        parts = ["--- summary ---", *summary, "", "--- transcript ---", *self.transcript]
         for route, lines in self.logs.items():
             parts += ["", f"--- log {route} ---", *lines]
         return "\n".join(parts) + "\n"
 
 
 def normalize_run(result: RunResult) -> Normalized:
-    frames = [_parse(line) for line in result.stdout]
-    placeholders = Placeholders(str(result.cwd), None if result.config is None else str(result.config))
-    # Session ids are numbered as they first appear: on the wire first, then in the logs (a child
-    # session the client never saw).
-    for frame in frames:
-        for session_id in _session_ids(frame):
+    lines = interleave(result)
+    placeholders = Placeholders(
+        str(result.cwd),
+        None if result.config is None else str(result.config),
+        None if result.scenario is None else str(result.scenario),
+    )
+    # Session ids are numbered as they first appear: on the agent's side of the transcript first,
+    # then in the logs (a child session the client never saw). Not from the client's lines: a
+    # session id a scenario made up (`no-such-session`) is no placeholder.
+    for line in lines:
+        for session_id in _session_ids(line.frame) if line.direction == AGENT else ():
             placeholders.learn_session(session_id)
-    for lines in result.logs.values():
-        if lines and isinstance(lines[0], dict):
-            placeholders.learn_session(lines[0].get("id"))
-            placeholders.learn_session(lines[0].get("parentSession"))
-    # Concurrent children's frames in one order, so a snapshot never depends on scheduling.
-    requests = _Ids()
-    transcript = normalize_frames(canonical_order(frames), placeholders, requests)
-    logs = {route: [encode(line) for line in normalize_log(lines, placeholders)] for route, lines in result.logs.items()}
-    return Normalized(transcript, logs, _answers(result.sent, frames, placeholders, requests))
+    for log in result.logs.values():
+        if log and isinstance(log[0], dict):
+            placeholders.learn_session(log[0].get("id"))
+            placeholders.learn_session(log[0].get("parentSession"))
+    normalized = normalize_lines(lines, placeholders)
+    logs = {route: normalize_log(log, placeholders) for route, log in result.logs.items()}
+    return Normalized(
+        summary=Tree(logs).render(normalized),
+        transcript=[f"{line.direction} {_encode(line.frame)}" for line in normalized],
+        logs={route: [encode(event) for event in log] for route, log in logs.items()},
+    )
 
 
-def _answers(sent: Sequence[str], frames: Sequence[Frame], placeholders: Placeholders, requests: _Ids) -> list[str]:
-    """The client's answers to the agent's requests, their ids numbered as the requests were,
-    in that order (a client answers when it is ready, not in the order it was asked)."""
-    asked = {frame["id"] for frame in frames if is_agent_request(frame) and type(frame["id"]) is int}
-    answers = []
-    for line in sent:
-        frame = _parse(line)
-        if is_response(frame) and isinstance(frame, dict) and type(frame.get("id")) is int and frame["id"] in asked:
-            answers.append(requests(frame))
-    answers.sort(key=lambda frame: frame["id"])
-    return [encode(placeholders.value(frame)) for frame in answers]
-
-
-def normalize_frames(frames: Sequence[Frame], placeholders: Placeholders, requests: _Ids | None = None) -> list[str]:
-    """Frames as snapshot lines; `requests` numbers the agent's own request ids (shared with
-    the client's answers to them)."""
-    responses, requests = _Ids(), requests or _Ids()
+def normalize_lines(lines: Sequence[Line], placeholders: Placeholders) -> list[Line]:
+    """The lines with placeholders and renumbered ids: the client's requests and the agent's
+    answers share one numbering, the agent's requests and the client's answers another."""
+    clients, agents = _Ids(), _Ids()
     out = []
-    for frame in frames:
-        if isinstance(frame, _Unparsed):
-            out.append(placeholders.text(frame.line))
+    for line in lines:
+        frame = line.frame
+        if isinstance(frame, Unparsed):
+            text = frame.line if len(frame.line) <= LONG_LINE else f"{frame.line[:CUT]}… ({len(frame.line)} characters)"
+            out.append(Line(line.direction, Unparsed(placeholders.text(text))))
             continue
+        theirs, ours = (agents, clients) if line.direction == AGENT else (clients, agents)
         if is_response(frame):
-            frame = [responses(item) for item in frame] if isinstance(frame, list) else responses(frame)
-        elif is_agent_request(frame):
-            frame = requests(frame)
-        out.append(encode(placeholders.value(frame)))
+            frame = [ours(item) for item in frame] if isinstance(frame, list) else ours(frame)
+        elif is_agent_request(frame):  # a request, whoever sends it
+            frame = theirs(frame)
+        out.append(Line(line.direction, placeholders.value(frame)))
     return out
+
+
+def _encode(frame: Frame) -> str:
+    return frame.line if isinstance(frame, Unparsed) else encode(frame)
 
 
 def normalize_log(lines: Iterable[Any], placeholders: Placeholders) -> list[Any]:
@@ -156,20 +179,6 @@ def normalize_log(lines: Iterable[Any], placeholders: Placeholders) -> list[Any]
             line = {key: 0 if key in ("createdAt", "time") else value for key, value in line.items()}
         out.append(placeholders.value(line))
     return out
-
-
-@dataclass(frozen=True)
-class _Unparsed:
-    """A stdout line that is not JSON (a server bug the run reports): kept as it is."""
-
-    line: str
-
-
-def _parse(line: str) -> Frame:
-    try:
-        return json.loads(line)
-    except ValueError:
-        return _Unparsed(line)
 
 
 def _session_ids(value: Any) -> Iterable[Any]:

@@ -13,7 +13,7 @@ import re
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -63,6 +63,11 @@ class RunResult:
     failures: list[str]
     config: Path | None = None
     """The user configuration directory the server was given (`ACP_AGENT_CONFIG`)."""
+    scenario: Path | None = None
+    """The scenario directory (the client's lines may name files in it)."""
+    sent_after: list[tuple[int, ...]] = field(default_factory=list)
+    """For each line of `sent`, the indices of the stdout lines its step waited for before writing
+    it (the request it answers, the response or chunk it waited for; none: the first line)."""
 
 
 async def run_scenario(
@@ -133,7 +138,9 @@ async def run_scenario(
     failures += [f"server stderr: {line}" for line in stderr_text.splitlines() if REPLAY_PROBLEM in line]
     if check_fixtures:
         failures += fixtures.check_fixtures(directory, logs)
-    return RunResult(client.stdout, stderr_text, logs, cwd, client.sent, process.returncode, failures, user_config)
+    return RunResult(
+        client.stdout, stderr_text, logs, cwd, client.sent, process.returncode, failures, user_config, directory, client.sent_after
+    )
 
 
 def preseed(source: Path, sessions: Path, cwd: Path) -> None:

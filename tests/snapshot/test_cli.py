@@ -31,7 +31,11 @@ def test_run_writes_the_normalized_transcript_and_fails_on_failures(tmp_path: Pa
     (tmp_path / "scenario" / "session.jsonl").write_text('{"type":"session","version":0,"id":"x","createdAt":0}\n')
     out = tmp_path / "out.jsonl"
     assert main(["run", str(scenario), "--normalize", "--out", str(out)]) == 1
-    created = json.loads(out.read_text().splitlines()[1])
+    document = out.read_text().splitlines()
+    assert document[:3] == ["--- summary ---", "initialize: ok", "session/new: ok"]
+    transcript = document[document.index("--- transcript ---") + 1 :]
+    assert transcript[2].startswith('>> {"jsonrpc":"2.0","id":2,"method":"session/new"')
+    created = json.loads(transcript[3].removeprefix("<< "))
     assert (created["id"], created["result"]["sessionId"]) == (2, "{{sessionId:1}}")
     assert "failure: step 3 (newSessionExpectError): expected an error" in capsys.readouterr().err
 

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from acp_agent.snapshot import demo
+from acp_agent.snapshot.summary import DIM, RESET
 from acp_agent.snapshot.runner import RunResult
 from tests.paths import FIXTURES
 
@@ -98,10 +99,10 @@ def test_thoughts_are_dimmed_on_a_terminal_and_failures_reported(
     assert out.getvalue().splitlines()[2:] == [
         "> go",
         "",
-        f"{demo.DIM}  thinking: hm{demo.RESET}",
+        f"{DIM}  thinking: hm{RESET}",
         "  tool c1: false [failed]",
         "      Error: no",
-        "  error: Internal error: turn failed: x",
+        "  error -32603: Internal error: turn failed: x",
         "",
     ]
     assert capsys.readouterr().err == "failure: the server exited with code 1\n"
@@ -153,7 +154,8 @@ def test_children_are_nested_under_the_call_that_started_them(monkeypatch: pytes
         "      found",
         "  subagent_fork b: Idle",
         "    └ completed:",
-        "  tool y: stray [in_progress]",
         "  stop reason: end_turn",
         "",
+        "after the last answer:",  # its delegating call never completed: it goes last
+        "  tool y: stray [in_progress]",
     ]

@@ -1,6 +1,9 @@
 from __future__ import annotations
 
 import json
+import sys
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -13,9 +16,20 @@ OTHER = "cccccccc-0000-4000-8000-000000000003"
 CWD = "/tmp/run-1/cwd"
 
 
-def run(frames: list[Any], logs: dict[str, list[Any]] | None = None) -> RunResult:
+def run(
+    frames: list[Any],
+    logs: dict[str, list[Any]] | None = None,
+    sent: Sequence[Any] = (),
+    after: list[tuple[int, ...]] | None = None,
+) -> RunResult:
+    """A run of these stdout frames and client lines (`after`: what each client line waited for)."""
     stdout = [f if isinstance(f, str) else json.dumps(f) for f in frames]
-    return RunResult(stdout, "", logs or {}, Path(CWD), [], 0, [])
+    lines = [f if isinstance(f, str) else json.dumps(f) for f in sent]
+    return RunResult(stdout, "", logs or {}, Path(CWD), lines, 0, [], sent_after=after or [])
+
+
+def frames_of(transcript: list[str]) -> list[tuple[str, Any]]:
+    return [(line[:2], json.loads(line[3:])) for line in transcript]
 
 
 def test_ids_are_renumbered_per_direction_in_order_of_appearance() -> None:
@@ -29,8 +43,60 @@ def test_ids_are_renumbered_per_direction_in_order_of_appearance() -> None:
         {"jsonrpc": "2.0", "id": "chosen", "result": {}},
         [{"jsonrpc": "2.0", "id": 9, "result": {}}],
     ]
-    ids = [json.loads(line) for line in normalize_run(run(frames)).transcript]
-    assert [f[0]["id"] if isinstance(f, list) else f["id"] for f in ids] == [1, 1, 2, 2, 1, None, "chosen", 3]
+    ids = [frame[0]["id"] if isinstance(frame, list) else frame["id"] for _, frame in frames_of(normalize_run(run(frames)).transcript)]
+    assert ids == [1, 1, 2, 2, 1, None, "chosen", 3]
+
+
+def test_the_clients_requests_share_the_numbering_of_the_answers_and_its_answers_that_of_the_agents_requests() -> None:
+    frames = [
+        {"jsonrpc": "2.0", "id": 40, "method": "fs/read_text_file", "params": {"path": f"{CWD}/a"}},
+        {"jsonrpc": "2.0", "id": 41, "method": "terminal/create", "params": {}},
+        {"jsonrpc": "2.0", "id": 5, "result": {}},
+    ]
+    sent = [
+        {"jsonrpc": "2.0", "id": 5, "method": "initialize", "params": {}},  # before any frame
+        {"jsonrpc": "2.0", "id": 41, "result": {"terminalId": OTHER}},  # answered first, placed after its request
+        {"jsonrpc": "2.0", "id": 40, "result": {"content": "x"}},
+        {"jsonrpc": "2.0", "id": 99, "result": {}},  # a raw line answering nothing the agent asked
+        "not json",
+    ]
+    transcript = normalize_run(run(frames, sent=sent, after=[(), (1,), (0,), (2,), (2,)])).transcript
+    assert transcript == [
+        '>> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}',
+        '<< {"jsonrpc":"2.0","id":1,"method":"fs/read_text_file","params":{"path":"{{cwd}}/a"}}',
+        '>> {"jsonrpc":"2.0","id":1,"result":{"content":"x"}}',
+        '<< {"jsonrpc":"2.0","id":2,"method":"terminal/create","params":{}}',
+        '>> {"jsonrpc":"2.0","id":2,"result":{"terminalId":"{{uuid:1}}"}}',
+        '<< {"jsonrpc":"2.0","id":1,"result":{}}',
+        '>> {"jsonrpc":"2.0","id":3,"result":{}}',
+        ">> not json",
+    ]
+
+
+def test_a_line_that_waited_for_several_frames_goes_after_the_last_in_the_canonical_order() -> None:
+    def child(route: str, status: str = "in_progress") -> dict[str, Any]:
+        kind = "tool_call" if status == "in_progress" else "tool_call_update"
+        meta = {"acpAgent": {"route": f"s1/{route}", "parentToolCallId": route}}
+        update = {"sessionUpdate": kind, "toolCallId": f"s1/{route}/x", "status": status, "_meta": meta}
+        return {"method": "session/update", "params": {"update": update}}
+
+    def call(call_id: str, status: str) -> dict[str, Any]:
+        kind = "tool_call" if status == "in_progress" else "tool_call_update"
+        return {"method": "session/update", "params": {"update": {"sessionUpdate": kind, "toolCallId": call_id, "status": status}}}
+
+    cancel = {"method": "session/cancel", "params": {}}
+    # b's child showed its call first, then a's: the cancel waited for both.
+    frames = [call("a", "in_progress"), call("b", "in_progress"), child("b"), child("a"),
+              child("a", "failed"), call("a", "failed"), child("b", "failed"), call("b", "failed")]  # fmt: skip
+    transcript = normalize_run(run(frames, sent=[cancel], after=[(2, 3)])).transcript
+    shown = [(d, f.get("method"), f.get("params", {}).get("update", {}).get("toolCallId")) for d, f in frames_of(transcript)]
+    # In the canonical order a's child reads first: the cancel follows b's child's call.
+    assert shown == [
+        ("<<", "session/update", "a"), ("<<", "session/update", "b"),
+        ("<<", "session/update", "s1/a/x"), ("<<", "session/update", "s1/a/x"), ("<<", "session/update", "a"),
+        ("<<", "session/update", "s1/b/x"), (">>", "session/cancel", None),
+        ("<<", "session/update", "s1/b/x"), ("<<", "session/update", "b"),
+    ]  # fmt: skip
 
 
 def test_session_ids_uuids_and_the_cwd_get_placeholders_everywhere() -> None:
@@ -41,9 +107,22 @@ def test_session_ids_uuids_and_the_cwd_get_placeholders_everywhere() -> None:
     ]
     lines = normalize_run(run(frames)).transcript
     assert lines == [
-        '{"id":1,"result":{"sessionId":"{{sessionId:1}}"}}',
-        '{"method":"session/update","params":{"sessionId":"{{sessionId:1}}","update":{"text":"{{uuid:1}} in {{cwd}}/a.txt"}}}',
-        '{"id":2,"result":{"sessionId":"{{sessionId:2}}","note":"{{uuid:1}} {{sessionId:1}}"}}',
+        '<< {"id":1,"result":{"sessionId":"{{sessionId:1}}"}}',
+        '<< {"method":"session/update","params":{"sessionId":"{{sessionId:1}}","update":{"text":"{{uuid:1}} in {{cwd}}/a.txt"}}}',
+        '<< {"id":2,"result":{"sessionId":"{{sessionId:2}}","note":"{{uuid:1}} {{sessionId:1}}"}}',
+    ]
+
+
+def test_the_scenario_the_interpreter_and_loopback_ports_get_placeholders() -> None:
+    servers = [
+        {"command": sys.executable, "args": ["/fixtures/mcp/tools/../server.py"]},
+        {"url": "http://127.0.0.1:40001/mcp"}, {"url": "http://127.0.0.1:40002/sse"}, {"url": "http://127.0.0.1:40001/x"},
+    ]  # fmt: skip
+    sent = [{"id": 1, "method": "session/new", "params": {"mcpServers": servers}}]
+    result = replace(run([], sent=sent), scenario=Path("/fixtures/mcp/tools"))
+    assert normalize_run(result).transcript == [
+        '>> {"id":1,"method":"session/new","params":{"mcpServers":[{"command":"{{python}}","args":["{{scenario}}/../server.py"]},'
+        '{"url":"http://127.0.0.1:{{port:1}}/mcp"},{"url":"http://127.0.0.1:{{port:2}}/sse"},{"url":"http://127.0.0.1:{{port:1}}/x"}]}}'
     ]
 
 
@@ -65,32 +144,17 @@ def test_logs_share_the_tables_and_lose_their_times() -> None:
     }
 
 
-def test_a_line_that_is_not_json_is_kept() -> None:
-    assert normalize_run(run([f"oops {CWD}"])).transcript == ["oops {{cwd}}"]
-
-
-def test_the_snapshot_text_is_the_transcript_then_each_log_under_its_route() -> None:
-    text = Normalized(["{}", "[]"], {"s1": ["{}"], "s2": []}).text()
-    assert text == "--- stdout ---\n{}\n[]\n\n--- log s1 ---\n{}\n\n--- log s2 ---\n"
-
-
-def test_the_clients_answers_to_the_agents_requests_follow_the_transcript_numbered_like_them() -> None:
-    frames = [
-        {"jsonrpc": "2.0", "id": 1, "result": {}},
-        {"jsonrpc": "2.0", "id": 40, "method": "fs/read_text_file", "params": {"path": f"{CWD}/a"}},
-        {"jsonrpc": "2.0", "id": 41, "method": "terminal/create", "params": {}},
+def test_a_line_that_is_not_json_is_kept_and_a_long_one_cut() -> None:
+    assert normalize_run(run([f"oops {CWD}", "3"], sent=["x" * 5000])).transcript == [
+        f">> {'x' * 100}… (5000 characters)",
+        "<< oops {{cwd}}",
+        "<< 3",
     ]
-    sent = [
-        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}),  # a request of ours
-        json.dumps({"jsonrpc": "2.0", "id": 41, "result": {"terminalId": OTHER}}),  # answered first
-        json.dumps({"jsonrpc": "2.0", "id": 40, "result": {"content": "x"}}),
-        json.dumps({"jsonrpc": "2.0", "id": 99, "result": {}}),  # a raw line answering nothing the agent asked
-        "not json",
-    ]
-    result = RunResult([json.dumps(f) for f in frames], "", {}, Path(CWD), sent, 0, [])
-    normalized = normalize_run(result)
-    assert normalized.answers == [
-        '{"jsonrpc":"2.0","id":1,"result":{"content":"x"}}',
-        '{"jsonrpc":"2.0","id":2,"result":{"terminalId":"{{uuid:1}}"}}',
-    ]
-    assert normalized.text().split("\n")[4:8] == ["", "--- client answers ---", *normalized.answers]
+
+
+def test_the_snapshot_text_is_the_summary_the_transcript_then_each_log_under_its_route() -> None:
+    text = Normalized(["> go", "", "  stop reason: end_turn", ""], ["<< {}", ">> []"], {"s1": ["{}"], "s2": []}).text()
+    assert text == (
+        "--- summary ---\n> go\n\n  stop reason: end_turn\n\n--- transcript ---\n<< {}\n>> []\n\n"
+        "--- log s1 ---\n{}\n\n--- log s2 ---\n"
+    )

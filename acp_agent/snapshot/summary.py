@@ -1,0 +1,246 @@
+"""The tree view of a run (`acp-agent demo` prints it; each snapshot starts with it).
+
+Read from the interleaved frames (`transcript.interleave`), so it shows what an editor's user saw,
+in the order the snapshot shows it: each prompt, then the parent's thoughts and messages, each
+tool call (its name from the session logs, and what the user answered when asked), under each
+delegating call the child's own tool calls (nested by the `_meta.acpAgent.parentToolCallId` they
+carry on the wire) and, last, `└ <status>: <the result the parent got>`; where the client
+cancelled; then the stop reason. With `requests`, every other request the client sent gets one
+line with its outcome (what a session load replayed below it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from acp_agent.snapshot.frames import (
+    FINAL_STATUSES,
+    Frame,
+    child_route,
+    encode,
+    is_agent_request,
+    is_response,
+    parent_tool_call,
+    session_update,
+)
+from acp_agent.snapshot.transcript import CLIENT, Line, Unparsed
+
+DIM, RESET = "\x1b[2m", "\x1b[0m"
+BRANCH, LAST = "  │ ", "  └ "
+"""How a delegating call's nested lines and its result line start (below the call's own indent)."""
+CANCEL = "  (the client cancels)"
+LEFT_OVER = "after the last answer:"
+STRAY = 60
+"""How much of a garbage line the summary quotes."""
+TEXTS = {"agent_thought_chunk": "thinking", "agent_message_chunk": "agent", "user_message_chunk": "user"}
+"""The chunks shown, and how their lines start."""
+
+
+@dataclass
+class Call:
+    """A tool call as the wire showed it, with the calls of the child agent it started."""
+
+    wire_id: str
+    title: str
+    status: str
+    result: list[str] = field(default_factory=list)
+    children: list[Call] = field(default_factory=list)
+    asked: str | None = None
+    """What the user answered when asked for permission (an option id, or `cancelled`)."""
+
+
+@dataclass
+class Text:
+    kind: str
+    """A key of `TEXTS`."""
+    pieces: list[str]
+
+
+@dataclass
+class Tree:
+    logs: Mapping[str, Sequence[Any]]
+    color: bool = False
+    """Dim the thoughts (for a terminal)."""
+    requests: bool = True
+    """Show the client's requests other than prompts too (one line each)."""
+    _items: list[Text | Call | str] = field(default_factory=list)
+    _calls: dict[str, Call] = field(default_factory=dict)
+    _sent: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """The client's requests, by encoded id."""
+    _asked: dict[str, Call] = field(default_factory=dict)
+    """The calls of the agent's permission requests, by encoded id."""
+    _stray: list[str] = field(default_factory=list)
+    """The client's lines that are neither requests nor answers (a scenario's garbage), quoted."""
+
+    def render(self, lines: Sequence[Line]) -> list[str]:
+        names, delegations = _calls_in_logs(self.logs)
+        out: list[str] = []
+        for line in lines:
+            frame: Frame = line.frame
+            if line.direction == CLIENT:
+                self._client(frame, out)
+            elif is_response(frame):
+                for response in frame if isinstance(frame, list) else [frame]:
+                    block = self._answered(response, names, delegations)
+                    if block[:1] == [""] and not (out and out[-1]):  # one blank line between blocks
+                        block = block[1:]
+                    out += block
+            elif (update := session_update(frame)) is not None:
+                self._update(frame, update)
+            elif is_agent_request(frame) and frame["method"] == "session/request_permission":
+                tool_call = (frame.get("params") or {}).get("toolCall") or {}
+                call = self._calls.get(str(tool_call.get("toolCallId")))
+                if call is not None:
+                    self._asked[encode(frame["id"])] = call
+        if self._items:  # shown after the last answer (a child whose delegating call never ended)
+            out += [LEFT_OVER, *self._flush(names, delegations)]
+        return out
+
+    def _client(self, frame: Frame, out: list[str]) -> None:
+        if isinstance(frame, dict) and "method" in frame and "id" in frame:
+            self._sent[encode(frame["id"])] = frame
+        elif isinstance(frame, dict) and frame.get("method") == "session/cancel":
+            self._items.append(CANCEL)
+        elif isinstance(frame, dict) and "method" in frame:
+            if self.requests:
+                out.append(f"{frame['method']}: a notification, no answer")
+        elif is_response(frame) and isinstance(frame, dict) and encode(frame.get("id")) in self._asked:
+            outcome = (frame.get("result") or {}).get("outcome") or {}
+            self._asked.pop(encode(frame["id"])).asked = outcome.get("optionId") or outcome.get("outcome")
+        elif not is_response(frame):  # garbage the next unclaimed answer is for
+            text = frame.line if isinstance(frame, Unparsed) else encode(frame)
+            self._stray.append(repr(text if len(text) <= STRAY else text[:STRAY] + "…"))
+
+    def _answered(self, response: dict[str, Any], names: dict[str, str], delegations: set[str]) -> list[str]:
+        """The lines for a request the agent answered, with what it showed since the last answer."""
+        request = self._sent.get(encode(response.get("id")), {})
+        items = self._flush(names, delegations)
+        if request.get("method") == "session/prompt":
+            return ["", f"> {_prompt_text(request['params']['prompt'])}", "", *items, f"  {_outcome(response)}", ""]
+        if not self.requests:
+            return []
+        if not request:  # the answer to a line that is no request of ours: garbage, on purpose
+            request = {"method": self._stray.pop(0) if self._stray else f"(a line answered with id {encode(response.get('id'))})"}
+        return [f"{request['method']}: {_outcome(response)}", *items]
+
+    def _flush(self, names: dict[str, str], delegations: set[str]) -> list[str]:
+        """The lines of what the agent showed since the last answer; forgotten once shown."""
+        lines: list[str] = []
+        for item in self._items:
+            if isinstance(item, str):
+                lines.append(item)
+            else:
+                lines += self._text(item) if isinstance(item, Text) else _render(item, "  ", names, delegations)
+        self._items, self._calls = [], {}
+        return lines
+
+    def _update(self, frame: dict[str, Any], update: dict[str, Any]) -> None:
+        kind = update.get("sessionUpdate")
+        if kind in TEXTS:
+            content = update.get("content") or {}
+            text = content.get("text", "") if content.get("type", "text") == "text" else f" {_prompt_text([content])}"
+            last = self._items[-1] if self._items else None
+            if isinstance(last, Text) and last.kind == kind:
+                last.pieces.append(text)
+            else:
+                self._items.append(Text(kind, [text]))
+        elif kind == "tool_call":
+            call = Call(update["toolCallId"], update.get("title", ""), update.get("status", ""))
+            if call.status in FINAL_STATUSES:  # a replayed call shows its result at once
+                call.result = _content_lines(update)
+            self._calls[call.wire_id] = call
+            # A child's call goes under the call that started the child (a stray one, at the top).
+            parent = self._calls.get(parent_tool_call(frame) or "") if child_route(frame) is not None else None
+            (parent.children if parent is not None else self._items).append(call)
+        elif kind == "tool_call_update" and update.get("toolCallId") in self._calls:
+            call = self._calls[update["toolCallId"]]
+            call.status = update.get("status") or call.status
+            if "content" in update:  # an update's content replaces the card's
+                call.result = _content_lines(update)
+
+    def _text(self, item: Text) -> list[str]:
+        head = f"  {TEXTS[item.kind]}: "
+        first, *rest = "".join(item.pieces).split("\n")
+        lines = [head + first, *(f"{' ' * len(head)}{line}".rstrip() for line in rest)]
+        if item.kind == "agent_thought_chunk" and self.color:
+            return [f"{DIM}{line}{RESET}" for line in lines]
+        return lines
+
+
+def _content_lines(update: dict[str, Any]) -> list[str]:
+    """A card's content as lines: its text, and a line naming each terminal or diff."""
+    lines: list[str] = []
+    for item in update.get("content") or []:
+        if item.get("type") == "terminal":
+            lines.append(f"[terminal {item.get('terminalId')}]")
+        elif item.get("type") == "diff":
+            lines.append(f"[diff {item.get('path')}]")
+        else:
+            lines += (item.get("content") or {}).get("text", "").splitlines()
+    return lines
+
+
+def _prompt_text(blocks: Sequence[dict[str, Any]]) -> str:
+    """A prompt's blocks on one line: the text as typed, attachments named."""
+    words = []
+    for block in blocks:
+        kind = block.get("type", "text")
+        if kind == "text":
+            words.append(block.get("text", ""))
+        elif kind == "resource":
+            words.append(f"[resource {(block.get('resource') or {}).get('uri')}]")
+        elif kind == "resource_link":
+            words.append(f"[link {block.get('uri')}]")
+        else:
+            words.append(f"[{kind}]")
+    return " ".join(words)
+
+
+def _render(call: Call, indent: str, names: dict[str, str], delegations: set[str]) -> list[str]:
+    """A call's lines: a delegating call as a branch (its child's calls, then the result the
+    parent got), any other call as one line with its output below."""
+    label = f"{indent}{names.get(call.wire_id, 'tool')} {call.wire_id.rsplit('/', 1)[-1]}: {call.title}"
+    asked = "" if call.asked is None else f" (asked: {call.asked})"
+    if call.wire_id not in delegations and not call.children:
+        return [f"{label} [{call.status}]{asked}", *(f"{indent}    {line}".rstrip() for line in call.result)]
+    lines = [label + asked]
+    for child in call.children:
+        lines += _render(child, indent + BRANCH, names, delegations)
+    first, *rest = call.result or [""]
+    lines.append(f"{indent}{LAST}{call.status}: {first}".rstrip())
+    return lines + [f"{indent}{' ' * len(LAST)}{line}".rstrip() for line in rest]
+
+
+def _calls_in_logs(logs: Mapping[str, Sequence[Any]]) -> tuple[dict[str, str], set[str]]:
+    """From the session logs: each tool call's name by its wire id (a child's ids are prefixed
+    with its route), and the wire ids of the calls that started a child agent."""
+    headers = {route: lines[0] for route, lines in logs.items() if lines and isinstance(lines[0], dict)}
+    routes_by_session = {header.get("id"): route for route, header in headers.items()}
+
+    def wire_id(route: str, call_id: str) -> str:
+        return call_id if not headers[route].get("parentSession") else f"{route}/{call_id}"
+
+    names = {
+        wire_id(route, event["data"]["callId"]): event["data"]["name"]
+        for route, lines in logs.items()
+        if route in headers
+        for event in lines[1:]
+        if isinstance(event, dict) and event.get("type") == "tool/call"
+    }
+    delegations = {
+        wire_id(routes_by_session[header["parentSession"]], header["spawnCallId"])
+        for header in headers.values()
+        if header.get("parentSession") in routes_by_session and header.get("spawnCallId")
+    }
+    return names, delegations
+
+
+def _outcome(response: dict[str, Any]) -> str:
+    if "error" in response:
+        error = response["error"] if isinstance(response["error"], dict) else {}
+        return f"error {error.get('code')}: {error.get('message')}"
+    result = response.get("result")
+    stop = result.get("stopReason") if isinstance(result, dict) else None
+    return f"stop reason: {stop}" if stop else "ok"
