@@ -24,7 +24,6 @@ from acp_agent.llm.openai_wire import (
     reasoning_carried,
     wire_messages,
 )
-from acp_agent.llm.replay import ChunksEntry, derive_script, read_jsonl
 from acp_agent.llm.request import AssistantMessage, LlmRequest, ToolMessage, ToolSchema, UserMessage
 from acp_agent.session.content import (
     BlobResourceContents,
@@ -40,6 +39,7 @@ from acp_agent.session.content import (
 from tests.paths import UPSTREAM
 
 from .openai_server import DONE, chunk, content, finish, reasoning, tool, tools
+from .recorded_sse import as_sse, recorded_calls
 
 # --- request bodies -----------------------------------------------------------------------------
 
@@ -485,48 +485,6 @@ def test_excerpts_are_short() -> None:
 
 
 # --- the recorded DeepSeek streams, rebuilt as SSE, come back as they were recorded -------------
-
-FINISH = {"stop": "stop", "tool-calls": "tool_calls", "max-tokens": "length"}
-
-
-def as_sse(chunks: list[StreamChunk]) -> bytes:
-    """The SSE events DeepSeek sent for a recorded call (inverting the translation)."""
-    frames = [chunk({"role": "assistant", "content": None, "reasoning_content": ""})]
-    wire: dict[int, int] = {}
-    named: set[str] = set()
-    usage: dict[str, Any] | None = None
-    for c in chunks:
-        if c.type == "block-start" and c.block_type == "tool-call":
-            wire[c.index] = len(wire)
-        elif c.type == "reasoning-delta":
-            frames.append(reasoning(c.text))
-        elif c.type == "text-delta":
-            frames.append(content(c.text))
-        elif c.type == "tool-call-delta":
-            first = c.id not in named
-            named.add(c.id)
-            frames.append(tools(tool(wire[c.index], c.arguments_delta, id=c.id if first else None, name=c.name)))
-        elif c.type == "usage":
-            u = c.usage
-            usage = {
-                "prompt_tokens": u.input_tokens + (u.cache_read_tokens or 0),
-                "completion_tokens": u.output_tokens,
-                "prompt_cache_hit_tokens": u.cache_read_tokens,
-                "prompt_cache_miss_tokens": u.input_tokens,
-                "completion_tokens_details": {"reasoning_tokens": u.reasoning_tokens},
-            }
-        elif c.type == "finish":
-            frames += [finish(FINISH[c.reason.kind], usage), DONE]
-    return b"".join(frames)
-
-
-def recorded_calls() -> list[tuple[str, list[StreamChunk]]]:
-    calls = []
-    for path in sorted(UPSTREAM.glob("*/session*.jsonl")) if UPSTREAM.is_dir() else []:
-        for i, entry in enumerate(derive_script(read_jsonl(path), path.name)):
-            assert isinstance(entry, ChunksEntry)
-            calls.append((f"{path.parent.name}/{path.name}#{i}", entry.chunks))
-    return calls
 
 
 @pytest.mark.skipif(not UPSTREAM.is_dir(), reason="shared upstream scenarios absent")
