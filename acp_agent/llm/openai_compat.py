@@ -29,8 +29,7 @@ import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing, suppress
-from dataclasses import fields
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from pydantic import Field, field_validator
@@ -44,7 +43,6 @@ from acp_agent.llm import codes
 from acp_agent.session.content import StreamChunk
 from acp_agent.llm.errors import LlmError
 from acp_agent.llm.openai_wire import (
-    ReasoningHistory,
     RequestOptions,
     SseDecoder,
     StreamFailure,
@@ -93,31 +91,21 @@ class RetryPolicy(PluginConfig):
     """The longest backoff, in seconds (before jitter, which only shortens it)."""
 
 
-class Config(PluginConfig):
+class Config(PluginConfig, RequestOptions):
+    """The row's config: the `RequestOptions` it adds to every request (their fields and
+    defaults), and:"""
+
     provider: str = "deepseek"
     """The provider name requests must carry (the agents row's `provider`) for this adapter to serve them."""
     base_url: str = Field(default_factory=lambda: os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL, validate_default=True)
     """Where the API lives; `/chat/completions` is appended. Default: `$DEEPSEEK_BASE_URL`, else DeepSeek's."""
     api_key_env: str | None = DEFAULT_KEY_ENV
     """The environment variable holding the API key; empty or null for a server that needs none."""
-    model: str | None = None
-    """Sent only when a request names no model: requests carry the agents row's `model`."""
-    max_tokens: int | None = None
-    """Sent when the request sets no `max_tokens` (the agents row's `maxTokens`)."""
-    temperature: float | None = None
-    reasoning_effort: str | None = None
-    """`reasoning_effort` (DeepSeek: low/high/max; OpenAI: minimal/low/medium/high)."""
-    thinking: Literal["enabled", "disabled"] | None = None
-    """DeepSeek's thinking-mode switch: `thinking: {type: ...}`."""
-    reasoning_history: ReasoningHistory = "tool-turns"
-    """Which earlier reasoning goes back as `reasoning_content` (see `openai_wire.reasoning_carried`)."""
     connect_timeout: float = Field(10.0, gt=0)
     """Seconds to connect (and to send the request)."""
     stream_idle_timeout: float = Field(120.0, gt=0)
     """Seconds the provider may stay silent (before the answer starts, or between two reads)."""
     retry: RetryPolicy = RetryPolicy()
-    extra_body: dict[str, Any] = {}
-    """Merged into every request body last (provider-specific parameters)."""
 
     @field_validator(
         "api_key_env", "model", "max_tokens", "temperature", "reasoning_effort", "thinking", mode="before"
@@ -133,10 +121,6 @@ class Config(PluginConfig):
         if not value.startswith(("http://", "https://")):
             raise ValueError(f"baseUrl must start with http:// or https://, got {value!r}")
         return value.rstrip("/")
-
-    def options(self) -> RequestOptions:
-        """The request options this config sets: its fields of the same names."""
-        return RequestOptions(**{option.name: getattr(self, option.name) for option in fields(RequestOptions)})
 
 
 # --- failures -----------------------------------------------------------------------------------
@@ -262,7 +246,6 @@ class OpenAICompat:
         )
         """The key this row needs (None: the server takes none)."""
         self.url = f"{config.base_url}/chat/completions"
-        self._options = config.options()
         self._jitter = jitter
         self._client: httpx.AsyncClient | None = None
 
@@ -273,7 +256,7 @@ class OpenAICompat:
         headers = {"Accept": "text/event-stream", "Content-Type": "application/json"}
         if key is not None:
             headers["Authorization"] = f"Bearer {key}"
-        return self._stream(request, headers, encode(chat_request(request, self._options)), key)
+        return self._stream(request, headers, encode(chat_request(request, self.config)), key)
 
     def _key(self) -> str | None:
         if self.api_key is None:

@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 from pydantic_core import from_json
 
+from acp_agent.kernel.models import Model
 from acp_agent.llm import codes, texts
 from acp_agent.session.content import (
     BlockEnd,
@@ -52,19 +52,23 @@ EXCERPT = 200
 # --- the request --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class RequestOptions:
-    """What the adapter's config adds to a request (None: leave the provider's default)."""
+class RequestOptions(Model):
+    """What the adapter's config adds to a request (None: leave the provider's default). The
+    `openai_compat` row's config is these fields (with these defaults) and its own."""
 
     model: str | None = None
-    """Sent when the request names no model (the agents row's model is what requests carry)."""
+    """Sent only when a request names no model: requests carry the agents row's `model`."""
     max_tokens: int | None = None
-    """Sent when the request sets no `max_tokens` of its own."""
+    """Sent when the request sets no `max_tokens` (the agents row's `maxTokens`)."""
     temperature: float | None = None
     reasoning_effort: str | None = None
+    """`reasoning_effort` (DeepSeek: low/high/max; OpenAI: minimal/low/medium/high); a request's
+    chosen thought level wins."""
     thinking: Literal["enabled", "disabled"] | None = None
+    """DeepSeek's thinking-mode switch: `thinking: {type: ...}`."""
     reasoning_history: ReasoningHistory = "tool-turns"
-    extra_body: dict[str, Any] = field(default_factory=dict)
+    """Which earlier reasoning goes back as `reasoning_content` (see `reasoning_carried`)."""
+    extra_body: dict[str, Any] = {}
     """Merged into the body last: provider-specific knobs (`top_p`, `seed`, Ollama's `options`)."""
 
 
