@@ -35,6 +35,8 @@ CANCEL_REQUEST = "$/cancel_request"
 
 _ANSWERED: ContextVar[list[Callable[[], None]]] = ContextVar("answered")
 """The callbacks to run once the request being handled in this context is answered."""
+_READ_AT: ContextVar[int] = ContextVar("read_at")
+"""Where the request being handled in this context was read (see `Connection.read_at`)."""
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 _ASCII_ENCODER = json.JSONEncoder(separators=(",", ":"))
@@ -99,6 +101,8 @@ class Connection:
         """Requests whose caller stopped waiting (cancelled, timed out): their late answers are
         expected and dropped quietly."""
         self._next_id = 0
+        self._reads = 0
+        """Requests read so far (a batch's items one by one): the next one's read position."""
         self._closed = False
         self._reading = anyio.CancelScope()
         self.state: Any = None
@@ -138,14 +142,19 @@ class Connection:
             return
         if is_response(obj):
             self._resolve(obj, text)
-        elif isinstance(obj, list) and obj:
-            requests.start_soon(self._dispatch_batch, obj, text)
+            return
+        read_at = self._reads
+        if isinstance(obj, list) and obj:
+            self._reads += len(obj)
+            requests.start_soon(self._dispatch_batch, obj, text, read_at)
         else:
-            requests.start_soon(self._dispatch, obj, text)
+            self._reads += 1
+            requests.start_soon(self._dispatch, obj, text, read_at)
 
-    async def _dispatch(self, obj: Any, text: str) -> None:
+    async def _dispatch(self, obj: Any, text: str, read_at: int) -> None:
         answered: list[Callable[[], None]] = []
         _ANSWERED.set(answered)  # this task's own context: the handler's tasks copy it
+        _READ_AT.set(read_at)
         try:
             response = await self._answer(obj, text)
             if response is not None:
@@ -154,7 +163,7 @@ class Connection:
             for callback in answered:
                 callback()
 
-    async def _dispatch_batch(self, batch: list[Any], text: str) -> None:
+    async def _dispatch_batch(self, batch: list[Any], text: str, read_at: int) -> None:
         """Each item answered on its own, the answers sent together (none for notifications)."""
         if len(batch) > frames.MAX_BATCH:
             message = f"Invalid request: a batch of more than {frames.MAX_BATCH} requests"
@@ -167,6 +176,7 @@ class Connection:
             # prompt waiting for another item's turn in the same batch would wait forever.
             answered: list[Callable[[], None]] = []
             _ANSWERED.set(answered)
+            _READ_AT.set(read_at + index)
             try:
                 answers[index] = await self._answer(item, text)
             finally:
@@ -227,6 +237,13 @@ class Connection:
             response = error_frame(request_id, INVALID_REQUEST, f"the answer is not usable: {problem}")
         waiter.response = response
         waiter.done.set()
+
+    @staticmethod
+    def read_at() -> int:
+        """Where the request being handled was read: requests are numbered in the order the
+        connection read them (a batch's items in item order). Each runs in a task of its own, so
+        handlers may run out of that order; this is how one tells which came first."""
+        return _READ_AT.get()
 
     @staticmethod
     def when_answered(callback: Callable[[], None]) -> None:

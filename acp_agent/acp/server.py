@@ -102,6 +102,7 @@ PROMPT_BLOCK_TYPES = ("text", "resource_link", "resource", "image")
 LIST_PAGE_SIZE = 50
 """Sessions per `session/list` page."""
 CLOSED_BY_CLIENT = "the client closed the session"
+CANCELLED_BY_CLIENT = "cancelled by the client"
 EXTENSIONS = {"acpAgent": {"promptQueueing": True}}
 """`agentCapabilities._meta`: what this agent does beyond the protocol. `promptQueueing`: a prompt
 sent while another runs is queued, not refused (`prompt`)."""
@@ -363,18 +364,31 @@ class AcpServer:
             ticket = self.commands.start(entry.agent, content, hold=True)
         else:
             ticket = entry.agent.followup(content, hold=True)
+        # Requests run in tasks of their own: a cancel read after this prompt may have run first.
+        read_at = Connection.read_at()
+        if entry.cancelled_at > read_at:
+            ticket.cancel(CANCELLED_BY_CLIENT)
+        entry.prompts[ticket] = read_at
         self.conn.when_answered(ticket.release)
-        reason = await ticket.wait()
+        try:
+            reason = await ticket.wait()
+        finally:
+            del entry.prompts[ticket]
         if reason.kind == "error" and reason.code == MISSING_CREDENTIAL:  # the message names the variable
             raise auth.auth_required(reason.message, self.auth_methods)
         return PromptResult(stop_reason=_stop_reason(reason))
 
     async def cancel(self, params: CancelParams) -> None:
-        """End the running prompt and those queued before this notification (they answer
-        `cancelled`); a prompt that arrives after it runs."""
+        """End the running prompt and those read before this notification (they answer
+        `cancelled`); a prompt read after it runs. Read order decides, not the order the request
+        tasks happen to run in (`Connection.read_at`): a prompt read earlier whose turn is not
+        queued yet is cancelled once it is (`prompt`), one read later but queued already is spared."""
         entry = self.wire.sessions.get(params.session_id)
         if entry is not None:  # an unknown or idle session: nothing to cancel
-            entry.agent.cancel("cancelled by the client")
+            read_at = Connection.read_at()
+            entry.cancelled_at = max(entry.cancelled_at, read_at)
+            later = [ticket for ticket, at in entry.prompts.items() if at > read_at]
+            entry.agent.cancel(CANCELLED_BY_CLIENT, sparing=later)
 
     async def close(self) -> None:
         """The client went away: cancel every running turn so its prompt answers."""

@@ -18,7 +18,7 @@ from acp_agent.acp.updates import ShownText, UpdateFrames, UpdateMapper
 from acp_agent.kernel.scope import Disposer
 
 if TYPE_CHECKING:
-    from acp_agent.agent.agent import Agent
+    from acp_agent.agent.agent import Agent, Ticket
     from acp_agent.commands import Announcer
 
 
@@ -29,6 +29,10 @@ class AcpSession:
     agent: Agent
     commands: Announcer | None = None
     """Sends the session's slash commands (None in a composition without `ctx.get(COMMANDS)`)."""
+    prompts: dict[Ticket, int] = field(default_factory=dict)
+    """The prompts waiting for their answer, by ticket: where each was read (`Connection.read_at`)."""
+    cancelled_at: int = -1
+    """Where the latest `session/cancel` handled for the session was read (-1: none yet)."""
 
 
 @dataclass(eq=False)

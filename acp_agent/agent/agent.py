@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -134,16 +134,17 @@ class Agent:
         else:
             self._turn.steering.append(content)
 
-    def cancel(self, reason: str | None = None) -> None:
-        """End the running turn and every turn queued before this call `aborted` (with `reason`).
+    def cancel(self, reason: str | None = None, *, sparing: Collection[Ticket] = ()) -> None:
+        """End the running turn and every turn queued before this call `aborted` (with `reason`),
+        but those of the tickets in `sparing` (messages the caller knows came after its cancel).
 
         A queued message still gets its turn, which ends at once without asking the model: the
         message is logged, as the client showed it. What is queued after the cancel runs.
         """
         for ticket in [self._running, *self._inbox]:
-            if ticket is not None:
+            if ticket is not None and ticket not in sparing:
                 ticket.cancel(reason)
-        if self._turn is not None:
+        if self._turn is not None and self._running not in sparing:
             self._turn.scope.cancel()
 
     async def when_idle(self) -> None:

@@ -266,6 +266,28 @@ async def test_cancel_ends_a_running_prompt_and_is_a_no_op_for_unknown_or_idle_s
     assert ends == [{"kind": "aborted", "reason": "cancelled by the client"}, {"kind": "completed"}]
 
 
+async def test_read_order_decides_what_a_cancel_ends_whichever_request_runs_first(tmp_path: Path) -> None:
+    # A batch's items are handled a task later than a frame read after the batch, so in one write
+    # `[prompt]` then a cancel runs the cancel's handler first, and `[cancel]` then a prompt the
+    # prompt's: the cancel still ends the prompt read before it, and only that one.
+    server = Scripted(tmp_path, [{"text": "Ran."}])
+    async with server.serve() as wire:
+        session_id = await server.new_session(wire)
+
+        def prompt(request_id: int, said: str) -> dict[str, Any]:
+            params = {"sessionId": session_id, "prompt": [text(said)]}
+            return {"jsonrpc": "2.0", "id": request_id, "method": "session/prompt", "params": params}
+
+        cancel = {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session_id}}
+        await wire.send_raw(f"{json.dumps([prompt(101, 'Before.')])}\n{json.dumps(cancel)}\n".encode())
+        assert result_of(await wire.response(101)) == {"stopReason": "cancelled"}
+        await wire.send_raw(f"{json.dumps([cancel])}\n{json.dumps(prompt(102, 'After.'))}\n".encode())
+        assert result_of(await wire.response(102)) == {"stopReason": "end_turn"}
+    assert message_text(wire, session_id) == "Ran."
+    ends = [e["data"]["reason"] for e in session_log(server.sessions, session_id) if e.get("type") == "turn/end"]
+    assert ends == [{"kind": "aborted", "reason": "cancelled by the client"}, {"kind": "completed"}]
+
+
 async def test_turn_failures_and_limits_answer_the_prompt(tmp_path: Path) -> None:
     many_steps = [{"toolCalls": [{"id": f"c{i}", "name": "no_such_tool", "arguments": {}}]} for i in range(50)]
     server = Scripted(
