@@ -162,13 +162,14 @@ class AcpServer:
     async def new_session(self, params: NewSessionParams) -> NewSessionResult:
         servers = self._check_workspace(params.cwd, params.additional_directories, params.mcp_servers)
         agent = await self.ctx.get(AGENTS).create(cwd=params.cwd)
-        self._open(agent)
         self._connect(agent, servers)
+        self._open(agent)
         return NewSessionResult(session_id=agent.id, **modes.session_state(self.ctx, agent))
 
     def _connect(self, agent: Agent, servers: list[ServerSpec]) -> None:
         """Connect the session's MCP servers once its answer is out (the SDK's import and the
-        servers' start-up must not hold it up)."""
+        servers' start-up must not hold it up). Called before `_open`, so the servers' `/mcp` is
+        in the first command list the session announces."""
         if servers:
             self.conn.when_answered(lambda: self.ctx.get(MCP).open(agent, servers))
 
@@ -202,8 +203,8 @@ class AcpServer:
                 agent = await self._restore(session_id, cwd, loaded, replay)
             finally:
                 unclaim()  # a no-op once the agent's log took the lock over
-            self._open(agent)
             self._connect(agent, servers)
+            self._open(agent)
             return agent
 
     async def _restore(self, session_id: str, cwd: str, loaded: LoadedSession, replay: bool) -> Agent:

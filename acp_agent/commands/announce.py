@@ -18,7 +18,8 @@ class Announcer:
     at `start()`, which the client layer calls once its answer opening the session is out (an
     editor drops an update about a session it does not know yet), and then at each `refresh()`
     whose list differs from the last one sent: the start of each turn (command files are re-read)
-    and any registration coming or going. Nothing is sent before `start()`."""
+    and any registration coming or going. Nothing is sent before `start()`, nor once the agent's
+    scope is being disposed (its own commands going with it change no list anyone will read)."""
 
     def __init__(self, registry: CommandRegistry, agent: Agent, send: Callable[[Sequence[Command]], None]) -> None:
         self._registry = registry
@@ -32,7 +33,7 @@ class Announcer:
         self.refresh()
 
     def refresh(self) -> None:
-        if not self._started:
+        if not self._started or self._agent.scope.disposed:
             return
         commands = self._registry.commands(self._agent)
         shown = tuple((command.name, command.description, command.input_hint) for command in commands)

@@ -3,18 +3,17 @@
 Row: `{id: mcp, name: acp_agent.mcp.plugin, config: {startupTimeout: 30, callTimeout: 120,
 maxOutputBytes: 30000, trustReadOnlyHint: false}}`. It registers the `mcp/status` and `mcp/tools`
 event types, the wait for servers before each model call, the sharing of a session's connections
-with its children, the closing of every connection at shutdown and, when the composition has a
-command list (the commands row comes first), the `/mcp` command. A client layer opens a
-session's servers (`ctx.get(MCP).open(agent, specs)`) once it has answered the request that named them.
+with its children and the closing of every connection at shutdown. A client layer opens a
+session's servers (`ctx.get(MCP).open(agent, specs)`) once it has answered the request that named
+them; that session then offers `/mcp` when the composition has a command list (the commands row
+comes first).
 """
 
 from __future__ import annotations
 
 from acp_agent.agent.loop import BEFORE_MODEL_CALL
-from acp_agent.commands import COMMANDS, Command
 from acp_agent.environ import credential_names
 from acp_agent.kernel import SHUTDOWN, Context, Disposer, combine
-from acp_agent.mcp import texts
 from acp_agent.mcp.events import StatusEvent, ToolsEvent
 from acp_agent.mcp.limits import Limits
 from acp_agent.mcp.session import MCP, McpService
@@ -31,9 +30,6 @@ def apply(ctx: Context, config: Limits) -> Disposer:
     # Credential variables are read when a server starts: adapter rows may come after this one.
     service = McpService(ctx, config, lambda: credential_names(ctx))
     registry = ctx.get(SESSIONS).registry
-    # `/mcp` joins the session's command list when the composition has one (a row before this).
-    status = Command("mcp", texts.COMMAND_DESCRIPTION, service.status_command)
-    command = ctx.get(COMMANDS).add(status) if ctx.has(COMMANDS) else None
     return combine(
         registry.register(StatusEvent, "free"),
         registry.register(ToolsEvent, "free"),
@@ -41,5 +37,4 @@ def apply(ctx: Context, config: Limits) -> Disposer:
         ctx.events.on(BEFORE_MODEL_CALL, service.before_model_call),
         ctx.events.on(INHERIT, service.inherit),
         ctx.events.on(SHUTDOWN, service.close_all),
-        *([command] if command is not None else []),
     )

@@ -7,8 +7,10 @@ the session agent's scope, and in the scope of every child agent of the session 
 the session's connections, with their own tool filter); names are assigned across all servers in
 `mcpServers` order. Each state change is logged as `mcp/status`; the MCP tools each model call
 sees are logged as `mcp/tools` when they change (`before_model_call`, which first waits for
-servers still connecting, up to `startupTimeout`). Closing the session (or its agent's disposal)
-closes every connection; `close` waits until the servers are gone.
+servers still connecting, up to `startupTimeout`). With a command list in the composition, the
+session offers `/mcp` (its servers' state, no model call); a session without servers does not.
+Closing the session (or its agent's disposal) closes every connection; `close` waits until the
+servers are gone.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from acp_agent.mcp.limits import Limits
 from acp_agent.mcp.names import assign
 from acp_agent.mcp.servers import ServerSpec
 from acp_agent.mcp.tool import McpTool
-from acp_agent.commands import Invocation, reply
+from acp_agent.commands import COMMANDS, Command, Invocation, reply
 from acp_agent.mcp import texts
 from acp_agent.processes.registry import PROCESSES, ProcessRegistry
 from acp_agent.session.events import COMMAND_SOURCE, SessionEvent, TurnEndReason
@@ -202,11 +204,15 @@ class McpService:
         """Per session log: the MCP tools its last `mcp/tools` event names."""
 
     def open(self, agent: Agent, specs: Sequence[ServerSpec]) -> None:
-        """Connect `agent`'s session to `specs` (in the background); closed with the agent."""
+        """Connect `agent`'s session to `specs` (in the background) and offer it `/mcp` (when the
+        composition has a command list); both go with the agent."""
         processes = self._ctx.get(PROCESSES) if self._ctx.has(PROCESSES) else None
         session = McpSession(agent, specs, self.limits, self._hidden(), processes)
         self._sessions[agent] = session
         agent.scope.add(lambda: self._forget(agent))
+        commands = self._ctx.find(COMMANDS)
+        if commands is not None:
+            commands.add(status_command(session), owner=agent.scope)
         self._ctx.tasks.start_soon(session.run, name=f"mcp servers of {agent.route}")
 
     def of(self, agent: Agent) -> McpSession | None:
@@ -240,17 +246,6 @@ class McpService:
         session = self.of(parent)
         return session.share_with if session is not None else None
 
-    def status_command(self, invocation: Invocation) -> Ticket:
-        """`/mcp`: the session's servers, as they are when its turn runs (no model call)."""
-
-        async def body(agent: Agent, turn: int) -> TurnEndReason:
-            session = self.of(agent)
-            servers = session.status() if session is not None else []
-            lines = [texts.status_line(s.name, s.transport, s.state, s.tools, s.error) for s in servers]
-            return await reply(texts.status_report(lines))(agent, turn)
-
-        return invocation.followup(invocation.content, COMMAND_SOURCE, body)
-
     async def before_model_call(self, agent: Agent) -> None:
         """Wait for servers still connecting; log the MCP tools this call sees if they changed."""
         session = self.of(agent)
@@ -263,6 +258,19 @@ class McpService:
         if tools != self._seen[log_]:
             self._seen[log_] = tools
             log_.append(TOOLS_EVENT, ToolsData(tools=tools), ignorable=True)
+
+
+def status_command(session: McpSession) -> Command:
+    """`/mcp`: `session`'s servers, as they are when its turn runs (no model call)."""
+
+    def run(invocation: Invocation) -> Ticket:
+        async def body(agent: Agent, turn: int) -> TurnEndReason:
+            lines = [texts.status_line(s.name, s.transport, s.state, s.tools, s.error) for s in session.status()]
+            return await reply(texts.status_report(lines))(agent, turn)
+
+        return invocation.followup(invocation.content, COMMAND_SOURCE, body)
+
+    return Command("mcp", texts.COMMAND_DESCRIPTION, run)
 
 
 MCP: Final = ServiceKey[McpService]("mcp")

@@ -52,7 +52,6 @@ def _kilobytes(size: int) -> str:
 
 
 COMMAND_DESCRIPTION = "Show this session's MCP servers: status, tools, last error"
-NO_SERVERS = "This session has no MCP servers: the editor passes the ones it has configured when it opens a session."
 
 
 def status_line(name: str, transport: str, state: str, tools: int, error: str | None) -> str:
@@ -62,5 +61,6 @@ def status_line(name: str, transport: str, state: str, tools: int, error: str | 
 
 
 def status_report(lines: list[str]) -> str:
-    """The `/mcp` answer: a heading and one line per server, in `mcpServers` order."""
-    return "\n".join(["MCP servers of this session:", *lines]) if lines else NO_SERVERS
+    """The `/mcp` answer: a heading and one line per server, in `mcpServers` order (a session
+    without servers does not offer the command)."""
+    return "\n".join(["MCP servers of this session:", *lines])
