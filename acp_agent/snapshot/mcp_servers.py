@@ -19,8 +19,10 @@ from acp_agent.snapshot.scenario import INPUT, LoadSession, McpServer, NewSessio
 
 PYTHON = "python"
 """A `command` (or `serve` head) meaning the interpreter the runner runs under."""
-READY_SECONDS = 15.0
-"""How long a served MCP server may take to accept connections."""
+READY_SECONDS = 60.0
+"""How long a served MCP server may take to accept connections. It starts in about a second (the
+SDK's imports); on a loaded machine (the whole suite on two shared cores) it has taken more than
+15 s, and only a server that never comes up waits this long."""
 
 Resolve = Callable[[Sequence[McpServer]], list[dict[str, Any]]]
 
