@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -236,12 +237,16 @@ class Tool(ABC, Generic[ParamsT]):
         return [block.text for block in result.content if isinstance(block, TextContent)]
 
     def schema(self) -> ToolSchema:
-        """The declaration sent to the model."""
-        return ToolSchema(
-            name=self.name,
-            description=self.description,
-            parameters=self.Params.model_json_schema(),
-        )
+        """The declaration sent to the model (its parameters: `parameters_schema`)."""
+        return ToolSchema(name=self.name, description=self.description, parameters=parameters_schema(self.Params))
+
+
+@functools.cache
+def parameters_schema(params: type[BaseModel]) -> dict[str, Any]:
+    """The JSON Schema of a parameters model, generated once per class: pydantic generates it
+    anew on every call, and every model call declares every tool. Shared by all the requests
+    that declare the tool, so read-only."""
+    return params.model_json_schema()
 
 
 def code_block(text: str, info: str = "") -> str:

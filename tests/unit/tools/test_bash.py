@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -12,6 +13,7 @@ from pydantic import ValidationError
 
 from acp_agent.kernel.context import Context
 from acp_agent.session.content import ToolCallBlock
+from acp_agent.tools.base import parameters_schema
 from acp_agent.tools import (
     LOCAL,
     RUNNER_SERVICE,
@@ -200,6 +202,23 @@ def test_schema_and_configured_description() -> None:
     assert schema.parameters["required"] == ["command"]
     assert set(schema.parameters["properties"]) == {"command", "description"}
     assert not tool.concurrency_safe
+
+
+def test_a_tool_class_generates_its_parameters_schema_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    generated = []
+    original = BashTool.Params.model_json_schema
+
+    def counted() -> dict[str, Any]:
+        generated.append(1)
+        return original()
+
+    parameters_schema.cache_clear()
+    monkeypatch.setattr(BashTool.Params, "model_json_schema", counted)
+    tools = [BashTool(timeout_seconds=n, max_output_bytes=10 * n) for n in (1, 2)]
+    schemas = [tool.schema() for tool in tools for _ in range(3)]
+    assert len(generated) == 1
+    assert all(schema.parameters == original() for schema in schemas)
+    assert schemas[0].description != schemas[-1].description  # what is per instance stays so
 
 
 def test_plugin_registers_a_configured_bash_tool() -> None:
