@@ -12,6 +12,7 @@ import anyio
 from acp_agent.agent.options import AgentOptions
 from acp_agent.agent.loop import TurnControl, run_turn
 from acp_agent.kernel.scope import Scope
+from acp_agent.llm.conversation import Conversation
 from acp_agent.session.content import ContentBlock
 from acp_agent.session.events import TurnDisposed, TurnEndReason
 from acp_agent.session.log import Session
@@ -82,6 +83,8 @@ class Agent:
         self.options = options
         self.scope = scope
         self.route = route
+        self.conversation = Conversation(session)
+        """What the model sees of the session (the factory has it follow the log once published)."""
         self._inbox: deque[Ticket] = deque()
         self._wake = anyio.Event()
         self._idle = anyio.Event()

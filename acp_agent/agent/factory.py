@@ -148,6 +148,7 @@ class AgentFactory:
                 if pending is not None:
                     await pending
             scope.add(store.attach(session, loaded=loaded))
+            scope.add(agent.conversation.follow())  # after the store: it watches first
         except BaseException:
             scope.dispose()
             raise

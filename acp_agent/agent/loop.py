@@ -19,7 +19,7 @@ from acp_agent.agent.config import model_entry
 from acp_agent.llm.assembler import BlockAssembler
 from acp_agent.session.content import ContentBlock, ToolCallBlock
 from acp_agent.llm.errors import LlmError
-from acp_agent.llm.request import LlmRequest, derive_messages
+from acp_agent.llm.request import LlmRequest
 from acp_agent.llm.retry import RETRY_EVENT
 from acp_agent.session.events import (
     AssistantChunkData,
@@ -233,7 +233,7 @@ def _request(agent: Agent) -> LlmRequest:
         provider=options.provider,
         model=options.model,
         system=agent.ctx.get(PROMPT).render(agent.scope, variables, tools),
-        messages=derive_messages(session.events),
+        messages=agent.conversation.messages(),
         tools=tools,
         max_tokens=options.max_tokens,
         reasoning_effort=options.reasoning_effort,

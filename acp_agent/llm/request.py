@@ -73,14 +73,17 @@ UNSEEN_SOURCES = frozenset({COMMAND_SOURCE})
 
 def derive_messages(events: Iterable[SessionEvent]) -> list[Message]:
     """The conversation a model sees, derived from the log alone ("model-visible means logged")."""
-    messages: list[Message] = []
-    for event in events:
-        match event:
-            case UserMessageEvent() if event.data.source.kind not in UNSEEN_SOURCES:
-                messages.append(UserMessage(content=event.data.content))
-            case AssistantMessageEvent() if event.data.content:
-                messages.append(AssistantMessage(content=event.data.content))
-            case ToolResultEvent():
-                data = event.data
-                messages.append(ToolMessage(call_id=data.call_id, content=data.content, is_error=data.is_error))
-    return messages
+    return [message for event in events if (message := message_of(event)) is not None]
+
+
+def message_of(event: SessionEvent) -> Message | None:
+    """The message one event adds to the conversation, if any."""
+    match event:
+        case UserMessageEvent() if event.data.source.kind not in UNSEEN_SOURCES:
+            return UserMessage(content=event.data.content)
+        case AssistantMessageEvent() if event.data.content:
+            return AssistantMessage(content=event.data.content)
+        case ToolResultEvent():
+            data = event.data
+            return ToolMessage(call_id=data.call_id, content=data.content, is_error=data.is_error)
+    return None
