@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +79,8 @@ class Config(PluginConfig):
     arguments: dict[str, Any] = {}
     per_checkpoint: int = 1
     """Chunks per pass through the event loop."""
+    times: str | None = None
+    """A file to which each call appends the seconds the model spent making its chunks."""
 
 
 class GeneratedModel:
@@ -92,11 +95,22 @@ class GeneratedModel:
             return self._paced(self._tool_call(self.calls))
         return self._paced(self._answer())
 
-    async def _paced(self, chunks: Iterable[StreamChunk]) -> AsyncIterator[StreamChunk]:
-        for count, chunk in enumerate(chunks):
+    async def _paced(self, chunks: Iterator[StreamChunk]) -> AsyncIterator[StreamChunk]:
+        spent = 0.0
+        count = 0
+        while True:
+            start = time.perf_counter()
+            chunk = next(chunks, None)
+            spent += time.perf_counter() - start
+            if chunk is None:
+                break
             if count % self.config.per_checkpoint == 0:
                 await anyio.lowlevel.checkpoint()
+            count += 1
             yield chunk
+        if self.config.times is not None:  # the model's own time, for the benchmark to take out
+            with open(self.config.times, "a", encoding="utf-8") as times:
+                times.write(f"{spent}\n")
 
     def _answer(self) -> Iterator[StreamChunk]:
         index = 0
@@ -132,7 +146,8 @@ def composition(path: Path, **config: Any) -> Path:
 
 def server_env(sessions: Path) -> dict[str, str]:
     """The environment of a benchmark's server: this directory importable, logs under `sessions`."""
-    return {**os.environ, "PYTHONPATH": str(BENCH), "ACP_AGENT_SESSIONS": str(sessions)}
+    path = os.pathsep.join(filter(None, [str(BENCH), os.environ.get("PYTHONPATH")]))
+    return {**os.environ, "PYTHONPATH": path, "ACP_AGENT_SESSIONS": str(sessions)}
 
 
 def apply(ctx: Context, config: Config) -> Disposer:

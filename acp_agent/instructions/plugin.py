@@ -43,14 +43,19 @@ class ProjectInstructions:
         self._prompt = prompt
         self._config = config
         self._installed: WeakKeyDictionary[Scope, tuple[str, Disposer]] = WeakKeyDictionary()
+        self._logged: WeakKeyDictionary[Scope, str] = WeakKeyDictionary()
+        """Per agent, the section its log holds last: the log is searched once per agent, not at
+        every turn (a search that grew with the thread)."""
 
     def refresh(self, agent: Agent) -> None:
         """Read the files again; log the section if it changed, and give it to the agent."""
         cwd = agent.session.cwd
         found = read_instructions(instruction_files(Path(cwd) if cwd else None, self._config()))
-        if found.text != last_logged(agent.session.events):
+        logged = self._logged.get(agent.scope)
+        if found.text != (last_logged(agent.session.events) if logged is None else logged):
             files = [InstructionFile(path=f.path, size=f.size, shown=f.shown) for f in found.files]
             agent.session.append(INSTRUCTIONS_EVENT, InstructionsData(text=found.text, files=files), ignorable=True)
+        self._logged[agent.scope] = found.text
         installed = self._installed.pop(agent.scope, None)
         if installed is not None and installed[0] == found.text:
             self._installed[agent.scope] = installed
