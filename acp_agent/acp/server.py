@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import replace
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 import anyio
@@ -108,6 +109,13 @@ EXTENSIONS = {"acpAgent": {"promptQueueing": True}}
 sent while another runs is queued, not refused (`prompt`)."""
 
 
+@dataclass(eq=False)
+class _Turns:
+    lock: anyio.Lock = field(default_factory=anyio.Lock)
+    users: int = 0
+    """Tasks holding or waiting for `lock`."""
+
+
 class AcpServer:
     """One client's view of the agents: its sessions and what it said it can do."""
 
@@ -119,8 +127,8 @@ class AcpServer:
         """The connection as the helpers see it: its client, sessions, where agents show (wire.py)."""
         self.auth_methods: list[TerminalAuthMethod] = []
         """The authentication methods `initialize` offered this client."""
-        # Opening and closing one session id take turns (a load that closes it first included).
-        self._lifecycle: dict[str, anyio.Lock] = {}
+        self._lifecycle: dict[str, _Turns] = {}
+        """Per session id being opened or closed now: its lock (see `_one_at_a_time`)."""
         ctx.scope.add(ctx.events.on(PUBLISHED, self._on_published))
         # File tools and bash go through the client for what it advertises (client_services.py).
         ctx.scope.add(client_services.install(ctx, self.wire))
@@ -194,7 +202,7 @@ class AcpServer:
         replay: bool,
     ) -> Agent:
         servers = self._check_workspace(cwd, additional_directories, mcp_servers)
-        async with self._lifecycle.setdefault(session_id, anyio.Lock()):
+        async with self._one_at_a_time(session_id):
             if session_id in self.wire.sessions:  # open here already: reopened from what it wrote
                 await self._close(session_id)
             unclaim = await self._claim(session_id)
@@ -306,10 +314,25 @@ class AcpServer:
 
     async def close_session(self, params: CloseSessionParams) -> CloseSessionResult:
         """Cancel what runs, dispose the agent (its log is flushed and closed), forget the session."""
-        async with self._lifecycle.setdefault(params.session_id, anyio.Lock()):
+        async with self._one_at_a_time(params.session_id):
             self.wire.session(params.session_id)  # -32002 for an id not open here
             await self._close(params.session_id)
         return CloseSessionResult()
+
+    @asynccontextmanager
+    async def _one_at_a_time(self, session_id: str) -> AsyncIterator[None]:
+        """Opening and closing one session id take turns (a load that closes it first included).
+        Its lock is kept only while someone holds it or waits for it: a server that opened and
+        closed many sessions keeps nothing of them."""
+        turns = self._lifecycle.setdefault(session_id, _Turns())
+        turns.users += 1
+        try:
+            async with turns.lock:
+                yield
+        finally:
+            turns.users -= 1
+            if not turns.users:
+                del self._lifecycle[session_id]
 
     async def _close(self, session_id: str) -> None:
         agent = self.wire.sessions.pop(session_id).agent
