@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
@@ -142,6 +143,12 @@ def composition(path: Path, **config: Any) -> Path:
     rows = [{"include": str(RECORD)}, {"id": "model", "name": name, "config": config}]
     path.write_text(yaml.safe_dump(rows), encoding="utf-8")
     return path
+
+
+def machine() -> str:
+    """The machine a figure was measured on: cores, Python, and how busy it was (the load average
+    over the last minute: a figure taken beside other work is noisier, the ratios less so)."""
+    return f"nproc {os.cpu_count()}, Python {sys.version.split()[0]}, load average {os.getloadavg()[0]:.1f}"
 
 
 def server_env(sessions: Path) -> dict[str, str]:

@@ -22,7 +22,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmodel import composition, server_env
+from benchmodel import composition, machine, server_env
 from turns import NOTES, Client
 
 TARGET = 1.10
@@ -70,7 +70,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         start, rounds = asyncio.run(soak(args, Path(tmp)))
     (full, closed), (again, closed_again) = rounds
-    print(f"nproc {os.cpu_count()}, Python {sys.version.split()[0]}; {args.sessions} sessions of one prompt each")
+    print(f"{machine()}; {args.sessions} sessions of one prompt each")
     print(f"  server RSS at the start:            {start / 1024:7.1f} MB")
     print(f"  with the {args.sessions} sessions open:        {full / 1024:7.1f} MB  (+{(full - start) / args.sessions:.1f} KB a session)")
     print(f"  after closing them all:             {closed / 1024:7.1f} MB")

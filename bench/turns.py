@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmodel import composition, server_env
+from benchmodel import composition, machine, server_env
 
 from acp_agent.llm.openai_wire import RequestOptions, chat_request, encode
 from acp_agent.llm.request import LlmRequest, derive_messages
@@ -152,7 +152,7 @@ def main() -> int:
     window = args.window
     head, tail = statistics.median(overhead[:window]), statistics.median(overhead[-window:])
     head_model, tail_model = statistics.median(model[:window]), statistics.median(model[-window:])
-    print(f"nproc {os.cpu_count()}, Python {sys.version.split()[0]}; one thread of {args.turns} turns ({events:,} events")
+    print(f"{machine()}; one thread of {args.turns} turns ({events:,} events")
     print(f"  logged), each a read_file call and an answer of {args.reasoning} reasoning + {args.text} text deltas;")
     print(f"  medians of {window} turns")
     print(f"  server time per prompt outside the model, turns 1-{window}:       {head * 1000:7.2f} ms")

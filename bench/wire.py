@@ -36,7 +36,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from benchmodel import composition, server_env, word
+from benchmodel import composition, machine, server_env, word
 
 TARGETS = {"raw": 0.5, "sdk": 1.5}
 RSS_TARGET_MB = 100
@@ -179,7 +179,7 @@ def main() -> int:
         logs = list((Path(tmp) / "sessions").glob("*/session.jsonl"))
         logged = sum(1 for path in logs if path.read_bytes().count(b'"text-delta"') == args.deltas)
 
-    print(f"nproc {os.cpu_count()}, Python {sys.version.split()[0]}; {args.deltas:,} deltas, median of {args.runs} runs")
+    print(f"{machine()}; {args.deltas:,} deltas, median of {args.runs} runs")
     print(f"session logs written by the server runs, each with every delta: {logged} of {len(logs)}")
     rates = {name: args.deltas / statistics.median(seconds) for name, seconds in timings.items()}
     labels = {"server": "acp-agent server (persistence on)", "raw": "raw Python writer (floor)", "sdk": "official ACP SDK agent"}
