@@ -57,13 +57,19 @@ class StoredLog:
 
 
 def history_updates(
-    log: StoredLog, lookup: ToolLookup, child_lookup: ToolLookup, *, context_window: int | None = None
+    log: StoredLog,
+    lookup: ToolLookup,
+    child_lookup: ToolLookup,
+    *,
+    context_window: int | None = None,
+    compaction: bool = False,
 ) -> list[SessionUpdate]:
     """The updates of a top-level session's log and its children's, in the order described above.
     `lookup` finds the session's tools, `child_lookup` the children's (for their presentation);
-    with `context_window`, each recorded model call's usage is a `usage_update` again. Terminals a
-    call ran in are left out (released long ago): its result's text shows instead."""
-    mapper = UpdateMapper(lookup, context_window=context_window, live=False)
+    with `context_window`, each recorded model call's usage is a `usage_update` again; each
+    compaction shows as it did live (`compaction`: as `compaction_update`s, else as its card).
+    Terminals a call ran in are left out (released long ago): its result's text shows instead."""
+    mapper = UpdateMapper(lookup, context_window=context_window, live=False, compaction=compaction)
     return list(_replay(log, mapper, child_lookup, top_level=True))
 
 
@@ -87,9 +93,7 @@ def _replay(
                 call_id = event.data.call_id
                 for child in waiting.pop(open_calls.get(call_id, call_id), []):
                     yield from _child(child, mapper, child_lookup)
-        update = mapper.map(event)
-        if update is not None:
-            yield update
+        yield from mapper.updates(event)
     for children in waiting.values():  # started by no call of this log
         for child in children:
             yield from _child(child, mapper, child_lookup)

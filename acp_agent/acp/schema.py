@@ -41,6 +41,8 @@ class AuthCapabilities(Incoming):
 class ClientSessionCapabilities(Incoming):
     notices: dict[str, Any] | None = None
     """`{}`: the client shows `notice` updates."""
+    compaction: dict[str, Any] | None = None
+    """`{}`: the client shows `compaction_update` / `compaction_summary_chunk`."""
 
 
 class ClientCapabilities(Incoming):
@@ -52,6 +54,10 @@ class ClientCapabilities(Incoming):
     @property
     def notices(self) -> bool:
         return self.session is not None and self.session.notices is not None
+
+    @property
+    def compaction(self) -> bool:
+        return self.session is not None and self.session.compaction is not None
 
 
 class InitializeParams(Incoming):
@@ -451,9 +457,34 @@ class Notice(Model):
     description: str | None = None
 
 
+CompactionStatus = Literal["in_progress", "completed", "failed", "cancelled"]
+
+
+class CompactionUpdate(Model):
+    """A context compaction, created (its first update fixes its place in the thread) or patched
+    by id (only to a client advertising `session.compaction`). An omitted `summary` or `error`
+    leaves the one shown unchanged."""
+
+    session_update: Literal["compaction_update"] = "compaction_update"
+    compaction_id: str
+    status: CompactionStatus
+    summary: list[Text] | None = None
+    error: str | None = None
+
+
+class CompactionSummaryChunk(Model):
+    """A piece of a compaction's summary as it streams (only to a client advertising
+    `session.compaction`)."""
+
+    session_update: Literal["compaction_summary_chunk"] = "compaction_summary_chunk"
+    compaction_id: str
+    content: Text
+
+
 SessionUpdate = Annotated[
     ContentChunk | ToolCallStart | ToolCallProgress | Plan | UsageUpdate | SessionInfoUpdate
-    | CurrentModeUpdate | ConfigOptionUpdate | AvailableCommandsUpdate | Notice,
+    | CurrentModeUpdate | ConfigOptionUpdate | AvailableCommandsUpdate | Notice
+    | CompactionUpdate | CompactionSummaryChunk,
     Field(discriminator="session_update"),
 ]
 

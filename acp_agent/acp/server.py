@@ -240,6 +240,7 @@ class AcpServer:
                 lambda name: self.ctx.get(TOOLS).get(name, agent.scope) or logged.get(name),
                 lambda name: self.ctx.get(TOOLS).get(name, None) or logged.get(name),
                 context_window=agent.options.context_window,
+                compaction=self.wire.client.compaction,
             )
             for update in updates:
                 self.wire.update(agent.id, update)
@@ -350,18 +351,18 @@ class AcpServer:
             context_window=agent.options.context_window,
             shown=agent.session.events,  # a loaded session's: its title was shown already
             notices=self.wire.client.notices,
+            compaction=self.wire.client.compaction,
         )
         shown_on = AgentWire(session_id, mapper)
         agent.scope.add(self.wire.show(agent.id, shown_on))
 
         def forward(event: SessionEvent) -> None:
-            if type(event) is AssistantChunkEvent:  # the hot path: one event per streamed chunk
+            if type(event) is AssistantChunkEvent and not mapper.summarizing:  # the hot path: one event per chunk
                 shown = mapper.text(event)
                 if shown is not None:
                     self.wire.chunk(shown_on, shown)
                 return
-            update = mapper.map(event)
-            if update is not None:
+            for update in mapper.updates(event):
                 self.wire.update(session_id, update)
 
         agent.scope.add(agent.session.subscribe(forward))

@@ -9,6 +9,9 @@ from typing import Any, Literal
 from acp_agent.acp.connection import encode_text
 from acp_agent.acp.cards import text_content, tool_card, wire_diffs, wire_locations
 from acp_agent.acp.schema import (
+    CompactionStatus,
+    CompactionSummaryChunk,
+    CompactionUpdate,
     ContentChunk,
     ImageBlock,
     Notice,
@@ -20,11 +23,14 @@ from acp_agent.acp.schema import (
     ToolCallContent,
     ToolCallContentItem,
     ToolCallProgress,
+    ToolCallStart,
+    ToolCallStatus,
     ToolCallTerminal,
     UsageUpdate,
 )
 from acp_agent.acp.titles import session_title
 from acp_agent.commands.events import CommandReplyEvent
+from acp_agent.compaction import texts as compaction_texts
 from acp_agent.mcp import texts as mcp_texts
 from acp_agent.mcp.events import StatusData, StatusEvent
 from acp_agent.session.content import (
@@ -40,12 +46,18 @@ from acp_agent.session.events import (
     USER_SOURCES,
     AssistantChunkEvent,
     AssistantMessageEvent,
+    CompactionData,
+    CompactionEvent,
     SessionEvent,
+    StepData,
+    StepEndEvent,
     StepStartEvent,
     ToolCallData,
     ToolCallEvent,
     ToolResultData,
     ToolResultEvent,
+    TurnEndEvent,
+    TurnEndReason,
     UserMessageData,
     UserMessageEvent,
 )
@@ -110,6 +122,14 @@ class UpdateMapper:
     An MCP server that could not start (`mcp/status` failed) is a `notice` when the client shows
     notices (`notices`), else an `agent_message_chunk` that begins the next model call's step;
     neither is replayed (the notice is live news; the message was never the model's).
+
+    A compaction (its steps, then the `compaction` event, or the end of its turn) is a
+    `compaction_update` (`in_progress`; `completed` with the summary, `failed` or `cancelled`) with
+    the summary streaming in `compaction_summary_chunk`s when the client shows compactions
+    (`compaction`), else a "Compact conversation" tool card (kind `think`) whose content is the
+    summary; then a `usage_update` with the history's new size, and from the second compaction of
+    a thread on a one-line agent message saying each one loses detail (`updates`). The
+    summarization call's text is never an agent message, nor its usage the context's.
     """
 
     def __init__(
@@ -121,6 +141,7 @@ class UpdateMapper:
         live: bool = True,
         shown: Sequence[SessionEvent] = (),
         notices: bool = False,
+        compaction: bool = False,
     ) -> None:
         self._lookup = lookup
         self._origin = origin
@@ -135,6 +156,12 @@ class UpdateMapper:
         """Per call: the diffs (and, live, the terminals) it showed so far."""
         self._streamed: set[int] = set()
         """The blocks of the current model call that streamed text (by index)."""
+        self._compaction_updates = compaction
+        self._compaction: str | None = None
+        """The id of the compaction under way (from its first step to its event or its turn's end)."""
+        self._summarizing = False
+        """Inside a compaction step: its text is the summary."""
+        self._compactions = sum(isinstance(event, CompactionEvent) for event in shown)
 
     def wire_id(self, call_id: str) -> str:
         return self._origin.wire_id(call_id) if self._origin is not None else call_id
@@ -152,12 +179,20 @@ class UpdateMapper:
         if self._origin is not None and type(event) not in CHILD_SHOWS:
             return None
         match event:
+            case AssistantChunkEvent() if self._summarizing:
+                return self._summary_chunk(event)
             case AssistantChunkEvent():
                 shown = self.text(event)
                 return None if shown is None else ContentChunk(session_update=shown[0], content=Text(text=shown[1]))
             case AssistantMessageEvent():
                 self._streamed.clear()  # the call is over; the next one numbers its blocks anew
-                return self._usage(event.data.usage)
+                return None if self._summarizing else self._usage(event.data.usage)
+            case StepStartEvent() if event.data.purpose == "compaction":
+                return self._compaction_started(event.data)
+            case StepEndEvent():
+                self._summarizing = False
+            case TurnEndEvent() if self._compaction is not None:
+                return self._compaction_ended(event.data.reason)
             case UserMessageEvent():
                 return self._title(event.data)
             case ToolCallEvent():
@@ -177,6 +212,63 @@ class UpdateMapper:
             case TodoUpdateEvent():
                 return Plan(entries=[PlanEntry(content=t.content, priority=t.priority, status=t.status) for t in event.data.todos])
         return None
+
+    @property
+    def summarizing(self) -> bool:
+        """Inside a compaction's step: a chunk is the summary's (`map` shows it), never the
+        agent's text (`text`)."""
+        return self._summarizing
+
+    def updates(self, event: SessionEvent) -> tuple[SessionUpdate, ...]:
+        """Every update `event` shows, in order: `map`'s, or for a `compaction` its own three."""
+        if isinstance(event, CompactionEvent):
+            return () if self._origin is not None else self._compacted(event.data)
+        update = self.map(event)
+        return () if update is None else (update,)
+
+    def _compaction_started(self, step: StepData) -> SessionUpdate | None:
+        self._summarizing = True
+        if self._compaction is not None:  # a summarization retried with less history: the same one
+            return None
+        compaction_id = self._compaction = f"compaction-{step.turn}-{step.step}"
+        if self._compaction_updates:
+            return CompactionUpdate(compaction_id=compaction_id, status="in_progress")
+        return ToolCallStart(tool_call_id=compaction_id, title=compaction_texts.CARD_TITLE, kind="think", status="in_progress")
+
+    def _summary_chunk(self, event: AssistantChunkEvent) -> SessionUpdate | None:
+        shown = self.text(event)  # the summary's text, however it streamed; thoughts are not shown
+        if shown is None or shown[0] != "agent_message_chunk" or self._compaction is None or not self._compaction_updates:
+            return None
+        return CompactionSummaryChunk(compaction_id=self._compaction, content=Text(text=shown[1]))
+
+    def _compacted(self, data: CompactionData) -> tuple[SessionUpdate, ...]:
+        compaction_id = self._compaction or f"compaction-{data.turn}"
+        self._compaction = None
+        self._compactions += 1
+        shown: list[SessionUpdate] = [self._compaction_status(compaction_id, "completed", data.summary)]
+        if self._context_window is not None:
+            shown.append(UsageUpdate(used=data.tokens, size=self._context_window))
+        if self._compactions > 1:
+            text = Text(text=compaction_texts.repeated(self._compactions))
+            shown.append(ContentChunk(session_update="agent_message_chunk", content=text))
+        return tuple(shown)
+
+    def _compaction_ended(self, reason: TurnEndReason) -> SessionUpdate:
+        """A turn that ended with its compaction under way: it failed, or it was cancelled."""
+        assert self._compaction is not None
+        compaction_id, self._compaction = self._compaction, None
+        if reason.kind == "error":
+            return self._compaction_status(compaction_id, "failed", reason.message)
+        return self._compaction_status(compaction_id, "cancelled", compaction_texts.CANCELLED)
+
+    def _compaction_status(self, compaction_id: str, status: CompactionStatus, text: str) -> SessionUpdate:
+        """The compaction's last update: the summary when it completed, else why it did not."""
+        if self._compaction_updates:
+            if status == "completed":
+                return CompactionUpdate(compaction_id=compaction_id, status=status, summary=[Text(text=text)])
+            return CompactionUpdate(compaction_id=compaction_id, status=status, error=text if status == "failed" else None)
+        card_status: ToolCallStatus = "completed" if status == "completed" else "failed"  # no `cancelled` for a card
+        return ToolCallProgress(tool_call_id=compaction_id, status=card_status, content=text_content([text]))
 
     def text(self, event: AssistantChunkEvent) -> ShownText | None:
         """What a chunk shows: the kind of chunk and its text, or None. The hot path, one call
@@ -204,8 +296,7 @@ class UpdateMapper:
     def _usage(self, usage: Usage | None) -> SessionUpdate | None:
         if usage is None or self._context_window is None:
             return None
-        used = usage.input_tokens + (usage.cache_read_tokens or 0) + usage.output_tokens
-        return UsageUpdate(used=used, size=self._context_window)
+        return UsageUpdate(used=usage.context, size=self._context_window)
 
     def _title(self, message: UserMessageData) -> SessionUpdate | None:
         if message.source.kind not in USER_SOURCES or self._titled:

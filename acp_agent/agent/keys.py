@@ -9,9 +9,13 @@ from acp_agent.kernel.context import ServiceKey
 
 if TYPE_CHECKING:
     from acp_agent.agent.factory import AgentFactory
+    from acp_agent.agent.loop import Compaction
     from acp_agent.agent.prompt import SystemPrompt
 
 AGENTS: Final[ServiceKey[AgentFactory]] = ServiceKey("agents")
 """The agent factory and the published agents."""
 PROMPT: Final[ServiceKey[SystemPrompt]] = ServiceKey("prompt")
 """The system prompt sections."""
+COMPACTION: Final[ServiceKey[Compaction]] = ServiceKey("compaction")
+"""Context compaction, which the loop asks before each model call and on an overflow (provided
+by the compaction plugin: `acp_agent.compaction`)."""

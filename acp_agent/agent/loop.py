@@ -11,19 +11,21 @@ from collections.abc import Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, Protocol
 
 import anyio
 
 from acp_agent.agent.config import model_entry
 from acp_agent.llm.assembler import BlockAssembler
 from acp_agent.session.content import ContentBlock, ToolCallBlock
+from acp_agent.llm.codes import CONTEXT_OVERFLOW
 from acp_agent.llm.errors import LlmError
-from acp_agent.llm.request import LlmRequest
+from acp_agent.llm.request import LlmRequest, Message
 from acp_agent.llm.retry import RETRY_EVENT
 from acp_agent.session.events import (
     AssistantChunkData,
     AssistantMessageData,
+    CompactionTrigger,
     Source,
     StepData,
     ToolCallData,
@@ -43,7 +45,7 @@ from acp_agent.session.events import (
 from acp_agent.tools.base import ToolCallContext, ToolResult
 from acp_agent.tools.pipeline import prepare, run_prepared
 from acp_agent.llm.service import LLM
-from acp_agent.agent.keys import AGENTS, PROMPT
+from acp_agent.agent.keys import AGENTS, COMPACTION, PROMPT
 from acp_agent.tools.registry import TOOLS
 
 if TYPE_CHECKING:
@@ -54,9 +56,23 @@ BEFORE_MODEL_CALL = "agent/before-model-call"
 a listener may hold the call (tools still connecting) and log what the call will see."""
 
 
+class Compaction(Protocol):
+    """What the loop asks of context compaction (`ctx.find(COMPACTION)`, provided by the
+    compaction plugin; without it a turn never compacts)."""
+
+    async def before_call(self, agent: Agent) -> None:
+        """Compact when the history is due for it, before the turn's next model call."""
+
+    def possible(self, agent: Agent) -> bool:
+        """Whether the open turn's history holds anything to compact."""
+
+    async def compact(self, agent: Agent, trigger: CompactionTrigger, focus: str | None = None) -> None:
+        """Summarize the history before the open turn (which `possible` said it can)."""
+
+
 @dataclass
-class _Progress:
-    """What the turn has opened and not yet closed, so any ending can close it."""
+class TurnProgress:
+    """What a turn has opened and not yet closed, so any ending can close it (`close_step`)."""
 
     turn: int
     step: int | None = None
@@ -85,7 +101,7 @@ async def run_turn(agent: Agent, ticket: Ticket, control: TurnControl) -> TurnEn
     """Run `ticket`'s turn inside `control.scope`; its ending, as logged by `turn/end`."""
     agent.ctx.events.emit(TURN_STARTING, agent)
     session = agent.session
-    progress = _Progress(session.next_turn)
+    progress = TurnProgress(session.next_turn)
     source = {"kind": ticket.source}
     session.append("turn/start", TurnStartData(turn=progress.turn, trigger=Trigger(kind="message", source=source)))
     session.append("user/message", UserMessageData(content=list(ticket.content), source=Source(kind=ticket.source)))
@@ -100,14 +116,14 @@ async def run_turn(agent: Agent, ticket: Ticket, control: TurnControl) -> TurnEn
                     reason = await _run_steps(agent, progress, control.steering)
     except anyio.get_cancelled_exc_class():
         # Not our turn scope: the agent is being disposed (or the process is stopping).
-        _close_step(agent, progress, "disposed", "the agent was disposed before this call finished")
+        close_step(agent, progress, "disposed", "the agent was disposed before this call finished")
         session.append("turn/end", TurnEndData(turn=progress.turn, reason=TurnDisposed()))
         raise
     except Exception as exc:
         reason = _failure(exc, progress.step)
-        _close_step(agent, progress, "failed", "the turn failed before this call finished")
+        close_step(agent, progress, "failed", "the turn failed before this call finished")
     if reason is None:  # our scope caught the cancellation
-        _close_step(agent, progress, "cancelled", "the turn was cancelled before this call finished")
+        close_step(agent, progress, "cancelled", "the turn was cancelled before this call finished")
         reason = TurnAborted(reason=ticket.cancel_reason)
     session.append("turn/end", TurnEndData(turn=progress.turn, reason=reason))
     return reason
@@ -120,39 +136,38 @@ def _failure(exc: Exception, step: int | None) -> TurnFailed:
     return TurnFailed(step=step, message=str(exc) or type(exc).__name__, code=None if code is None else str(code))
 
 
-async def _run_steps(agent: Agent, progress: _Progress, steering: list[Sequence[ContentBlock]]) -> TurnEndReason:
-    for step in range(1, agent.options.max_steps + 1):
-        reason = await _run_step(agent, progress, step, steering)
+async def _run_steps(agent: Agent, progress: TurnProgress, steering: list[Sequence[ContentBlock]]) -> TurnEndReason:
+    compaction = agent.ctx.find(COMPACTION)
+    for _ in range(agent.options.max_steps):  # compaction steps are not counted
+        if compaction is not None:
+            await compaction.before_call(agent)
+        try:
+            reason = await _run_step(agent, progress, steering)
+        except LlmError as exc:
+            if exc.code != CONTEXT_OVERFLOW or compaction is None or not compaction.possible(agent):
+                raise
+            close_step(agent, progress, "failed", "the call did not fit the context window")
+            await compaction.compact(agent, "overflow")
+            reason = await _run_step(agent, progress, steering)  # a second overflow fails the turn
         if reason is not None:
             return reason
     return TurnMaxSteps()
 
 
 async def _run_step(
-    agent: Agent, progress: _Progress, step: int, steering: list[Sequence[ContentBlock]]
+    agent: Agent, progress: TurnProgress, steering: list[Sequence[ContentBlock]]
 ) -> TurnEndReason | None:
     """One model call and the tool calls it asks for; a reason when the turn ends here."""
     session, turn = agent.session, progress.turn
     for content in steering:
         session.append("user/message", UserMessageData(content=list(content), source=Source(kind="steer")))
     steering.clear()
-    session.append("step/start", StepData(turn=turn, step=step))
-    progress.step, progress.assembler, progress.message_logged = step, BlockAssembler(), False
-    assembler = progress.assembler
+    open_step(agent, progress)
     await agent.ctx.events.parallel(BEFORE_MODEL_CALL, agent)
-    stream = await agent.ctx.get(LLM).stream(_request(agent))
-    async with aclosing(stream):
-        async for chunk in stream:
-            session.append("assistant/chunk", AssistantChunkData.model_construct(turn=turn, step=step, chunk=chunk))
-            assembler.feed(chunk)
-    finish = assembler.finish
-    if finish is None:
-        raise LlmError("the model stream ended without a finish chunk", "STREAM_CLOSED")
+    assembler = await model_call(agent, progress, model_request(agent, agent.conversation.messages()))
     blocks = assembler.blocks()
-    session.append("assistant/message", AssistantMessageData(turn=turn, step=step, content=blocks, usage=assembler.usage))
-    progress.message_logged = True
-    if finish.kind == "error":
-        raise LlmError(finish.message or "the model reported an error", finish.code or "MODEL_ERROR")
+    finish = assembler.finish
+    assert finish is not None  # model_call raised otherwise
     calls = [block for block in blocks if isinstance(block, ToolCallBlock)]
     ending: TurnEndReason | None = None
     if finish.kind == "max-tokens":
@@ -163,12 +178,40 @@ async def _run_step(
         ending = TurnCompleted()
     if ending is None and await _run_tools(agent, progress, calls):
         ending = TurnCompleted()
-    session.append("step/end", StepData(turn=turn, step=step))
-    progress.step = None
+    end_step(agent, progress)
     return ending
 
 
-async def _run_tools(agent: Agent, progress: _Progress, calls: list[ToolCallBlock]) -> bool:
+def open_step(agent: Agent, progress: TurnProgress, purpose: Literal["compaction"] | None = None) -> int:
+    """Log the turn's next `step/start` (with `purpose`, for a step outside the conversation); its
+    number. `progress` knows the step from here on, so any ending closes it (`close_step`)."""
+    step = agent.session.state.last_step + 1
+    agent.session.append("step/start", StepData(turn=progress.turn, step=step, purpose=purpose))
+    progress.step, progress.assembler, progress.message_logged = step, BlockAssembler(), False
+    return step
+
+
+async def model_call(agent: Agent, progress: TurnProgress, request: LlmRequest) -> BlockAssembler:
+    """Stream `request` in the open step, logging every chunk and then the `assistant/message`;
+    the assembled call. A failed finish raises `LlmError` once the message is logged."""
+    session, turn, step, assembler = agent.session, progress.turn, progress.step, progress.assembler
+    assert step is not None and assembler is not None  # open_step came first
+    stream = await agent.ctx.get(LLM).stream(request)
+    async with aclosing(stream):
+        async for chunk in stream:
+            session.append("assistant/chunk", AssistantChunkData.model_construct(turn=turn, step=step, chunk=chunk))
+            assembler.feed(chunk)
+    finish = assembler.finish
+    if finish is None:
+        raise LlmError("the model stream ended without a finish chunk", "STREAM_CLOSED")
+    session.append("assistant/message", AssistantMessageData(turn=turn, step=step, content=assembler.blocks(), usage=assembler.usage))
+    progress.message_logged = True
+    if finish.kind == "error":
+        raise LlmError(finish.message or "the model reported an error", finish.code or "MODEL_ERROR")
+    return assembler
+
+
+async def _run_tools(agent: Agent, progress: TurnProgress, calls: list[ToolCallBlock]) -> bool:
     """Run the step's calls, logging each result; whether a result ended the turn."""
     session, turn, step = agent.session, progress.turn, progress.step
     assert step is not None
@@ -188,7 +231,7 @@ async def _run_tools(agent: Agent, progress: _Progress, calls: list[ToolCallBloc
     return any(result.ends_turn and not result.is_error for result in results)
 
 
-def _log_result(agent: Agent, progress: _Progress, call_id: str, result: ToolResult) -> None:
+def _log_result(agent: Agent, progress: TurnProgress, call_id: str, result: ToolResult) -> None:
     assert progress.step is not None
     agent.session.append(
         "tool/result",
@@ -205,8 +248,9 @@ def _log_result(agent: Agent, progress: _Progress, call_id: str, result: ToolRes
     progress.owed.remove(call_id)
 
 
-def _close_step(agent: Agent, progress: _Progress, code: str, why: str) -> None:
-    """End the open step, if any: keep what was streamed (marked interrupted), answer owed calls.
+def close_step(agent: Agent, progress: TurnProgress, code: str, why: str) -> None:
+    """End the open step, if any: keep what was streamed (marked interrupted), answer owed calls
+    with an error result (`code`, `why`).
 
     A model turn ends abnormally only while a step is open (between two steps nothing awaits); a
     turn body (`TurnBody`) may end outside any step, and then there is nothing to close.
@@ -221,11 +265,18 @@ def _close_step(agent: Agent, progress: _Progress, code: str, why: str) -> None:
         )
     for call_id in list(progress.owed):
         _log_result(agent, progress, call_id, ToolResult.failure(why, code))
-    session.append("step/end", StepData(turn=progress.turn, step=progress.step))
+    end_step(agent, progress)
+
+
+def end_step(agent: Agent, progress: TurnProgress) -> None:
+    """Log the open step's `step/end` (every call it made answered)."""
+    assert progress.step is not None
+    agent.session.append("step/end", StepData(turn=progress.turn, step=progress.step))
     progress.step = None
 
 
-def _request(agent: Agent) -> LlmRequest:
+def model_request(agent: Agent, messages: list[Message]) -> LlmRequest:
+    """A model call of `agent` over `messages`: its system prompt, tools, model and options."""
     options, session = agent.options, agent.session
     tools = [tool.schema() for tool in agent.ctx.get(TOOLS).visible(agent.scope)]
     variables = {"model": options.model, "cwd": session.cwd or ""}
@@ -233,7 +284,7 @@ def _request(agent: Agent) -> LlmRequest:
         provider=options.provider,
         model=options.model,
         system=agent.ctx.get(PROMPT).render(agent.scope, variables, tools),
-        messages=agent.conversation.messages(),
+        messages=messages,
         tools=tools,
         max_tokens=options.max_tokens,
         reasoning_effort=options.reasoning_effort,
@@ -243,4 +294,3 @@ def _request(agent: Agent) -> LlmRequest:
         # Informative only (`ignorable`): the log still loads in a composition without an adapter.
         on_retry=lambda retry: session.append(RETRY_EVENT, retry, ignorable=True),
     )
-

@@ -4,7 +4,7 @@ files, and the sender of the list to the client."""
 from __future__ import annotations
 
 from acp_agent.commands.announce import Announcer
-from acp_agent.commands.builtins import BUILTINS, COMPACT, INIT, answer, reply
+from acp_agent.commands.builtins import BUILTINS, INIT, answer, reply
 from acp_agent.commands.events import REPLY_EVENT, CommandReplyData, CommandReplyEvent
 from acp_agent.commands.files import CommandFile, command_files, read_command_file
 from acp_agent.commands.registry import COMMANDS, Command, CommandRegistry, CommandRun, Invocation
@@ -12,7 +12,6 @@ from acp_agent.commands.registry import COMMANDS, Command, CommandRegistry, Comm
 __all__ = [
     "BUILTINS",
     "COMMANDS",
-    "COMPACT",
     "INIT",
     "REPLY_EVENT",
     "Announcer",

@@ -1,4 +1,4 @@
-"""The built-in commands: `/compact` and `/init`."""
+"""The built-in command `/init`, and the turn bodies commands answer with."""
 
 from __future__ import annotations
 
@@ -31,18 +31,12 @@ def answer(invocation: Invocation, text: str) -> Ticket:
     return invocation.followup(invocation.content, COMMAND_SOURCE, reply(text))
 
 
-def _compact_unavailable(invocation: Invocation) -> Ticket:
-    return answer(invocation, texts.COMPACT_UNAVAILABLE)
-
-
 def _init(invocation: Invocation) -> Ticket:
     prompt = texts.INIT_PROMPT + (f"\n\n{invocation.arguments}" if invocation.arguments else "")
     return invocation.followup([TextContent(text=prompt), *invocation.attachments])
 
 
-COMPACT = Command("compact", texts.COMPACT_DESCRIPTION, _compact_unavailable, texts.COMPACT_HINT)
-"""`/compact [focus]`; until compaction exists it answers that it is not available. Compaction
-replaces it by registering a command of the same name."""
 INIT = Command("init", texts.INIT_DESCRIPTION, _init)
 """`/init`: a model turn with `texts.INIT_PROMPT`, which writes an AGENTS.md."""
-BUILTINS = (COMPACT, INIT)
+BUILTINS = (INIT,)
+"""`/compact` is the compaction plugin's (`acp_agent.compaction`)."""

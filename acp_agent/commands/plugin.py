@@ -1,7 +1,7 @@
 """Loader plugin providing `COMMANDS`: the built-in slash commands and the user's command files.
 
 Row: `{id: commands, name: acp_agent.commands.plugin}`. It registers the `command/reply` event type
-(invariant class `turn`) and the built-ins (`/compact`, `/init`).
+(invariant class `turn`) and the built-in `/init` (`/compact` is the compaction plugin's).
 """
 
 from __future__ import annotations

@@ -3,14 +3,6 @@ prompt of `/init` (tested verbatim)."""
 
 from __future__ import annotations
 
-COMPACT_DESCRIPTION = "Summarize the conversation so far to free up the context window"
-COMPACT_HINT = "what the summary should focus on (optional)"
-COMPACT_UNAVAILABLE = (
-    "Compaction is not available in this version of acp-agent: the conversation stays as it is. "
-    "Start a new thread to begin with an empty context."
-)
-"""The answer to `/compact` until compaction exists (an agent message; the model is not called)."""
-
 INIT_DESCRIPTION = "Write an AGENTS.md with instructions for agents working in this repository"
 INIT_PROMPT = (
     "Write an AGENTS.md file in the current working directory: the instructions a coding agent "

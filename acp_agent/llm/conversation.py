@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from acp_agent.kernel.scope import Disposer
 from acp_agent.llm.request import Message, derive_messages, message_of
-from acp_agent.session.events import SessionEvent
+from acp_agent.session.events import AssistantMessageEvent, CompactionEvent, SessionEvent, StepEndEvent, StepStartEvent
 from acp_agent.session.log import Session
 
 
@@ -22,6 +22,8 @@ class Conversation:
     def __init__(self, session: Session) -> None:
         self._session = session
         self._messages: list[Message] = []
+        self._compacting = False
+        """Inside a compaction's step: its answer is the summary, not a message."""
 
     def follow(self) -> Disposer:
         """Derive the conversation from the log now, then extend it with every event appended,
@@ -30,10 +32,21 @@ class Conversation:
         return self._session.subscribe(self.add)
 
     def add(self, event: SessionEvent) -> None:
-        """Extend the conversation with what `event`, just appended to the log, adds to it."""
-        message = message_of(event)
-        if message is not None:
-            self._messages.append(message)
+        """Extend the conversation with what `event`, just appended to the log, adds to it (a
+        `compaction` replaces what came before it: the conversation is derived again)."""
+        match event:
+            case StepStartEvent():
+                self._compacting = event.data.purpose == "compaction"
+            case StepEndEvent():
+                self._compacting = False
+            case CompactionEvent():
+                self._messages = derive_messages(self._session.events)
+            case AssistantMessageEvent() if self._compacting:
+                pass
+            case _:
+                message = message_of(event)
+                if message is not None:
+                    self._messages.append(message)
 
     def messages(self) -> list[Message]:
         """The conversation so far: a list of its own for the caller (the messages are shared,

@@ -9,12 +9,18 @@ from pydantic import Field
 
 from acp_agent.kernel.models import Model
 from acp_agent.llm.retry import RetryData
-from acp_agent.session.content import AssistantBlock, ContentBlock
+from acp_agent.llm.texts import framed_summary
+from acp_agent.session.content import AssistantBlock, ContentBlock, TextContent
 from acp_agent.session.events import (
     COMMAND_SOURCE,
+    AssistantChunkEvent,
     AssistantMessageEvent,
+    CompactionEvent,
     SessionEvent,
+    StepEndEvent,
+    StepStartEvent,
     ToolResultEvent,
+    TurnStartEvent,
     UserMessageEvent,
 )
 
@@ -72,12 +78,48 @@ UNSEEN_SOURCES = frozenset({COMMAND_SOURCE})
 
 
 def derive_messages(events: Iterable[SessionEvent]) -> list[Message]:
-    """The conversation a model sees, derived from the log alone ("model-visible means logged")."""
-    return [message for event in events if (message := message_of(event)) is not None]
+    """The conversation a model sees, derived from the log alone ("model-visible means logged").
+
+    One pass, in order. A `compaction` restarts it: its summary (framed, as a user message), the
+    user messages it kept (those from its `cutSeq` up to its own turn), its own turn's messages up
+    to it, then every message after it. The steps of a compaction (`step/start` with `purpose:
+    "compaction"`) are never part of it.
+    """
+    messages: list[Message] = []
+    users: list[tuple[int, UserMessage]] = []
+    """Every user message so far, with its seq: what a compaction may keep."""
+    turn_start, turn_seq = 0, 0
+    """Where the current turn's messages begin, and the seq of its `turn/start`."""
+    compacting = False
+    for event in events:
+        match event:
+            case AssistantChunkEvent():  # most of a log, never a message of its own: first
+                pass
+            case TurnStartEvent():
+                turn_start, turn_seq = len(messages), event.seq
+            case StepStartEvent():
+                compacting = event.data.purpose == "compaction"
+            case StepEndEvent():
+                compacting = False
+            case CompactionEvent():
+                cut = event.data.cut_seq
+                summary = UserMessage(content=[TextContent(text=framed_summary(event.data.summary))])
+                head = [summary, *(message for seq, message in users if cut <= seq < turn_seq)]
+                messages, turn_start = [*head, *messages[turn_start:]], len(head)
+            case AssistantMessageEvent() if compacting:
+                pass
+            case _:
+                message = message_of(event)
+                if message is not None:
+                    messages.append(message)
+                    if isinstance(message, UserMessage):
+                        users.append((event.seq, message))
+    return messages
 
 
 def message_of(event: SessionEvent) -> Message | None:
-    """The message one event adds to the conversation, if any."""
+    """The message one event adds to the conversation, if any (outside a compaction step; a
+    `compaction` itself replaces what came before it: `derive_messages`)."""
     match event:
         case UserMessageEvent() if event.data.source.kind not in UNSEEN_SOURCES:
             return UserMessage(content=event.data.content)

@@ -1,5 +1,6 @@
-"""Every text a model adapter writes into the conversation for content that is not plain text,
-verbatim, in one place (the tests hold them to these strings)."""
+"""Every text the model reads that nobody logged as such, verbatim, in one place (the tests hold
+them to these strings): how an adapter writes content that is not plain text, and the two texts
+of a compaction (the request for a summary, and the framing the summary has in the history)."""
 
 from __future__ import annotations
 
@@ -27,3 +28,33 @@ def resource_link(uri: str, name: str) -> str:
 def image_omitted(mime_type: str) -> str:
     """An image sent to a model that does not take images (one chosen after it was attached)."""
     return f"[image omitted: {mime_type}]"
+
+
+SUMMARIZATION_PROMPT = (
+    "Stop here: this conversation no longer fits the context window, and it is about to be "
+    "replaced by a summary that you write now. Another instance of you will carry on the work "
+    "from that summary, with nothing else of the conversation before it in view. Write down: the "
+    "user's requests and goals (in their own words where the wording matters); the decisions "
+    "taken and why; what was done, with the files read, created or changed and the commands run, "
+    "and what came of them; errors met and how they were resolved; what is still open, and the "
+    "next step. Keep exact names, paths, identifiers, values and commands. Leave out what no "
+    "longer matters. Do not call any tool: answer with the summary alone."
+)
+"""The user message that ends a summarization request (after the history it summarizes)."""
+
+
+def summarization_prompt(focus: str | None) -> str:
+    """The summarization request's last message: the prompt, and the focus `/compact` was given."""
+    return f"{SUMMARIZATION_PROMPT}\n\nFocus the summary on: {focus}" if focus else SUMMARIZATION_PROMPT
+
+
+SUMMARY_HEADING = (
+    "The earlier part of this conversation was compacted to fit the context window. This is the "
+    "summary written for you to carry on from; the user's most recent messages, and everything "
+    "after the compaction, follow as they were."
+)
+
+
+def framed_summary(summary: str) -> str:
+    """A compaction's summary as the history's first user message."""
+    return f"{SUMMARY_HEADING}\n\n{summary}"

@@ -142,6 +142,11 @@ class Usage(Model):
     cache_read_tokens: int | None = None
     reasoning_tokens: int | None = None
 
+    @property
+    def context(self) -> int:
+        """The tokens the call's context held: its input (cached or not) and its output."""
+        return self.input_tokens + (self.cache_read_tokens or 0) + self.output_tokens
+
 
 # --- stream chunks ----------------------------------------------------------------------------
 

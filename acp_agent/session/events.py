@@ -94,6 +94,10 @@ class UserMessageData(Model):
 class StepData(Model):
     turn: int
     step: int
+    purpose: Literal["compaction"] | None = None
+    """Set on the `step/start` of a step that is not part of the conversation: a `compaction` step
+    holds the call that summarizes the history; message derivation skips it and it does not count
+    towards a turn's step cap."""
 
 
 class AssistantChunkData(Model):
@@ -134,6 +138,25 @@ class ToolResultData(Model):
     error: ToolError | None = None
     raw_output: Any = None
     """The tool's raw output, for the editor's card (not model-visible)."""
+
+
+CompactionTrigger = Literal["threshold", "overflow", "command"]
+"""Why a compaction ran: the estimated context passed the threshold before a model call, the
+provider answered that the context overflowed, or the user typed `/compact`."""
+
+
+class CompactionData(Model):
+    """The history was summarized: the model's messages from here on start with `summary`.
+
+    `cutSeq` is the seq from which user messages before the compaction's turn are kept verbatim
+    (the compaction's own seq when none is). `tokens` is the estimated size of the history the
+    model sees right after it (the editor's context meter; the next estimate starts from it)."""
+
+    turn: int
+    summary: str
+    cut_seq: int
+    tokens: int
+    trigger: CompactionTrigger
 
 
 class TurnCompleted(Model):
@@ -233,6 +256,14 @@ class TurnEndEvent(SessionEvent):
     data: TurnEndData
 
 
+class CompactionEvent(SessionEvent):
+    """`compaction`: message derivation starts from the last one (never `ignorable`: the history
+    depends on it). It sits inside a turn, between steps."""
+
+    type: Literal["compaction"] = "compaction"
+    data: CompactionData
+
+
 CORE_EVENTS: tuple[type[SessionEvent], ...] = (
     TurnStartEvent,
     UserMessageEvent,
@@ -243,4 +274,5 @@ CORE_EVENTS: tuple[type[SessionEvent], ...] = (
     ToolCallEvent,
     ToolResultEvent,
     TurnEndEvent,
+    CompactionEvent,
 )

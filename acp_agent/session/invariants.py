@@ -119,6 +119,14 @@ def _check_turn_end(state: LogState, event: Any) -> None:
         raise InvariantViolation("turn-end-matches", f"turn/end names turn {turn} but {state._where()}")
 
 
+def _check_compaction(state: LogState, event: Any) -> None:
+    data = event.data
+    if state.open_turn is None or data.turn != state.open_turn or state.open_step is not None:
+        raise InvariantViolation("compaction-between-steps", f"compaction names turn {data.turn} but {state._where()}")
+    if not 0 <= data.cut_seq <= event.seq:
+        raise InvariantViolation("compaction-cut", f"cutSeq {data.cut_seq} is not a seq before the compaction ({event.seq})")
+
+
 _CHECKS: dict[str, Callable[[LogState, Any], None]] = {
     "turn/start": _check_turn_start,
     "step/start": _check_step_start,
@@ -128,6 +136,7 @@ _CHECKS: dict[str, Callable[[LogState, Any], None]] = {
     "tool/result": _check_tool_result,
     "step/end": _check_step_end,
     "turn/end": _check_turn_end,
+    "compaction": _check_compaction,
 }
 
 # --- updates ----------------------------------------------------------------------------------

@@ -8,8 +8,8 @@ from typing import Any
 import anyio
 import pytest
 
-from acp_agent.commands import COMMANDS, COMPACT, INIT, REPLY_EVENT, Announcer, Command, CommandRegistry, Invocation
-from acp_agent.commands.texts import COMPACT_UNAVAILABLE, INIT_PROMPT
+from acp_agent.commands import COMMANDS, INIT, REPLY_EVENT, Announcer, Command, CommandRegistry, Invocation
+from acp_agent.commands.texts import INIT_PROMPT
 from acp_agent.agent.keys import AGENTS
 from acp_agent.kernel import Context, Row, compose
 from acp_agent.llm.request import derive_messages
@@ -43,25 +43,6 @@ def test_the_init_prompt_is_exactly_this() -> None:
         "any project. If an AGENTS.md already exists, improve it instead of starting over. Say what "
         "you wrote when you are done."
     )
-    assert COMPACT_UNAVAILABLE == (
-        "Compaction is not available in this version of acp-agent: the conversation stays as it is. "
-        "Start a new thread to begin with an empty context."
-    )
-
-
-async def test_compact_answers_without_the_model_and_the_model_never_sees_it(tmp_path: Path) -> None:
-    ctx, requests = with_commands(tmp_path, [{"text": "hello"}])
-    async with ctx.running():
-        agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
-        assert (await ctx.get(COMMANDS).start(agent, text("/compact the API")).wait()).kind == "completed"
-        assert requests == []
-        [reply] = [e for e in agent.session.events if e.type == REPLY_EVENT]
-        assert (reply.data.text, reply.ignorable) == (COMPACT_UNAVAILABLE, True)
-        await ctx.get(COMMANDS).start(agent, text("hi")).wait()
-    [message] = [e.data for e in agent.session.events if e.type == "user/message" and e.data.source.kind == "command"]
-    assert message.content == text("/compact the API")
-    assert [m.content for m in requests[0].messages] == [text("hi")]
-    assert derive_messages(agent.session.events)[0].content == text("hi")
 
 
 async def test_init_and_file_commands_are_model_turns_with_their_prompt(tmp_path: Path) -> None:
@@ -106,13 +87,13 @@ async def test_registrations_shadow_files_the_latest_wins_and_owners_keep_theirs
         registry.add(INIT)
         init, last = registry.commands(one)
         assert (init, last.name, last.description) == (INIT, "zz", "Last by name.")  # the built-in shadows init.md
-        replaced = Command("init", "another init", COMPACT.run)
+        replaced = Command("init", "another init", INIT.run)
         remove = registry.add(replaced)
         assert registry.commands(one)[0] is replaced
         remove()
         remove()  # once only
         assert registry.commands(one)[0] is INIT
-        mcp = Command("mcp", "MCP servers", COMPACT.run)
+        mcp = Command("mcp", "MCP servers", INIT.run)
         registry.add(mcp, owner=one.scope)
         assert [c.name for c in registry.commands(one)] == ["init", "mcp", "zz"]
         assert [c.name for c in registry.commands(two)] == ["init", "zz"]
@@ -120,7 +101,7 @@ async def test_registrations_shadow_files_the_latest_wins_and_owners_keep_theirs
         assert len(changes) == 5  # add, add, remove, add, and the owner's scope going
         stop()
         stop()
-        registry.add(COMPACT)
+        registry.add(INIT)
         assert len(changes) == 5
 
 
@@ -134,11 +115,11 @@ async def test_the_announcer_sends_after_start_and_only_what_changed(tmp_path: P
         assert sent == []  # not started: the client does not know the session yet
         announcer.start()
         announcer.refresh()
-        assert sent == [["compact", "init"]]
+        assert sent == [["init"]]
         (tmp_path / ".acp-agent" / "commands").mkdir(parents=True)
         (tmp_path / ".acp-agent" / "commands" / "go.md").write_text("Go.")
         announcer.refresh()
-        assert sent[-1] == ["compact", "go", "init"]
+        assert sent[-1] == ["go", "init"]
         (tmp_path / ".acp-agent" / "commands" / "go.md").write_text("Go on.")  # another description
         announcer.refresh()
         announcer.refresh()

@@ -27,7 +27,7 @@ def test_messages_are_derived_from_the_log_alone() -> None:
     log.add("turn/end", turn=2, reason={"kind": "aborted"})
     registry = default_registry()
 
-    messages = derive_messages(registry.parse(line) for line in log.lines[1:])
+    messages = derive_messages([registry.parse(line) for line in log.lines[1:]])
 
     assert messages == [
         UserMessage(content=[TextContent(text="list files")]),

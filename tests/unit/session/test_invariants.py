@@ -266,3 +266,21 @@ def test_state_tracks_the_log() -> None:
     assert (state.open_turn, state.open_step, state.last_turn, state.last_step) == (None, None, 1, 1)
     assert state.balanced
     assert "registry" not in repr(LogState(default_registry()))
+
+
+def compaction(turn: int = 1, cut_seq: int = 0) -> dict[str, Any]:
+    return {"turn": turn, "summary": "s", "cutSeq": cut_seq, "tokens": 10, "trigger": "command"}
+
+
+def test_a_compaction_sits_between_the_steps_of_its_own_turn() -> None:
+    error = refused(in_step(), "compaction", compaction())
+    assert (error.rule, error.detail) == ("compaction-between-steps", "compaction names turn 1 but the open step is turn 1 step 1")
+    error = refused(new_session(), "compaction", compaction())
+    assert (error.rule, error.detail) == ("compaction-between-steps", "compaction names turn 1 but no turn is open")
+    session = new_session()
+    start_turn(session)
+    assert refused(session, "compaction", compaction(turn=2)).rule == "compaction-between-steps"
+    error = refused(session, "compaction", compaction(cut_seq=5))
+    assert (error.rule, error.detail) == ("compaction-cut", "cutSeq 5 is not a seq before the compaction (2)")
+    session.append("compaction", compaction(cut_seq=2))
+    assert session.events[-1].data.cut_seq == 2
