@@ -7,8 +7,9 @@ content block of each message the user sent (a prompt, a steer, a slash command 
 answered itself), which the client showed itself live. Each child agent's activity (its tool calls, `_meta` naming its route and the parent's call)
 comes from its own log, right before the update that completes the parent's call that started
 it, recursively; that is where the live frames of a child sit once concurrent siblings are put
-in canonical order. The title (`session_info_update`) and each model call's `usage_update` come
-back where they were sent live; a terminal a call ran in does not (its text result shows).
+in canonical order. The title (`session_info_update`), each model call's `usage_update` and each
+compaction (its updates or its card, then the new size) come back where they were sent live; a
+terminal a call ran in does not (its text result shows).
 """
 
 from __future__ import annotations

@@ -116,8 +116,8 @@ class Driver:
                 response = await client.call("session/prompt", self._prompt(step.text, step.content))
                 return _expect_error(response, step.expect_error)
             case PromptAndCancel():
-                ready = _streams_text(self.session_id)
-                return await self._prompt_and_cancel(step.text, self.session_id, ready, "any agent_message_chunk")
+                ready = _shows(self.session_id, step.at)
+                return await self._prompt_and_cancel(step.text, self.session_id, ready, f"any {step.at}")
             case PromptAndCancelWhen():
                 ready = _new_child_in_tool_call(self.session_id)
                 awaited = f"{step.children} child agent(s) showed a tool call"
@@ -194,7 +194,7 @@ class Driver:
         return None
 
     async def _prompt_while_busy(self, step: PromptWhileBusy, session_id: str) -> str | None:
-        streaming = self.client.watch(_streams_text(session_id))
+        streaming = self.client.watch(_shows(session_id))
         prompts = [await self.client.request("session/prompt", self._prompt(step.text))]
         await _first(streaming.done, prompts[0].done)
         if not streaming.is_set():
@@ -228,16 +228,13 @@ class Driver:
         return None
 
 
-def _streams_text(session_id: str) -> Callable[[Frame], bool]:
-    """Whether a notification streams the agent's message text on the session."""
+def _shows(session_id: str, kind: str = "agent_message_chunk") -> Callable[[Frame], bool]:
+    """Whether a notification is an update of `kind` on the session (by default one that streams
+    the agent's message text)."""
 
     def ready(frame: Frame) -> bool:
         update = session_update(frame)
-        return (
-            update is not None
-            and frame["params"].get("sessionId") == session_id
-            and update.get("sessionUpdate") == "agent_message_chunk"
-        )
+        return update is not None and frame["params"].get("sessionId") == session_id and update.get("sessionUpdate") == kind
 
     return ready
 

@@ -105,11 +105,12 @@ class PromptExpectError(Model):
 
 
 class PromptAndCancel(Model):
-    """`session/prompt`, then `session/cancel` at its first `agent_message_chunk`; it must answer
-    `{"stopReason": "cancelled"}`."""
+    """`session/prompt`, then `session/cancel` at its first update of the kind `at` (by default an
+    `agent_message_chunk`); it must answer `{"stopReason": "cancelled"}`."""
 
     op: Literal["promptAndCancel"]
     text: str
+    at: str = "agent_message_chunk"
 
 
 class PromptAndCancelWhen(Model):
@@ -246,6 +247,8 @@ class FileSystemCapabilities(Model):
 class SessionCapabilities(Model):
     notices: dict[str, str] | None = None
     """`{}`: the client shows `notice` updates."""
+    compaction: dict[str, str] | None = None
+    """`{}`: the client shows `compaction_update` and `compaction_summary_chunk` updates."""
 
 
 class ClientCapabilities(Model):

@@ -8,7 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from acp_agent.commands.texts import COMPACT_UNAVAILABLE, INIT_PROMPT
+from acp_agent.commands.texts import INIT_PROMPT
+from acp_agent.compaction.texts import NOTHING_TO_COMPACT
 from acp_agent.snapshot.runner import RunResult
 from tests.paths import FIXTURES
 
@@ -64,8 +65,9 @@ def test_each_command_became_the_turn_it_stands_for(scenario_run: Run) -> None:
         ("user", INIT_PROMPT),
     ]
     reply = next(f for f in frames(result) if update_kind(f) == "agent_message_chunk")
-    assert reply["params"]["update"]["content"]["text"] == COMPACT_UNAVAILABLE
-    # /compact made no model call and named nothing: the title is the first model turn's prompt.
+    assert reply["params"]["update"]["content"]["text"] == NOTHING_TO_COMPACT
+    # /compact had nothing to compact: it made no model call and named nothing, so the title is
+    # the first model turn's prompt.
     title = next(f for f in frames(result) if update_kind(f) == "session_info_update")
     assert title["params"]["update"]["title"].startswith("Review notes.txt for bugs")
     assert (result.cwd / "AGENTS.md").read_text().startswith("# Agent instructions")  # /init's turn wrote it

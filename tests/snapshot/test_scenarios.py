@@ -38,6 +38,8 @@ def test_the_expected_scenarios_exist() -> None:
         "fork-fails-before-output", "cancel-two-children", "delegation", "load-session",
         "client-fs", "client-terminal", "slash-commands", "slash-commands-load", "project-instructions",
         "instructions-cut", "prompt-queue", "embedded-context", "images", "thought-levels",
+        "compaction-auto", "compaction-command", "compaction-overflow", "compaction-cancel",
+        "compaction-load", "compaction-child",
     }  # fmt: skip
 
 
