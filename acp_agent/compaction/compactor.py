@@ -57,8 +57,10 @@ class Compactor:
                     assembler = await model_call(agent, progress, request)
                     break
                 except LlmError as exc:
+                    if exc.code != CONTEXT_OVERFLOW:
+                        raise
                     history = without_oldest(history)
-                    if exc.code != CONTEXT_OVERFLOW or not history:
+                    if not history:
                         raise
                     close_step(agent, progress, "failed", "the summarization request did not fit")
             end_step(agent, progress)

@@ -169,3 +169,23 @@ async def test_compaction_steps_do_not_count_towards_max_steps(tmp_path: Path) -
     assert purposes(agent) == [None, None, "compaction", None]
     # Mid-turn: the open turn's call and its result stay whole after the summary.
     assert [m.role for m in requests[3].messages] == ["user", "user", "user", "assistant", "tool"]
+
+
+async def test_a_summary_without_text_fails_the_turn_and_changes_nothing(tmp_path: Path) -> None:
+    ctx, _ = compacting(tmp_path, [{"text": "one", "usage": FULL}, {"reasoning": "Thinking only."}])
+    async with ctx.running():
+        agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
+        await agent.followup(text("first")).wait()
+        failed = await agent.followup(text("second")).wait()
+    assert (failed.kind, failed.message, failed.code) == ("error", texts.NO_SUMMARY, "EMPTY_RESPONSE")  # type: ignore[union-attr]
+    assert compactions(agent) == [] and kinds(agent)[-2:] == ["step/end", "turn/end"]
+
+
+async def test_without_a_command_list_the_agents_still_compact(tmp_path: Path) -> None:
+    ctx, requests = spied(tmp_path, [{"text": "one", "usage": FULL}, {"text": "S."}, {"text": "two"}], contextWindow=WINDOW)
+    compose([Row(id="compaction", name="acp_agent.compaction.plugin")], ctx)
+    async with ctx.running():
+        agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
+        await agent.followup(text("first")).wait()
+        await agent.followup(text("second")).wait()
+    assert [c.trigger for c in compactions(agent)] == ["threshold"] and len(requests) == 3

@@ -3,13 +3,14 @@ the model-visible texts, verbatim."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from acp_agent.compaction import content_chars, estimate, plan, texts, without_oldest
 from acp_agent.llm.request import AssistantMessage, ToolMessage, UserMessage, derive_messages
 from acp_agent.llm.texts import SUMMARIZATION_PROMPT, SUMMARY_HEADING, framed_summary, summarization_prompt
 from acp_agent.session import SessionEvent, default_registry
-from acp_agent.session.content import ImageContent, TextBlock, TextContent, ToolCallBlock
+from acp_agent.session.content import ImageContent, ResourceLink, TextBlock, TextContent, ToolCallBlock
 
 Line = dict[str, Any]
 
@@ -121,7 +122,13 @@ def test_the_estimate_starts_from_the_last_reported_usage_or_compaction() -> Non
     log.add("user/message", content=[{"type": "text", "text": "z" * 400}], source={"kind": "steer"})
     log.add("user/message", content=[{"type": "text", "text": "/compact"}], source={"kind": "command"})
     assert estimate(log.events) == 130
-    assert content_chars([ImageContent(data="AAAA", mime_type="image/png"), TextContent(text="ab")]) == 4002
+    log.add("step/start", turn=1, step=3)
+    log.add("assistant/message", turn=1, step=3, content=[{"type": "text", "text": "w" * 40}], interrupted=True)
+    assert estimate(log.events) == 140  # an answer cut off before its usage counts by its text
+    link = ResourceLink(uri="file:///a", name="a")
+    assert content_chars([ImageContent(data="AAAA", mime_type="image/png"), TextContent(text="ab"), link]) == (
+        4002 + len(json.dumps(link.dump()))
+    )
 
 
 def test_a_plan_summarizes_before_the_turn_and_keeps_recent_prompts_in_the_budget() -> None:
