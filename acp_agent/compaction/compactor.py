@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from acp_agent.agent.loop import TurnProgress, close_step, end_step, model_call, model_request, open_step
 from acp_agent.compaction import texts
-from acp_agent.compaction.history import estimate, plan, request_tokens, without_oldest
+from acp_agent.compaction.history import estimate, history_tokens, plan, without_oldest
 from acp_agent.llm.codes import CONTEXT_OVERFLOW, EMPTY_RESPONSE
 from acp_agent.llm.errors import LlmError
 from acp_agent.llm.request import UserMessage, derive_messages
@@ -73,5 +73,4 @@ class Compactor:
         data = CompactionData(turn=progress.turn, summary=summary, cut_seq=found.cut_seq, tokens=0, trigger=trigger)
         # The history the model sees from here on, as the next call will send it.
         after = derive_messages([*session.events, CompactionEvent(seq=session.state.next_seq, time=0, data=data)])
-        tokens = request_tokens(request.system, request.tools, after)
-        session.append("compaction", data.model_copy(update={"tokens": tokens}))
+        session.append("compaction", data.model_copy(update={"tokens": history_tokens(after)}))

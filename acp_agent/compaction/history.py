@@ -7,7 +7,7 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from acp_agent.llm.request import UNSEEN_SOURCES, Message, ToolSchema, UserMessage, derive_messages
+from acp_agent.llm.request import UNSEEN_SOURCES, Message, UserMessage, derive_messages
 from acp_agent.session.content import (
     AssistantBlock,
     ContentBlock,
@@ -70,11 +70,11 @@ def content_chars(blocks: Iterable[ContentBlock | AssistantBlock]) -> int:
     return total
 
 
-def request_tokens(system: str, tools: Sequence[ToolSchema], messages: Sequence[Message]) -> int:
-    """A model call's size, estimated from its text alone."""
-    chars = len(system) + sum(len(json.dumps(tool.dump())) for tool in tools)
-    chars += sum(content_chars(message.content) for message in messages)
-    return chars // CHARS_PER_TOKEN
+def history_tokens(messages: Sequence[Message]) -> int:
+    """The size of a history, estimated from its text alone. The system prompt and the tools are
+    left out: they hold the session's cwd, so a count with them would differ from one checkout to
+    the next while the history is the same."""
+    return sum(content_chars(message.content) for message in messages) // CHARS_PER_TOKEN
 
 
 @dataclass(frozen=True)
