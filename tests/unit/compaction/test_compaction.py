@@ -16,6 +16,7 @@ from acp_agent.kernel import Context, Row, compose
 from acp_agent.llm.request import UserMessage, derive_messages
 from acp_agent.llm.texts import SUMMARIZATION_PROMPT, framed_summary, summarization_prompt
 from acp_agent.session import TextContent
+from acp_agent.session.persistence import SESSIONS
 from tests.unit.agent.conftest import spied
 
 pytestmark = pytest.mark.anyio
@@ -58,6 +59,8 @@ async def test_a_turn_past_the_threshold_starts_with_a_compaction_and_the_model_
         agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
         assert (await agent.followup(text("first")).wait()).kind == "completed"
         assert (await agent.followup(text("second")).wait()).kind == "completed"
+        await agent.dispose()
+        loaded = ctx.get(SESSIONS).load(agent.id)  # what session/load and resume read back
     summarize, answer = requests[1:]
     assert prompts(summarize) == [text("first"), text(SUMMARIZATION_PROMPT)]
     assert [m.role for m in summarize.messages] == ["user", "assistant", "user"]
@@ -70,6 +73,7 @@ async def test_a_turn_past_the_threshold_starts_with_a_compaction_and_the_model_
     assert compaction.cut_seq == first_message.seq
     assert 0 < compaction.tokens < 800
     assert derive_messages(agent.session.events)[-1].content[0].text == "two"  # type: ignore[union-attr]
+    assert derive_messages(loaded.events) == derive_messages(agent.session.events)
 
 
 async def test_recent_user_messages_are_kept_within_the_budget_and_never_twice_summarized(tmp_path: Path) -> None:
