@@ -1,13 +1,15 @@
 """Per-prompt overhead of a long thread, before and after a compaction: the agent's own time for
-one prompt (everything but the model, which answers at once: the log, its file, message
-derivation, the compaction estimate) at turn 1, at turn 500, and right after `/compact` at turn
-500.
+one prompt at turn 1, at turn 500, and right after `/compact` at turn 500. The packaged
+composition runs in process with the benchmarks' model (`benchmodel.py`, which answers at once in
+40 deltas), so what is timed is everything but the model: the log and its file, message
+derivation, the compaction estimate, the plugins' hooks.
 
     python bench/compaction.py [--turns 500] [--sample 20]
 
 The anchor is the same session's first prompts, in the same run: the ratios say how much a prompt
 costs more at turn 500 than at turn 1, and how much of that a compaction gives back (the history
-the model is sent shrinks to the summary, the kept user messages and what follows).
+the model is sent shrinks to the summary, the kept user messages and what follows; the log keeps
+every event).
 """
 
 from __future__ import annotations
@@ -19,61 +21,28 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import anyio
 
+import benchmodel
 from acp_agent.agent import Agent
 from acp_agent.agent.keys import AGENTS
 from acp_agent.commands import COMMANDS
-from acp_agent.kernel import Context, Row, compose
-from acp_agent.llm.request import LlmRequest, derive_messages
-from acp_agent.llm.service import STREAM
-from acp_agent.session.content import (
-    BlockEnd,
-    BlockStart,
-    Finish,
-    FinishReason,
-    StreamChunk,
-    TextBlock,
-    TextContent,
-    TextDelta,
-    Usage,
-    UsageChunk,
-)
+from acp_agent.kernel import Context, compose
+from acp_agent.llm.request import derive_messages
+from acp_agent.session.content import TextContent
 
-ANSWER = "Done: the change is in place and the tests pass. " * 4
-"""What the model answers each prompt (about 200 characters, in 4 deltas)."""
 PROMPT = "Please make the next small change to the project and run the tests afterwards. "
 
 
-async def instant(request: LlmRequest, next: Any) -> AsyncIterator[StreamChunk]:
-    async def stream() -> AsyncIterator[StreamChunk]:
-        yield BlockStart(index=0, block_type="text")
-        for piece in range(4):
-            yield TextDelta(index=0, text=ANSWER[piece * 50 : (piece + 1) * 50])
-        yield BlockEnd(index=0, block=TextBlock(text=ANSWER))
-        yield UsageChunk(usage=Usage(input_tokens=1000, output_tokens=50))
-        yield Finish(reason=FinishReason(kind="stop"))
-
-    return stream()
-
-
-def composition(sessions: Path) -> Context:
-    ctx = compose(
-        [
-            Row(id="sessions", name="acp_agent.session.plugin", config={"dir": str(sessions)}),
-            Row(id="llm", name="acp_agent.llm.service"),
-            Row(id="tools", name="acp_agent.tools.plugin"),
-            Row(id="agents", name="acp_agent.agent.plugin", config={"provider": "bench", "model": "bench"}),
-            Row(id="commands", name="acp_agent.commands.plugin"),
-            Row(id="compaction", name="acp_agent.compaction.plugin"),
-        ]
-    )
-    ctx.events.on(STREAM, instant)
-    return ctx
+def composition(directory: Path) -> Context:
+    """The packaged composition (as the record one has it) with the benchmarks' model, which
+    answers each call in 40 deltas (the summary too: a model that always called a tool first
+    would never write one)."""
+    os.environ["ACP_AGENT_SESSIONS"] = str(directory / "sessions")
+    return compose(benchmodel.composition(directory / "cordis.yml"))
 
 
 async def prompt(agent: Agent, number: int) -> float:

@@ -49,6 +49,8 @@ class Call:
     children: list[Call] = field(default_factory=list)
     asked: str | None = None
     """What the user answered when asked for permission (an option id, or `cancelled`)."""
+    kind: str = "tool"
+    """What the line calls it when the logs name no tool for it (a compaction's is `compaction`)."""
 
 
 @dataclass
@@ -154,6 +156,16 @@ class Tree:
             # A child's call goes under the call that started the child (a stray one, at the top).
             parent = self._calls.get(parent_tool_call(frame) or "") if child_route(frame) is not None else None
             (parent.children if parent is not None else self._items).append(call)
+        elif kind == "compaction_update":  # shown as a call: its status, then its summary or error
+            compaction_id = str(update.get("compactionId"))
+            compaction = self._calls.get(compaction_id)
+            if compaction is None:
+                compaction = self._calls[compaction_id] = Call(compaction_id, "the conversation so far", "", kind="compaction")
+                self._items.append(compaction)
+            compaction.status = update.get("status") or compaction.status
+            shown = [block.get("text", "") for block in update.get("summary") or []] + [update.get("error") or ""]
+            if any(shown):
+                compaction.result = "\n".join(text for text in shown if text).splitlines()
         elif kind == "tool_call_update" and update.get("toolCallId") in self._calls:
             call = self._calls[update["toolCallId"]]
             call.status = update.get("status") or call.status
@@ -201,7 +213,7 @@ def _prompt_text(blocks: Sequence[dict[str, Any]]) -> str:
 def _render(call: Call, indent: str, names: dict[str, str], delegations: set[str]) -> list[str]:
     """A call's lines: a delegating call as a branch (its child's calls, then the result the
     parent got), any other call as one line with its output below."""
-    label = f"{indent}{names.get(call.wire_id, 'tool')} {call.wire_id.rsplit('/', 1)[-1]}: {call.title}"
+    label = f"{indent}{names.get(call.wire_id, call.kind)} {call.wire_id.rsplit('/', 1)[-1]}: {call.title}"
     asked = "" if call.asked is None else f" (asked: {call.asked})"
     if call.wire_id not in delegations and not call.children:
         return [f"{label} [{call.status}]{asked}", *(f"{indent}    {line}".rstrip() for line in call.result)]
