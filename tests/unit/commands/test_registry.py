@@ -127,7 +127,7 @@ async def test_the_announcer_sends_after_start_and_only_what_changed(tmp_path: P
         # A command of the agent's own goes with its scope: a disposing agent announces nothing.
         ctx.get(COMMANDS).on_change(announcer.refresh)  # as the client layer listens
         ctx.get(COMMANDS).add(Command("mine", "Mine", lambda invocation: agent.followup([])), owner=agent.scope)
-        assert sent[-1] == ["compact", "go", "init", "mine"]
+        assert sent[-1] == ["go", "init", "mine"]
         await agent.dispose()
         assert len(sent) == 4
 
