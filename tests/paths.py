@@ -9,7 +9,14 @@ FIXTURES = ROOT / "fixtures"
 # Recorded by the TypeScript original; read in place and never copied. May be absent.
 UPSTREAM = (ROOT.parent / "shared" / "upstream").resolve()
 SCHEMA_FILE = Path("shared", "acp-schema", "schema.json")
-# Beside the checkout, or beside a directory holding it (a worktree of it).
-ACP_SCHEMA = next(
-    (parent / SCHEMA_FILE for parent in ROOT.parents if (parent / SCHEMA_FILE).is_file()), ROOT.parent / SCHEMA_FILE
-).resolve()
+UNSTABLE_SCHEMA_FILE = SCHEMA_FILE.with_name("schema.unstable.json")
+
+
+def _beside(file: Path) -> Path:
+    """Beside the checkout, or beside a directory holding it (a worktree of it)."""
+    return next((parent / file for parent in ROOT.parents if (parent / file).is_file()), ROOT.parent / file).resolve()
+
+
+ACP_SCHEMA = _beside(SCHEMA_FILE)
+ACP_UNSTABLE_SCHEMA = _beside(UNSTABLE_SCHEMA_FILE)
+"""The protocol with its unstable parts (child sessions): what the official package has no models for."""

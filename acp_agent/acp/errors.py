@@ -23,6 +23,16 @@ def internal_error(message: str) -> JsonRpcError:
     return JsonRpcError(INTERNAL_ERROR, f"Internal error: {message}")
 
 
+def turn_failed(message: str) -> str:
+    """How a failed turn is told: a prompt's error answer, a failed child's end state."""
+    return f"Internal error: turn failed: {message}"
+
+
+def subagent_session(session_id: str) -> JsonRpcError:
+    """A mutation sent to a child session, which takes only `session/cancel`."""
+    return invalid_params(f"session {session_id} is a subagent session; it accepts only session/cancel")
+
+
 def session_not_found(session_id: str) -> JsonRpcError:
     return JsonRpcError(RESOURCE_NOT_FOUND, f"Resource not found: session {session_id!r}")
 

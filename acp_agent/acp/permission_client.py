@@ -1,9 +1,11 @@
 """How the user is asked over ACP: `session/request_permission`, the `Asker` of `acp_agent.permissions`.
 
 `install(ctx, wire)` gives the composition's permissions service (when there is one) an asker that
-sends the request on the session the calling agent's activity shows on: a child's call is asked on
-its top-level session, with the call's wire id (`<child route>/<call id>`) and the `_meta` that
-names the parent's delegating call, as its `tool_call` was. The options are the request's: allow
+sends the request on the session the calling agent's activity shows on, with the call's wire id
+and `_meta` as its `tool_call` had them: a child's call is asked on its own session when the
+client takes child sessions (the child's state is `requires_action` on its parent's session until
+the answer comes), else on its top-level session (`<child route>/<call id>`, `_meta` naming the
+parent's delegating call). The options are the request's: allow
 once, allow always, (for an MCP server's tool) allow every tool of the server, reject once and
 reject always; the answer is the id of the option picked, or `cancelled`.
 """
@@ -64,8 +66,12 @@ class AcpAsker(Asker):
             options=options,
         )
         self._status(session_id, wire_id, "pending", mapper.meta())  # it waits for the user
+        if shown.child is not None:
+            self._wire.send([shown.child.waiting(True)])
         try:
             answer = RequestPermissionResult.model_validate(await self._wire.conn.request(METHOD, params.dump()))
+            if shown.child is not None:  # answered: the child no longer waits
+                self._wire.send([shown.child.waiting(False)])
         except ClientError as exc:
             raise AskFailed(exc.message or f"the client answered error {exc.code}") from None
         except ValidationError:

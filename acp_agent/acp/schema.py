@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from acp_agent.kernel.models import Model
 
@@ -50,6 +50,8 @@ class ClientCapabilities(Incoming):
     terminal: bool = False
     auth: AuthCapabilities = AuthCapabilities()
     session: ClientSessionCapabilities | None = None
+    subagents: dict[str, Any] | None = None
+    """`{}`: the client shows child agents as child sessions (`subagent_update`, `session_message`)."""
 
     @property
     def notices(self) -> bool:
@@ -58,6 +60,10 @@ class ClientCapabilities(Incoming):
     @property
     def compaction(self) -> bool:
         return self.session is not None and self.session.compaction is not None
+
+    @property
+    def child_sessions(self) -> bool:
+        return self.subagents is not None
 
 
 class InitializeParams(Incoming):
@@ -481,10 +487,111 @@ class CompactionSummaryChunk(Model):
     content: Text
 
 
+# -- child sessions (only to a client advertising `subagents`) ------------------------------
+
+
+class SubagentCancel(Model):
+    """`cancel: {}`: the client may `session/cancel` the child's current work."""
+
+
+class SubagentSessionCapabilities(Model):
+    cancel: SubagentCancel | None = None
+
+
+class Error(Model):
+    """A JSON-RPC error object (a failed child's end state carries one)."""
+
+    code: int
+    message: str
+    data: Any = None
+
+
+class SubagentUsage(Model):
+    """Tokens a child's run used, over all its model calls."""
+
+    total_tokens: int
+    input_tokens: int
+    output_tokens: int
+    thought_tokens: int | None = None
+    cached_read_tokens: int | None = None
+
+
+class SubagentRunning(Model):
+    state: Literal["running"] = "running"
+
+
+class SubagentRequiresAction(Model):
+    """The child waits for the user (a permission request)."""
+
+    state: Literal["requires_action"] = "requires_action"
+
+
+SubagentStopReason = StopReason | Literal["error"]
+
+
+class SubagentIdle(Model):
+    """The child's run is over: why, what it used, and (`error`) how it failed."""
+
+    state: Literal["idle"] = "idle"
+    stop_reason: SubagentStopReason
+    usage: SubagentUsage
+    error: Error | None = None
+
+
+SubagentState = Annotated[SubagentRunning | SubagentRequiresAction | SubagentIdle, Field(discriminator="state")]
+
+
+class SubagentUpdate(Model):
+    """A child session announced (the first one), or its state and capabilities patched, on its
+    immediate parent's session. `capabilities` set to None goes out as `null` (cleared: the child
+    accepts no more mutations), unlike the other fields, which are left out when unset."""
+
+    session_update: Literal["subagent_update"] = "subagent_update"
+    session_id: str
+    title: str | None = None
+    description: str | None = None
+    cwd: str | None = None
+    capabilities: SubagentSessionCapabilities | None = None
+    state: SubagentState | None = None
+
+    @model_serializer(mode="wrap")
+    def _explicit_null(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        out: dict[str, Any] = handler(self)
+        if "capabilities" not in self.model_fields_set or self.capabilities is not None:
+            return out
+        order = ["sessionUpdate", "sessionId", "title", "description", "cwd", "capabilities", "state"]
+        return {key: out.get(key) for key in order if key in out or key == "capabilities"}
+
+
+MessageBlock = Annotated[Text | ResourceLink | EmbeddedResource | Image, Field(discriminator="type")]
+
+
+class SessionMessage(Model):
+    """One view of a message between two sessions: the sender's (`recipient_message_id` names the
+    recipient's view) or the recipient's (`sender_message_id` names the sender's)."""
+
+    session_update: Literal["session_message"] = "session_message"
+    message_id: str
+    sender_session_id: str
+    recipient_session_id: str
+    sender_message_id: str | None = None
+    recipient_message_id: str | None = None
+    content: list[MessageBlock] | None = None
+
+
+class SessionMessageChunk(Model):
+    """A content block appended to a message between sessions."""
+
+    session_update: Literal["session_message_chunk"] = "session_message_chunk"
+    message_id: str
+    content: MessageBlock
+
+
 SessionUpdate = Annotated[
     ContentChunk | ToolCallStart | ToolCallProgress | Plan | UsageUpdate | SessionInfoUpdate
     | CurrentModeUpdate | ConfigOptionUpdate | AvailableCommandsUpdate | Notice
-    | CompactionUpdate | CompactionSummaryChunk,
+    | CompactionUpdate | CompactionSummaryChunk
+    | SubagentUpdate | SessionMessage | SessionMessageChunk,
     Field(discriminator="session_update"),
 ]
 

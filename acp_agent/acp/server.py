@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 import acp_agent
 from acp_agent.acp import auth, client_services, errors, modes, permission_client
 from acp_agent.acp.connection import Connection
+from acp_agent.acp.plugin import CONNECTION, DEFAULT_ANSWER_EVERY_MS
 from acp_agent.acp.schema import (
     PROTOCOL_VERSION,
     AgentCapabilities,
@@ -51,6 +52,7 @@ from acp_agent.acp.schema import (
     TerminalAuthMethod,
     UnstructuredCommandInput,
 )
+from acp_agent.acp.children import ChildSession, stop_reason
 from acp_agent.acp.history import StoredLog, history_updates
 from acp_agent.acp.listing import list_page
 from acp_agent.acp.updates import ChildOrigin, UpdateMapper
@@ -81,7 +83,7 @@ from acp_agent.session.errors import (
     SessionNotFound,
     UnsupportedVersion,
 )
-from acp_agent.session.events import AssistantChunkEvent, SessionEvent, SessionHeader, TurnEndReason
+from acp_agent.session.events import AssistantChunkEvent, SessionEvent, SessionHeader, ToolResultEvent, TurnEndReason
 from acp_agent.session.persistence import LoadedSession
 from acp_agent.agent.keys import AGENTS
 from acp_agent.session.persistence import SESSIONS
@@ -91,14 +93,6 @@ log = logging.getLogger(__name__)
 
 P = TypeVar("P", bound=BaseModel)
 
-STOP_REASONS: dict[str, StopReason] = {
-    "completed": "end_turn",
-    "max-tokens": "max_tokens",
-    "max-steps": "max_turn_requests",
-    "aborted": "cancelled",
-    "disposed": "cancelled",
-    "interrupted": "cancelled",
-}
 PROMPT_BLOCK_TYPES = ("text", "resource_link", "resource", "image")
 LIST_PAGE_SIZE = 50
 """Sessions per `session/list` page."""
@@ -201,6 +195,8 @@ class AcpServer:
         mcp_servers: list[dict[str, Any]],
         replay: bool,
     ) -> Agent:
+        if session_id in self.wire.child_ids:
+            raise errors.subagent_session(session_id)
         servers = self._check_workspace(cwd, additional_directories, mcp_servers)
         async with self._one_at_a_time(session_id):
             if session_id in self.wire.sessions:  # open here already: reopened from what it wrote
@@ -235,15 +231,16 @@ class AcpServer:
         if stored is not None:
             # The session's MCP tools connect after the answer: past calls show as they were logged.
             logged = logged_tools(self.ctx, stored)
-            updates = history_updates(
+            frames = history_updates(
                 stored,
                 lambda name: self.ctx.get(TOOLS).get(name, agent.scope) or logged.get(name),
                 lambda name: self.ctx.get(TOOLS).get(name, None) or logged.get(name),
                 context_window=agent.options.context_window,
                 compaction=self.wire.client.compaction,
+                child_sessions=self.wire.client.child_sessions,
             )
-            for update in updates:
-                self.wire.update(agent.id, update)
+            self.wire.child_ids.update(_descendants(stored))
+            self.wire.send(frames)
         return agent
 
     def _open(self, agent: Agent) -> None:
@@ -316,7 +313,7 @@ class AcpServer:
     async def close_session(self, params: CloseSessionParams) -> CloseSessionResult:
         """Cancel what runs, dispose the agent (its log is flushed and closed), forget the session."""
         async with self._one_at_a_time(params.session_id):
-            self.wire.session(params.session_id)  # -32002 for an id not open here
+            self.wire.session(params.session_id)  # -32002 for an id not open here, -32602 a child's
             await self._close(params.session_id)
         return CloseSessionResult()
 
@@ -343,8 +340,12 @@ class AcpServer:
             await self.ctx.get(MCP).close(agent)  # its servers are gone before the answer
         await agent.dispose()
 
-    def _watch(self, agent: Agent, session_id: str, origin: ChildOrigin | None = None) -> None:
-        """Forward `agent`'s activity to `session_id` on the wire, now and for its children."""
+    def _watch(
+        self, agent: Agent, session_id: str, origin: ChildOrigin | None = None, child: ChildSession | None = None
+    ) -> None:
+        """Forward `agent`'s activity to `session_id` on the wire, now and for its children
+        (`child`: it shows as a child session)."""
+        connection = self.ctx.find(CONNECTION)
         mapper = UpdateMapper(
             lambda name: self.ctx.get(TOOLS).get(name, agent.scope),
             origin,
@@ -352,8 +353,9 @@ class AcpServer:
             shown=agent.session.events,  # a loaded session's: its title was shown already
             notices=self.wire.client.notices,
             compaction=self.wire.client.compaction,
+            answer_every_ms=connection.child_answer_every_ms if connection is not None else DEFAULT_ANSWER_EVERY_MS,
         )
-        shown_on = AgentWire(session_id, mapper)
+        shown_on = AgentWire(session_id, mapper, child)
         agent.scope.add(self.wire.show(agent.id, shown_on))
 
         def forward(event: SessionEvent) -> None:
@@ -361,7 +363,13 @@ class AcpServer:
                 shown = mapper.text(event)
                 if shown is not None:
                     self.wire.chunk(shown_on, shown)
+                elif (card := mapper.answer(event)) is not None:  # a child's answer, on its card
+                    self.wire.update(session_id, card)
                 return
+            if child is not None:  # its task, when it comes; its usage and end, kept
+                self.wire.send(child.see(event))
+            if isinstance(event, ToolResultEvent) and (started := shown_on.children.pop(event.data.call_id, None)):
+                self.wire.send(started.end(event.data))  # the child's answer and end, before the call's
             for update in mapper.updates(event):
                 self.wire.update(session_id, update)
 
@@ -370,9 +378,20 @@ class AcpServer:
     def _on_published(self, agent: Agent) -> None:
         header = agent.session.header
         parent = self.wire.wire_of(header.parent_session or "")
-        if parent is not None:
-            spawn_call = parent.mapper.wire_id(header.spawn_call_id or "")
-            self._watch(agent, parent.session_id, ChildOrigin(route=agent.route, parent_tool_call_id=spawn_call))
+        if parent is None:
+            return
+        self.wire.child_ids.add(agent.id)
+        call_id = header.spawn_call_id or ""
+        origin = ChildOrigin(route=agent.route, parent_tool_call_id=parent.mapper.wire_id(call_id))
+        if not self.wire.client.child_sessions:
+            self._watch(agent, parent.session_id, origin)
+            return
+        # Announced before anything of it goes out: it is published, its loop has not started.
+        task = parent.mapper.raw_input(call_id)
+        child = ChildSession(agent.id, parent.session_id, agent.route, agent.session.cwd, task)
+        parent.children[call_id] = child
+        self.wire.send([child.announce(), (parent.session_id, parent.mapper.link_child(call_id, agent.id))])
+        self._watch(agent, agent.id, replace(origin, own_session=True), child)
 
     async def prompt(self, params: PromptParams) -> PromptResult:
         """Queue the prompt's turn and answer when it ends. A prompt that arrives while another
@@ -407,13 +426,19 @@ class AcpServer:
         """End the running prompt and those read before this notification (they answer
         `cancelled`); a prompt read after it runs. Read order decides, not the order the request
         tasks happen to run in (`Connection.read_at`): a prompt read earlier whose turn is not
-        queued yet is cancelled once it is (`prompt`), one read later but queued already is spared."""
+        queued yet is cancelled once it is (`prompt`), one read later but queued already is spared.
+        A child session's id cancels only that child's current work: the call that started it
+        fails, its parent goes on."""
         entry = self.wire.sessions.get(params.session_id)
-        if entry is not None:  # an unknown or idle session: nothing to cancel
+        shown = self.wire.wire_of(params.session_id)
+        if entry is not None:
             read_at = Connection.read_at()
             entry.cancelled_at = max(entry.cancelled_at, read_at)
             later = [ticket for ticket, at in entry.prompts.items() if at > read_at]
             entry.agent.cancel(CANCELLED_BY_CLIENT, sparing=later)
+        elif shown is not None and shown.child is not None and (child := self.ctx.get(AGENTS).get(params.session_id)):
+            child.cancel(CANCELLED_BY_CLIENT)
+        # else an unknown or idle session: nothing to cancel
 
     async def close(self) -> None:
         """The client went away: cancel every running turn so its prompt answers."""
@@ -452,6 +477,12 @@ def logged_tools(ctx: Context, stored: StoredLog) -> dict[str, Tool[Any]]:
     return found
 
 
+def _descendants(stored: StoredLog) -> Iterator[str]:
+    for child in stored.children:
+        yield child.header.id
+        yield from _descendants(child)
+
+
 def _content_block(index: int, block: dict[str, Any]) -> ContentBlock:
     kind = block.get("type")
     if kind not in PROMPT_BLOCK_TYPES:
@@ -481,8 +512,8 @@ def _check_attachments(content: Sequence[ContentBlock], agent: Agent) -> None:
 
 def _stop_reason(reason: TurnEndReason) -> StopReason:
     if reason.kind == "error":
-        raise JsonRpcError(errors.INTERNAL_ERROR, f"Internal error: turn failed: {reason.message}")
-    return STOP_REASONS[reason.kind]
+        raise JsonRpcError(errors.INTERNAL_ERROR, errors.turn_failed(reason.message))
+    return stop_reason(reason)
 
 
 def _brief(exc: ValidationError) -> str:

@@ -28,3 +28,14 @@ def _name(block: ResourceLink | EmbeddedResource | ImageContent) -> str:
         return block.name
     uri = block.resource.uri if isinstance(block, EmbeddedResource) else block.uri or ""
     return uri.rstrip("/").rsplit("/", 1)[-1]
+
+
+def brief(text: str, limit: int) -> str:
+    """`text` when it has at most `limit` characters, else its first `limit` cut back to the last
+    whole word, with `…`."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    if not text[limit].isspace() and any(char.isspace() for char in cut):
+        cut = cut[: max(i for i, char in enumerate(cut) if char.isspace())]
+    return cut.rstrip() + "…"

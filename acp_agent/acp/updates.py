@@ -39,11 +39,13 @@ from acp_agent.session.content import (
     ReasoningBlock,
     ReasoningDelta,
     TextBlock,
+    TextContent,
     TextDelta,
     Usage,
 )
 from acp_agent.session.events import (
     USER_SOURCES,
+    AssistantChunkData,
     AssistantChunkEvent,
     AssistantMessageEvent,
     CompactionData,
@@ -66,26 +68,40 @@ from acp_agent.tools.todo import TodoUpdateEvent
 
 ToolLookup = Callable[[str], "Tool[Any] | None"]
 CHILD_SHOWS: frozenset[type[SessionEvent]] = frozenset({ToolCallEvent, ToolDisplayEvent, ToolResultEvent})
-"""What a child agent may show on its top-level session: its tool calls (opened, shown while
-they run, finished). Its text, thoughts, usage, title and plan stay in its own log."""
+"""What a child agent shows on its top-level session when the client does not take child
+sessions: its tool calls (opened, shown while they run, finished), and its answer as it grows on
+the card of the call that started it. Its thoughts, usage, title and plan stay in its own log."""
 
 
 @dataclass(frozen=True)
 class ChildOrigin:
-    """Where a child agent's activity shows on its top-level session: its tool calls, with ids
-    prefixed by its route (unique in the session) and `_meta` naming the parent's tool call."""
+    """Where a child agent's activity shows. As a child session (`own_session`: the client
+    advertised `subagents`): everything under its own session id, `_meta` naming its route. Else
+    on its top-level session: its tool calls, with ids prefixed by its route (unique in the
+    session) and `_meta` naming the parent's call, under `acpAgent` and under the key Zed reads to
+    nest a subagent's activity under that call (`claudeCode.parentToolUseId`)."""
 
     route: str
     parent_tool_call_id: str
+    """The wire id of the call that started the child, on its immediate parent's session."""
+    own_session: bool = False
 
     def wire_id(self, call_id: str) -> str:
-        return f"{self.route}/{call_id}"
+        return call_id if self.own_session else f"{self.route}/{call_id}"
 
     def meta(self) -> dict[str, Any]:
+        if self.own_session:
+            return {META_KEY: {"route": self.route}}
+        return {**self.answer_meta(), NEST_KEY: {"parentToolUseId": self.parent_tool_call_id}}
+
+    def answer_meta(self) -> dict[str, Any]:
+        """The `_meta` of an update of the parent's card showing the child's answer (the card is
+        the parent's: not nested under itself)."""
         return {META_KEY: {"route": self.route, "parentToolCallId": self.parent_tool_call_id}}
 
 
 META_KEY = "acpAgent"
+NEST_KEY = "claudeCode"
 
 ShownText = tuple[Literal["agent_message_chunk", "agent_thought_chunk"], str]
 """A streamed chunk as the editor shows it: which kind of chunk, and its text."""
@@ -109,9 +125,15 @@ class UpdateFrames:
 class UpdateMapper:
     """Maps one agent's events; remembers each call's tool so its result renders the same way.
 
-    A child's (`origin` given) text, plan, usage and title stay in its own log: only its tool
-    calls reach the wire. The diffs and the terminal a running call shows (`tool/display`) stay in
-    its content after its result; a call shown in a terminal drops the rendering of a result that
+    A child (`origin` given) shown as a child session shows all but a title (its parent's
+    `subagent_update` names it). A child shown on its top-level session shows its tool calls, and
+    its answer on the card of the parent's call that started it: the text of its latest model call
+    so far replaces the card's content after the task at each text block's end and, with
+    `answer_every_ms`, while a block streams once that many ms of the child's clock (its events'
+    `time`) have passed since the card last changed.
+
+    The diffs and the terminal a running call shows (`tool/display`) stay in its content after its
+    result; a call shown in a terminal drops the rendering of a result that
     is its command's output (the terminal shows it), keeping only an error's (a timeout, a failure).
 
     `context_window` (tokens): with it, each model call's usage becomes a `usage_update`. `live`:
@@ -142,6 +164,7 @@ class UpdateMapper:
         shown: Sequence[SessionEvent] = (),
         notices: bool = False,
         compaction: bool = False,
+        answer_every_ms: int | None = None,
     ) -> None:
         self._lookup = lookup
         self._origin = origin
@@ -162,22 +185,37 @@ class UpdateMapper:
         self._summarizing = False
         """Inside a compaction step: its text is the summary."""
         self._compactions = sum(isinstance(event, CompactionEvent) for event in shown)
+        self._inputs: dict[str, Any] = {}
+        """Each call's raw input, by call id (a delegating call's task)."""
+        self._children: dict[str, str] = {}
+        """The child session each running call started, by call id."""
+        self._answer = _AnswerCard(origin, answer_every_ms) if origin is not None and not origin.own_session else None
 
     def wire_id(self, call_id: str) -> str:
         return self._origin.wire_id(call_id) if self._origin is not None else call_id
 
     def meta(self, extra: dict[str, Any] | None = None) -> dict[str, Any] | None:
-        """The `_meta` of this agent's frames: a child's names its route and the parent's call;
-        `extra` entries (a tool's, such as its MCP server) join them under the same key."""
+        """The `_meta` of this agent's frames: a child's names its route (and the parent's call);
+        `extra` entries (a tool's, such as its MCP server) join them under `acpAgent`."""
         meta = self._origin.meta() if self._origin is not None else None
         if not extra:
             return meta
-        return {META_KEY: {**(meta or {}).get(META_KEY, {}), **extra}}
+        return {**(meta or {}), META_KEY: {**(meta or {}).get(META_KEY, {}), **extra}}
+
+    def raw_input(self, call_id: str) -> Any:
+        """The raw input of the latest call of that id this mapper saw (None if it saw none)."""
+        return self._inputs.get(call_id)
+
+    def link_child(self, call_id: str, child_id: str) -> SessionUpdate:
+        """The update that links a call's card to the child session it started; the card's final
+        update names the child too (`_meta.acpAgent.childSessionId`)."""
+        self._children[call_id] = child_id
+        return ToolCallProgress(tool_call_id=self.wire_id(call_id), meta=self.meta({"childSessionId": child_id}))
 
     def map(self, event: SessionEvent) -> SessionUpdate | None:
         """The update `event` shows, if any: one method per event type."""
-        if self._origin is not None and type(event) not in CHILD_SHOWS:
-            return None
+        if self._answer is not None and type(event) not in CHILD_SHOWS:
+            return self._answer.see(event)
         match event:
             case AssistantChunkEvent() if self._summarizing:
                 return self._summary_chunk(event)
@@ -193,7 +231,7 @@ class UpdateMapper:
                 self._summarizing = False
             case TurnEndEvent() if self._compaction is not None:
                 return self._compaction_ended(event.data.reason)
-            case UserMessageEvent():
+            case UserMessageEvent() if self._origin is None:
                 return self._title(event.data)
             case ToolCallEvent():
                 return self._call(event.data)
@@ -222,7 +260,7 @@ class UpdateMapper:
     def updates(self, event: SessionEvent) -> tuple[SessionUpdate, ...]:
         """Every update `event` shows, in order: `map`'s, or for a `compaction` its own three."""
         if isinstance(event, CompactionEvent):
-            return () if self._origin is not None else self._compacted(event.data)
+            return () if self._answer is not None else self._compacted(event.data)
         update = self.map(event)
         return () if update is None else (update,)
 
@@ -272,8 +310,9 @@ class UpdateMapper:
 
     def text(self, event: AssistantChunkEvent) -> ShownText | None:
         """What a chunk shows: the kind of chunk and its text, or None. The hot path, one call
-        per streamed chunk: the live wire builds the frame from it directly (`UpdateFrames`)."""
-        if self._origin is not None:
+        per streamed chunk: the live wire builds the frame from it directly (`UpdateFrames`). A
+        child shown on its top-level session shows none (see `answer`)."""
+        if self._answer is not None:
             return None
         chunk = event.data.chunk
         match chunk:
@@ -293,6 +332,11 @@ class UpdateMapper:
                 return "agent_thought_chunk", text
         return None
 
+    def answer(self, event: AssistantChunkEvent) -> SessionUpdate | None:
+        """For a child shown on its top-level session: the update of its delegating card that a
+        chunk of its answer brings, if any (None for any other agent)."""
+        return self._answer.see(event) if self._answer is not None else None
+
     def _usage(self, usage: Usage | None) -> SessionUpdate | None:
         if usage is None or self._context_window is None:
             return None
@@ -308,6 +352,7 @@ class UpdateMapper:
     def _call(self, call: ToolCallData) -> SessionUpdate:
         tool = self._tools[call.call_id] = self._lookup(call.name)
         card = tool_card(tool, call.name, call.arguments)
+        self._inputs[call.call_id] = card.raw_input
         return card.start(self.wire_id(call.call_id), self.meta(card.meta))
 
     def _display(self, display: ToolDisplayData) -> SessionUpdate | None:
@@ -344,7 +389,7 @@ class UpdateMapper:
             content=text_content(paragraphs) + shown,
             # A result's own raw output (an MCP server's), else one its call showed (an editor terminal).
             raw_output=data.raw_output,
-            meta=self.meta(),
+            meta=self.meta({"childSessionId": child} if (child := self._children.pop(data.call_id, None)) else None),
         )
 
     def _status(self, status: StatusData) -> SessionUpdate | None:
@@ -364,3 +409,57 @@ def _images(images: list[Image]) -> list[ToolCallContentItem]:
 def _from_user(event: SessionEvent) -> bool:
     """Whether an event is a message the user wrote (a prompt or a steer)."""
     return isinstance(event, UserMessageEvent) and event.data.source.kind in USER_SOURCES
+
+
+class _AnswerCard:
+    """A child's answer so far, for the card of the parent's call that started it (see
+    `UpdateMapper`): the task (the child's first message) and the text of its latest model call."""
+
+    def __init__(self, origin: ChildOrigin, every_ms: int | None) -> None:
+        self._origin = origin
+        self._every_ms = every_ms
+        self._task: str | None = None
+        self._text: list[str] = []
+        self._streamed: set[int] = set()
+        self._fresh = False
+        """The latest model call has ended: the next text starts a new answer."""
+        self._shown: str | None = None
+        self._shown_at = 0
+        self._summarizing = False
+
+    def see(self, event: SessionEvent) -> SessionUpdate | None:
+        if isinstance(event, StepStartEvent):  # a compaction's summary is not the child's answer
+            self._summarizing = event.data.purpose == "compaction"
+        if self._summarizing:
+            return None
+        match event:
+            case UserMessageEvent() if self._task is None:
+                self._task = "".join(b.text for b in event.data.content if isinstance(b, TextContent))
+            case AssistantMessageEvent():
+                self._fresh, self._streamed = True, set()
+            case AssistantChunkEvent(data=AssistantChunkData(chunk=TextDelta() as delta)):
+                self._add(delta.text)
+                self._streamed.add(delta.index)
+                due = self._every_ms is not None and event.time - self._shown_at >= self._every_ms
+                return self._update(event.time) if due else None
+            case AssistantChunkEvent(data=AssistantChunkData(chunk=BlockEnd(block=TextBlock() as block) as end)):
+                if end.index not in self._streamed:  # its text came only whole, with its end
+                    self._add(block.text)
+                return self._update(event.time)
+        return None
+
+    def _add(self, text: str) -> None:
+        if self._fresh:
+            self._text, self._fresh = [], False
+        self._text.append(text)
+
+    def _update(self, now: int) -> SessionUpdate | None:
+        answer = "".join(self._text)
+        if not answer or answer == self._shown:
+            return None
+        self._shown, self._shown_at = answer, now
+        return ToolCallProgress(
+            tool_call_id=self._origin.parent_tool_call_id,
+            content=text_content([self._task, answer] if self._task else [answer]),
+            meta=self._origin.answer_meta(),
+        )

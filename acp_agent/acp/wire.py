@@ -8,10 +8,12 @@ client advertised, the sessions open on it, where each agent's activity shows, a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from acp_agent.acp import errors
+from acp_agent.acp.children import ChildSession, Frame
 from acp_agent.acp.connection import Connection
 from acp_agent.acp.schema import ClientCapabilities, SessionNotification, SessionUpdate
 from acp_agent.acp.updates import ShownText, UpdateFrames, UpdateMapper
@@ -40,9 +42,14 @@ class AgentWire:
     """Where one agent's activity shows on the connection."""
 
     session_id: str
-    """The session on the wire (a child's: its top-level session)."""
+    """The session on the wire (a child's: its own for a client with child sessions, else its
+    top-level session)."""
     mapper: UpdateMapper
     """How its events become updates (its calls' wire ids, a child's `_meta`)."""
+    child: ChildSession | None = None
+    """Set for a child shown as a child session (the client advertised `subagents`)."""
+    children: dict[str, ChildSession] = field(default_factory=dict)
+    """The child sessions its running calls started, by call id."""
     frames: UpdateFrames = field(init=False)
     """The encoded frames of `session_id` (a streamed chunk's is built from its text)."""
 
@@ -60,12 +67,17 @@ class Wire:
         """What the client advertised in `initialize` (nothing until then): read at each use."""
         self.sessions: dict[str, AcpSession] = {}
         """The sessions open on this connection, by id."""
+        self.child_ids: set[str] = set()
+        """The children this connection has shown (live or replayed): they take only `session/cancel`."""
         self._shown: dict[str, AgentWire] = {}
 
     def session(self, session_id: str) -> AcpSession:
-        """The open session of that id, for a request about it; -32002 naming an unknown one."""
+        """The open session of that id, for a request about it; -32002 naming an unknown one,
+        -32602 for a child's (it takes only `session/cancel`)."""
         entry = self.sessions.get(session_id)
         if entry is None:
+            if session_id in self.child_ids:
+                raise errors.subagent_session(session_id)
             raise errors.session_not_found(session_id)
         return entry
 
@@ -77,6 +89,11 @@ class Wire:
         """Queue the `session/update` of one streamed chunk of an agent's text (the hot path: its
         frame is built from the text, see `UpdateFrames`)."""
         self.conn.send(shown_on.frames.text(shown))
+
+    def send(self, frames: Sequence[Frame]) -> None:
+        """Queue updates, each on its own session, in order (through `update`)."""
+        for session_id, update in frames:
+            self.update(session_id, update)
 
     def show(self, agent_id: str, shown: AgentWire) -> Disposer:
         """Record where an agent's activity shows (the server does, when it starts forwarding

@@ -26,6 +26,7 @@ from acp_agent.snapshot.scenario import (
     Prompt,
     PromptAndCancel,
     PromptAndCancelAtToolCall,
+    PromptAndCancelChild,
     PromptAndCancelWhen,
     PromptExpectError,
     PromptWhileBusy,
@@ -34,6 +35,7 @@ from acp_agent.snapshot.scenario import (
     SetConfigOption,
     SetMode,
     Step,
+    ToChild,
     WriteFile,
 )
 
@@ -128,6 +130,10 @@ class Driver:
                 ready = _shows_tool_call(self.session_id, step.tool_call_id)
                 awaited = f"the tool call {step.tool_call_id!r} showed"
                 return await self._prompt_and_cancel(step.text, self.session_id, ready, awaited, step.delay)
+            case PromptAndCancelChild():
+                return await self._prompt_and_cancel_child(step)
+            case ToChild():
+                return await self._to_child(step)
             case SetMode():
                 params = {"sessionId": self.session_id, "modeId": step.mode_id}
                 return _expect(await client.call("session/set_mode", params), step.expect_error)
@@ -192,6 +198,30 @@ class Driver:
         if response.get("result") != {"stopReason": "cancelled"}:
             return f'expected the result {{"stopReason":"cancelled"}}, got {encode(response)[:200]}'
         return None
+
+    async def _prompt_and_cancel_child(self, step: PromptAndCancelChild) -> str | None:
+        child: list[str] = []
+        shown = self.client.watch(_child_shows_tool_call(step.title, child))
+        pending = await self.client.request("session/prompt", self._prompt(step.text))
+        await _first(shown.done, pending.done)
+        if not shown.is_set():
+            answer = encode(await self.client.settled(pending))[:200]
+            return f"answered before the child {step.title!r} showed a tool call: {answer}"
+        await self.client.notify("session/cancel", {"sessionId": child[0]}, after=tuple(shown.lines))
+        response = await self.client.settled(pending)
+        if response.get("result") != {"stopReason": step.stop_reason}:
+            return f"expected the stop reason {step.stop_reason!r}, got {encode(response)[:200]}"
+        return None
+
+    async def _to_child(self, step: ToChild) -> str | None:
+        child = next((found for line in self.client.stdout if (found := _announced(line, step.title))), None)
+        if child is None:
+            return f"no child session was announced with the title {step.title!r}"
+        params = {**step.params, "sessionId": child}
+        if step.method == "session/cancel":
+            await self.client.notify(step.method, params)
+            return None
+        return _expect(await self.client.call(step.method, params), step.expect_error)
 
     async def _prompt_while_busy(self, step: PromptWhileBusy, session_id: str) -> str | None:
         streaming = self.client.watch(_shows(session_id))
@@ -274,23 +304,46 @@ def _shows_tool_call(session_id: str, tool_call_id: str) -> Callable[[Frame], bo
 
 
 def _new_child_in_tool_call(session_id: str) -> Callable[[Frame], bool]:
-    """Whether a notification is the first `tool_call` a child agent shows on the session
-    (stateful: it sees every notification, in order)."""
+    """Whether a notification is the first `tool_call` a child agent shows on the session, or on
+    a child session announced from it (stateful: it sees every notification, in order)."""
     routes: set[str] = set()
+    shown_on = {session_id}
+    """The session and the child sessions announced on it (or on one of them)."""
 
     def ready(frame: Frame) -> bool:
         update = session_update(frame)
         route = child_route(frame)
-        if (
-            update is None
-            or route is None
-            or route in routes
-            or frame["params"].get("sessionId") != session_id
-            or update.get("sessionUpdate") != "tool_call"
-        ):
+        if update is None or frame["params"].get("sessionId") not in shown_on:
+            return False
+        if update.get("sessionUpdate") == "subagent_update":
+            shown_on.add(str(update.get("sessionId")))
+        if route is None or route in routes or update.get("sessionUpdate") != "tool_call":
             return False
         routes.add(route)
         return True
+
+    return ready
+
+
+def _announced(line: str, title: str) -> str | None:
+    """The child session id a stdout line announces with that title, if it does."""
+    update = session_update(_parsed(line))
+    if update is None or update.get("sessionUpdate") != "subagent_update" or update.get("title") != title:
+        return None
+    return str(update.get("sessionId"))
+
+
+def _child_shows_tool_call(title: str, child: list[str]) -> Callable[[Frame], bool]:
+    """Whether the child announced with `title` has shown a `tool_call` on its session; its
+    session id goes into `child` once announced (stateful: it sees every notification, in order)."""
+
+    def ready(frame: Frame) -> bool:
+        update = session_update(frame)
+        if update is None:
+            return False
+        if not child and update.get("sessionUpdate") == "subagent_update" and update.get("title") == title:
+            child.append(str(update.get("sessionId")))
+        return bool(child) and frame["params"].get("sessionId") == child[0] and update.get("sessionUpdate") == "tool_call"
 
     return ready
 

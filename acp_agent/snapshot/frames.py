@@ -6,10 +6,11 @@ Shared by the runner (which answers agent requests), the normalizer and the comp
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from acp_agent.acp.updates import META_KEY
+from acp_agent.session.routes import call_id_of
 
 Frame = Any
 """A parsed stdout line: usually a dict; a batch response is a list."""
@@ -65,8 +66,40 @@ def parent_tool_call(frame: Frame) -> str | None:
 
 FINAL_STATUSES = ("completed", "failed")
 
+Routes = Mapping[str, str]
+"""Each session id's route, from the logs' headers (`s1`, `s1/call_a`, ...)."""
 
-def canonical_order(frames: Sequence[Frame]) -> list[Frame]:
+
+def session_routes(logs: Mapping[str, Sequence[Any]]) -> dict[str, str]:
+    """Each logged session's id and route (a run's logs are keyed by route, header first)."""
+    return {log[0]["id"]: route for route, log in logs.items() if log and isinstance(log[0], dict) and "id" in log[0]}
+
+
+def frame_route(frame: Frame, routes: Routes = {}) -> str | None:
+    """The child agent a frame belongs to, or None for a top-level session's own: the deepest of
+    the route its `_meta` names and those of the sessions it names (on the wire, as the sender or
+    recipient of a message, as the child an update announces, as the child a card's update links
+    to while the card runs), so that a child session's frames, and what its parent's session says
+    of it, are the child's."""
+    candidates = [child_route(frame)]
+    if isinstance(frame, dict):
+        params = frame.get("params")
+        params = params if isinstance(params, dict) else {}
+        update = session_update(frame) or {}
+        linked = None if _completes_call(frame) else _attribution(frame, "childSessionId")
+        for session_id in (
+            params.get("sessionId"),
+            update.get("senderSessionId"),
+            update.get("recipientSessionId"),
+            update.get("sessionId"),
+            linked,
+        ):
+            candidates.append(routes.get(session_id) if isinstance(session_id, str) else None)
+    children = [route for route in candidates if route is not None and "/" in route]
+    return max(children, key=lambda route: route.count("/"), default=None)
+
+
+def canonical_order(frames: Sequence[Frame], routes: Routes = {}) -> list[Frame]:
     """Frames with every child agent's activity in one place: all of a child's frames (in its own
     order), just before the update that completes the tool call that started it; recursively, so
     a grandchild's frames come just before its parent child's update of that call.
@@ -75,21 +108,26 @@ def canonical_order(frames: Sequence[Frame]) -> list[Frame]:
     children (whose frames interleave by scheduling) read one after the other, each under its
     delegating call, in that call's model order. A child whose delegating call never completes on
     the wire keeps its frames together at the end, after the session's, by route.
+
+    A child's frames are found by `frame_route`; its delegating call is the `parentToolCallId` its
+    `_meta` names on the frame's session (a child shown on its top-level session), else the call
+    its route ends with, on its parent's session (a child session: `routes` names them).
     """
+    sessions = {route: session_id for session_id, route in routes.items()}
     own: list[Frame] = []
     children: dict[str, list[Frame]] = {}
     """A child's frames, by its route."""
-    started_by: dict[str, list[str]] = {}
-    """The routes of the children each wire call id started, in order of first appearance (an
-    endpoint may reuse a call id in a later step: each completion takes the next child)."""
+    started_by: dict[tuple[str | None, str], list[str]] = {}
+    """The routes of the children each call (session id, wire call id) started, in order of first
+    appearance (an endpoint may reuse a call id in a later step: each completion takes the next)."""
     for frame in frames:
-        route = child_route(frame)
+        route = frame_route(frame, routes)
         if route is None:
             own.append(frame)
             continue
         if route not in children:
             children[route] = []
-            started_by.setdefault(parent_tool_call(frame) or "", []).append(route)
+            started_by.setdefault(_started_by(frame, route, sessions), []).append(route)
         children[route].append(frame)
     out: list[Frame] = []
 
@@ -97,9 +135,9 @@ def canonical_order(frames: Sequence[Frame]) -> list[Frame]:
         for frame in sequence:
             update = session_update(frame)
             if update is not None and _completes_call(frame):
-                routes = started_by.get(update["toolCallId"], [])
-                if routes:
-                    emit(children.pop(routes.pop(0), []))
+                found = started_by.get((frame["params"].get("sessionId"), update["toolCallId"]), [])
+                if found:
+                    emit(children.pop(found.pop(0), []))
             out.append(frame)
 
     emit(own)
@@ -107,6 +145,16 @@ def canonical_order(frames: Sequence[Frame]) -> list[Frame]:
         if route in children:  # (a stray grandchild goes with its stray parent)
             emit(children.pop(route))
     return out
+
+
+def _started_by(frame: Frame, route: str, sessions: Mapping[str, str]) -> tuple[str | None, str]:
+    """The call that started the child of `route` whose first frame is `frame`."""
+    session_id = (frame.get("params") or {}).get("sessionId") if isinstance(frame, dict) else None
+    parent_call = parent_tool_call(frame)
+    if parent_call is not None:
+        return session_id, parent_call
+    parent, key = route.rsplit("/", 1)
+    return sessions.get(parent), call_id_of(key)
 
 
 def _completes_call(frame: Frame) -> bool:

@@ -80,11 +80,13 @@ async def run_scenario(
     server: Sequence[str] | None = None,
     timeout: float = STEP_TIMEOUT,
     check_fixtures: bool = True,
+    child_sessions: bool | None = None,
 ) -> RunResult:
     """Run the scenario in `directory`, working under `workdir` (an empty directory the caller
     owns and removes). `server` replaces the whole server command (tests use a fake server).
     `check_fixtures`: hold each route's prompts against its replayed fixture (`fixtures.py`);
-    off when the run records new fixtures."""
+    off when the run records new fixtures. `child_sessions`: advertise `subagents` (True) or not
+    (False) whatever the scenario's `clientCapabilities` say (None: as they say)."""
     scenario = load_scenario(directory)
     directory, workdir = directory.resolve(), workdir.resolve()
     cwd, sessions, user_config = workdir / "cwd", workdir / "sessions", workdir / "config"
@@ -122,6 +124,8 @@ async def run_scenario(
     ):
         assert process.stdin and process.stdout and process.stderr  # all three are pipes
         capabilities = scenario.client_capabilities
+        if child_sessions is not None:
+            capabilities = capabilities.model_copy(update={"subagents": {} if child_sessions else None})
         client = Client(
             process.stdin, scenario.permissions, capabilities=capabilities, files=FileServer(cwd), terminals=terminals
         )

@@ -174,6 +174,29 @@ class PromptAndCancelAtToolCall(Model):
     tool starts, so a scenario whose tool must be running (its request at an MCP server) waits."""
 
 
+class PromptAndCancelChild(Model):
+    """`session/prompt` from a client with child sessions; once the child announced with `title`
+    (its `subagent_update`) has shown a `tool_call` on its own session, `session/cancel` with the
+    child's session id; the prompt must answer `stop_reason` (the parent goes on)."""
+
+    op: Literal["promptAndCancelChild"]
+    text: str
+    title: str
+    stop_reason: StopReason = "end_turn"
+
+
+class ToChild(Model):
+    """A request (`method`, `params`) for the child session announced with `title`, its
+    `sessionId` that child's; it must answer the error `expect_error` (or a result, without).
+    `session/cancel` is sent as the notification it is."""
+
+    op: Literal["toChild"]
+    title: str
+    method: str
+    params: dict[str, Any] = {}
+    expect_error: int | None = None
+
+
 class SetMode(Model):
     """`session/set_mode` for the newest session; with `expect_error` it must answer that error."""
 
@@ -230,6 +253,8 @@ Step = Annotated[
     | PromptAndCancelWhen
     | PromptWhileBusy
     | PromptAndCancelAtToolCall
+    | PromptAndCancelChild
+    | ToChild
     | SetMode
     | SetConfigOption
     | Cancel
@@ -259,6 +284,8 @@ class ClientCapabilities(Model):
     fs: FileSystemCapabilities = FileSystemCapabilities()
     terminal: bool = False
     session: SessionCapabilities | None = None
+    subagents: dict[str, str] | None = None
+    """`{}`: the client takes child agents as child sessions (`subagent_update`, ...)."""
 
 
 class Scenario(Model):

@@ -4,7 +4,8 @@ Read from the interleaved frames (`transcript.interleave`), so it shows what an 
 in the order the snapshot shows it: each prompt, then the parent's thoughts and messages, each
 tool call (its name from the session logs, and what the user answered when asked), under each
 delegating call the child's own tool calls (nested by the `_meta.acpAgent.parentToolCallId` they
-carry on the wire) and, last, `└ <status>: <the result the parent got>`; where the client
+carry on the wire; a child session's frames, thoughts and messages too, by the delegating call its
+log's header names) and, last, `└ <status>: <the result the parent got>`; where the client
 cancelled; then the stop reason. With `requests`, every other request the client sent gets one
 line with its outcome (what a session load replayed below it).
 """
@@ -31,6 +32,7 @@ DIM, RESET = "\x1b[2m", "\x1b[0m"
 BRANCH, LAST = "  │ ", "  └ "
 """How a delegating call's nested lines and its result line start (below the call's own indent)."""
 CANCEL = "  (the client cancels)"
+CANCEL_CHILD = "  (the client cancels a child session that has ended)"
 LEFT_OVER = "after the last answer:"
 STRAY = 60
 """How much of a garbage line the summary quotes."""
@@ -46,7 +48,9 @@ class Call:
     title: str
     status: str
     result: list[str] = field(default_factory=list)
-    children: list[Call] = field(default_factory=list)
+    children: list[Call | Text | str] = field(default_factory=list)
+    """The calls of the child it started, and (a child session's) its thoughts and messages, and
+    where the client cancelled it."""
     asked: str | None = None
     """What the user answered when asked for permission (an option id, or `cancelled`)."""
     kind: str = "tool"
@@ -69,15 +73,19 @@ class Tree:
     """Show the client's requests other than prompts too (one line each)."""
     _items: list[Text | Call | str] = field(default_factory=list)
     _calls: dict[str, Call] = field(default_factory=dict)
+    """By `_key` (a child session's call ids prefixed with its route, as on a top-level session)."""
     _sent: dict[str, dict[str, Any]] = field(default_factory=dict)
     """The client's requests, by encoded id."""
     _asked: dict[str, Call] = field(default_factory=dict)
     """The calls of the agent's permission requests, by encoded id."""
     _stray: list[str] = field(default_factory=list)
+    _headers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """The logs' headers by session id (a child session's names its parent and delegating call)."""
     """The client's lines that are neither requests nor answers (a scenario's garbage), quoted."""
 
     def render(self, lines: Sequence[Line]) -> list[str]:
         names, delegations = _calls_in_logs(self.logs)
+        self._headers = {log[0]["id"]: log[0] for log in self.logs.values() if log and isinstance(log[0], dict) and "id" in log[0]}
         out: list[str] = []
         for line in lines:
             frame: Frame = line.frame
@@ -92,8 +100,9 @@ class Tree:
             elif (update := session_update(frame)) is not None:
                 self._update(frame, update)
             elif is_agent_request(frame) and frame["method"] == "session/request_permission":
-                tool_call = (frame.get("params") or {}).get("toolCall") or {}
-                call = self._calls.get(str(tool_call.get("toolCallId")))
+                params = frame.get("params") or {}
+                tool_call = params.get("toolCall") or {}
+                call = self._calls.get(self._key(str(params.get("sessionId")), str(tool_call.get("toolCallId"))))
                 if call is not None:
                     self._asked[encode(frame["id"])] = call
         if self._items:  # shown after the last answer (a child whose delegating call never ended)
@@ -104,7 +113,14 @@ class Tree:
         if isinstance(frame, dict) and "method" in frame and "id" in frame:
             self._sent[encode(frame["id"])] = frame
         elif isinstance(frame, dict) and frame.get("method") == "session/cancel":
-            self._items.append(CANCEL)
+            session = str((frame.get("params") or {}).get("sessionId"))
+            header = self._headers.get(session)
+            if header is None or header.get("parentSession") is None:
+                self._items.append(CANCEL)
+            elif (call := self._calls.get(self._key(str(header["parentSession"]), str(header.get("spawnCallId"))))) is not None:
+                call.children.append(CANCEL)  # one child session cancelled
+            else:
+                self._items.append(CANCEL_CHILD)
         elif isinstance(frame, dict) and "method" in frame:
             if self.requests:
                 out.append(f"{frame['method']}: a notification, no answer")
@@ -140,22 +156,24 @@ class Tree:
 
     def _update(self, frame: dict[str, Any], update: dict[str, Any]) -> None:
         kind = update.get("sessionUpdate")
+        session = str(frame["params"].get("sessionId"))
+        # A child's activity goes under the call that started the child (a stray one, at the top).
+        parent = self._started_by(frame, session)
+        items = parent.children if parent is not None else self._items
         if kind in TEXTS:
             content = update.get("content") or {}
             text = content.get("text", "") if content.get("type", "text") == "text" else f" {_prompt_text([content])}"
-            last = self._items[-1] if self._items else None
+            last = items[-1] if items else None
             if isinstance(last, Text) and last.kind == kind:
                 last.pieces.append(text)
             else:
-                self._items.append(Text(kind, [text]))
+                items.append(Text(kind, [text]))
         elif kind == "tool_call":
-            call = Call(update["toolCallId"], update.get("title", ""), update.get("status", ""))
+            call = Call(self._key(session, update["toolCallId"]), update.get("title", ""), update.get("status", ""))
             if call.status in FINAL_STATUSES:  # a replayed call shows its result at once
                 call.result = _content_lines(update)
             self._calls[call.wire_id] = call
-            # A child's call goes under the call that started the child (a stray one, at the top).
-            parent = self._calls.get(parent_tool_call(frame) or "") if child_route(frame) is not None else None
-            (parent.children if parent is not None else self._items).append(call)
+            items.append(call)
         elif kind == "compaction_update":  # shown as a call: its status, then its summary or error
             compaction_id = str(update.get("compactionId"))
             compaction = self._calls.get(compaction_id)
@@ -166,19 +184,44 @@ class Tree:
             shown = [block.get("text", "") for block in update.get("summary") or []] + [update.get("error") or ""]
             if any(shown):
                 compaction.result = "\n".join(text for text in shown if text).splitlines()
-        elif kind == "tool_call_update" and update.get("toolCallId") in self._calls:
-            call = self._calls[update["toolCallId"]]
+        elif kind == "tool_call_update" and self._key(session, str(update.get("toolCallId"))) in self._calls:
+            call = self._calls[self._key(session, update["toolCallId"])]
             call.status = update.get("status") or call.status
             if "content" in update:  # an update's content replaces the card's
                 call.result = _content_lines(update)
 
+    def _started_by(self, frame: dict[str, Any], session: str) -> Call | None:
+        """The call that started the child a frame comes from: the one its `_meta` names on the
+        session (a child shown on its top-level session), else (a child session's frame) the call
+        on its parent's session its log's header names; None for a top-level session's own."""
+        if child_route(frame) is not None and (parent_call := parent_tool_call(frame)) is not None:
+            return self._calls.get(parent_call)
+        header = self._headers.get(session)
+        if header is None or header.get("parentSession") is None:
+            return None
+        return self._calls.get(self._key(str(header["parentSession"]), str(header.get("spawnCallId"))))
+
+    def _key(self, session: str, call_id: str) -> str:
+        """A call's wire id as a top-level session shows it: a child session's, prefixed with
+        its route (the logs' names and delegations are keyed so)."""
+        header = self._headers.get(session)
+        if header is None or header.get("parentSession") is None:
+            return call_id
+        return f"{header.get('route') or session}/{call_id}"
+
+
     def _text(self, item: Text) -> list[str]:
-        head = f"  {TEXTS[item.kind]}: "
-        first, *rest = "".join(item.pieces).split("\n")
-        lines = [head + first, *(f"{' ' * len(head)}{line}".rstrip() for line in rest)]
+        lines = _lines(item)
         if item.kind == "agent_thought_chunk" and self.color:
             return [f"{DIM}{line}{RESET}" for line in lines]
         return lines
+
+
+def _lines(item: Text) -> list[str]:
+    """A text's lines, the first headed by its kind."""
+    head = f"  {TEXTS[item.kind]}: "
+    first, *rest = "".join(item.pieces).split("\n")
+    return [head + first, *(f"{' ' * len(head)}{line}".rstrip() for line in rest)]
 
 
 def _content_lines(update: dict[str, Any]) -> list[str]:
@@ -219,7 +262,12 @@ def _render(call: Call, indent: str, names: dict[str, str], delegations: set[str
         return [f"{label} [{call.status}]{asked}", *(f"{indent}    {line}".rstrip() for line in call.result)]
     lines = [label + asked]
     for child in call.children:
-        lines += _render(child, indent + BRANCH, names, delegations)
+        if isinstance(child, str):
+            lines.append(f"{indent}{BRANCH}{child.strip()}")
+        elif isinstance(child, Text):
+            lines += [f"{indent}{BRANCH}{line[2:]}" for line in _lines(child)]
+        else:
+            lines += _render(child, indent + BRANCH, names, delegations)
     first, *rest = call.result or [""]
     lines.append(f"{indent}{LAST}{call.status}: {first}".rstrip())
     return lines + [f"{indent}{' ' * len(LAST)}{line}".rstrip() for line in rest]

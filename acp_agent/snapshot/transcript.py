@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass
 from typing import Literal
 
-from acp_agent.snapshot.frames import Frame, canonical_order
+from acp_agent.snapshot.frames import Frame, canonical_order, session_routes
 from acp_agent.snapshot.runner import RunResult
 
 Direction = Literal["<<", ">>"]
@@ -53,7 +53,7 @@ def parse(line: str) -> Frame:
 def interleave(result: RunResult) -> list[Line]:
     """The run's frames, both directions, in the order a snapshot shows them."""
     frames = [parse(line) for line in result.stdout]
-    ordered = canonical_order(frames)
+    ordered = canonical_order(frames, session_routes(result.logs))
     position = {id(frame): place for place, frame in enumerate(ordered)}
     placed: dict[int, list[Frame]] = {}
     """The client's frames written after each agent frame (by its place; -1: before any)."""

@@ -41,6 +41,7 @@ setup window (a callable taking the child: it appends a source-tagged event afte
 or None. The snapshot is taken before creation, so a later switch in the parent does not reach a
 running child, and the child's own later switches win."""
 STRUCTURED_MISSING = "the child ended its turn without calling `structured_output`"
+STRUCTURED_MISSING_CODE = "structured_output_missing"
 
 
 def parent_depth(parent: Agent) -> int:
@@ -118,7 +119,7 @@ def read_result(own: Sequence[SessionEvent], reason: TurnEndReason, capture: Str
         return SubagentResult(reason=reason, output=output)
     if reason.kind == "completed" and not capture.committed:
         # A clean turn that never recorded the required value settles `error`; no re-prompt.
-        reason = TurnFailed(message=STRUCTURED_MISSING, code="structured_output_missing")
+        reason = TurnFailed(message=STRUCTURED_MISSING, code=STRUCTURED_MISSING_CODE)
     return SubagentResult(reason=reason, output=output, structured=capture.value, captured=capture.committed)
 
 

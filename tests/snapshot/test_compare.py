@@ -4,7 +4,7 @@ from pathlib import Path
 from typing import Any
 
 from acp_agent.snapshot.compare import compare, digest, read_frames
-from acp_agent.snapshot.frames import canonical_order, child_route
+from acp_agent.snapshot.frames import canonical_order, child_route, frame_route
 
 
 def update(kind: str, meta: Any = None, **fields: Any) -> dict[str, Any]:
@@ -145,3 +145,36 @@ def test_a_reused_call_id_hands_each_completion_the_next_child_and_strays_go_las
 def test_read_frames_skips_blank_lines(tmp_path: Path) -> None:
     (tmp_path / "golden.jsonl").write_text('{"id":1}\n\n[]\n')
     assert read_frames(tmp_path / "golden.jsonl") == [{"id": 1}, []]
+
+
+def on(session_id: str, update: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": session_id, "update": update}}
+
+
+def test_child_sessions_frames_and_what_their_parent_says_of_them_go_under_the_delegating_call() -> None:
+    routes = {"top": "s1", "a": "s1/call_a", "b": "s1/call_b", "g": "s1/call_b/call_g"}
+    done = {"sessionUpdate": "tool_call_update", "status": "completed"}
+    raw = [
+        on("top", {"sessionUpdate": "tool_call", "toolCallId": "call_a", "status": "in_progress"}),
+        on("top", {"sessionUpdate": "tool_call", "toolCallId": "call_b", "status": "in_progress"}),
+        on("top", {"sessionUpdate": "subagent_update", "sessionId": "b"}),
+        on("top", {"sessionUpdate": "subagent_update", "sessionId": "a"}),
+        on("top", {"sessionUpdate": "tool_call_update", "toolCallId": "call_a", "_meta": {"acpAgent": {"childSessionId": "a"}}}),
+        on("b", {"sessionUpdate": "tool_call", "toolCallId": "call_g", "status": "in_progress"}),
+        on("b", {"sessionUpdate": "subagent_update", "sessionId": "g"}),
+        on("top", {"sessionUpdate": "session_message", "messageId": "m", "senderSessionId": "top", "recipientSessionId": "a"}),
+        on("g", {"sessionUpdate": "agent_message_chunk"}),
+        on("b", {**done, "toolCallId": "call_g"}),
+        on("a", {"sessionUpdate": "session_message", "messageId": "n", "senderSessionId": "a", "recipientSessionId": "top"}),
+        on("top", {**done, "toolCallId": "call_a"}),
+        on("top", {**done, "toolCallId": "call_b"}),
+    ]
+    assert [frame_route(frame, routes) for frame in raw] == [
+        None, None, "s1/call_b", "s1/call_a", "s1/call_a", "s1/call_b", "s1/call_b/call_g", "s1/call_a",
+        "s1/call_b/call_g", "s1/call_b", "s1/call_a", None, None,
+    ]  # fmt: skip
+    ordered = canonical_order(raw, routes)
+    assert [raw.index(frame) for frame in ordered] == [0, 1, 3, 4, 7, 10, 11, 2, 5, 6, 8, 9, 12]
+    # Another scheduling of the two children: the same order.
+    other = [raw[i] for i in (0, 1, 3, 2, 4, 7, 5, 6, 8, 10, 9, 11, 12)]
+    assert canonical_order(other, routes) == ordered

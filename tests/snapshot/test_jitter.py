@@ -7,8 +7,9 @@ snapshot directory must stay under a minute on two cores, so every scenario is j
 every one under every seed: seeds 1..5 where scheduling can reorder something (two children of
 one step streaming at once, or a cancel landing mid-run), two seeds for the other scenarios with
 children (one agent streams at a time: the wire order is fixed by causality), one for the rest;
-the seeds rotate so each of 1..5 is used. All runs go in one batch, a few servers at a time,
-shared by the tests of this module.
+the seeds rotate so each of 1..5 is used. A scenario with children runs in both modes (as a
+client with child sessions too): in its second mode, three of its seeds where scheduling matters,
+else one. All runs go in one batch, a few servers at a time, shared by the tests of this module.
 """
 
 from __future__ import annotations
@@ -22,12 +23,12 @@ import anyio
 import pytest
 
 from acp_agent.llm.replay import read_jsonl
-from acp_agent.snapshot.frames import child_route, session_update
+from acp_agent.snapshot.frames import frame_route, session_routes, session_update
 from acp_agent.snapshot.normalize import normalize_run
 from acp_agent.snapshot.runner import RunResult, run_scenario
 from tests.paths import FIXTURES, ROOT
+from tests.snapshot.scenarios import RUNS, SCENARIOS, advertises_sessions, run_id
 
-SCENARIOS = sorted(path.name for path in FIXTURES.iterdir() if (path / "input.json").is_file())
 SEEDS = range(1, 6)
 SERVERS_AT_ONCE = 4
 SNAPSHOTS = ROOT / "snapshots" / "snapshot" / "test_scenarios"
@@ -38,7 +39,7 @@ RACING = "cancel-two-children"
 CANCELS = {"cancel", "promptAndCancel", "promptAndCancelWhen", "promptWhileBusy"}
 """The ops whose cancel may land mid-run."""
 
-Runs = dict[tuple[str, int], RunResult]
+Runs = dict[tuple[str, bool, int], RunResult]
 
 
 def children_per_step(name: str) -> int:
@@ -54,19 +55,22 @@ def children_per_step(name: str) -> int:
     return max((n for step, n in steps.items() if step is not None), default=0)
 
 
-def seeds(name: str) -> list[int]:
-    """The seeds a scenario is jittered with (see the module's docstring)."""
+def seeds(name: str, child_sessions: bool | None = None) -> list[int]:
+    """The seeds a scenario is jittered with in a mode (see the module's docstring; None: the
+    mode its input.json says)."""
     steps = json.loads((FIXTURES / name / "input.json").read_text(encoding="utf-8"))["steps"]
     children = children_per_step(name)
     sensitive = children >= 2 or any(step["op"] in CANCELS for step in steps)
     count = len(SEEDS) if sensitive else 2 if children else 1
+    if child_sessions is not None and child_sessions != advertises_sessions(name):
+        count = 3 if sensitive else 1
     first = SCENARIOS.index(name)
     return sorted({SEEDS[(first + k) % len(SEEDS)] for k in range(count)})
 
 
-def snapshot_text(name: str) -> str:
-    """The unjittered snapshot of a scenario (test_scenarios.py holds the run against it)."""
-    return (SNAPSHOTS / f"test_scenario[{name}].txt").read_text(encoding="utf-8")
+def snapshot_text(name: str, child_sessions: bool = False) -> str:
+    """The unjittered snapshot of a scenario in a mode (test_scenarios.py holds that run against it)."""
+    return (SNAPSHOTS / f"test_scenario[{run_id(name, child_sessions)}].txt").read_text(encoding="utf-8")
 
 
 @pytest.fixture(scope="module")
@@ -75,37 +79,40 @@ def jittered(tmp_path_factory: pytest.TempPathFactory) -> Runs:
     runs: Runs = {}
     limiter = anyio.CapacityLimiter(SERVERS_AT_ONCE)
 
-    async def run(name: str, seed: int) -> None:
+    async def run(name: str, child_sessions: bool, seed: int) -> None:
         async with limiter:
             workdir = tmp_path_factory.mktemp(f"{name}-jitter{seed}")
-            runs[name, seed] = await run_scenario(FIXTURES / name, workdir, jitter=seed)
+            runs[name, child_sessions, seed] = await run_scenario(
+                FIXTURES / name, workdir, jitter=seed, child_sessions=child_sessions
+            )
 
     async def run_all() -> None:
         async with anyio.create_task_group() as tasks:
-            for name in SCENARIOS:
-                for seed in seeds(name):
-                    tasks.start_soon(run, name, seed)
+            for name, child_sessions in RUNS:
+                for seed in seeds(name, child_sessions):
+                    tasks.start_soon(run, name, child_sessions, seed)
 
     anyio.run(run_all)
     return runs
 
 
-@pytest.mark.parametrize("name", SCENARIOS)
-def test_jitter_does_not_change_the_snapshot(name: str, jittered: Runs) -> None:
-    expected = snapshot_text(name)
-    for seed in seeds(name):
-        result = jittered[name, seed]
+@pytest.mark.parametrize(("name", "child_sessions"), RUNS, ids=[run_id(*run) for run in RUNS])
+def test_jitter_does_not_change_the_snapshot(name: str, child_sessions: bool, jittered: Runs) -> None:
+    expected = snapshot_text(name, child_sessions)
+    for seed in seeds(name, child_sessions):
+        result = jittered[name, child_sessions, seed]
         assert result.failures == [], f"seed {seed}"
         assert normalize_run(result).text() == expected, f"seed {seed}"
 
 
-def raw_child_frames(result: RunResult) -> list[tuple[str | None, str, str]]:
+def raw_child_frames(result: RunResult) -> list[tuple[str | None, str, str | None]]:
     """The children's frames as they came on stdout: (route, kind, tool call id)."""
     frames = [json.loads(line) for line in result.stdout]
+    routes = session_routes(result.logs)
     return [
-        (child_route(frame), update["sessionUpdate"], update["toolCallId"])
+        (frame_route(frame, routes), update["sessionUpdate"], update.get("toolCallId"))
         for frame in frames
-        if (update := session_update(frame)) is not None and child_route(frame) is not None
+        if (update := session_update(frame)) is not None and frame_route(frame, routes) is not None
     ]
 
 
@@ -119,10 +126,15 @@ def test_scheduling_sensitive_scenarios_get_every_seed() -> None:
 
 
 def test_the_jitter_really_reorders_concurrent_children(jittered: Runs) -> None:
-    orders = {tuple(raw_child_frames(jittered[RACING, seed])) for seed in SEEDS}
+    orders = {tuple(raw_child_frames(jittered[RACING, False, seed])) for seed in SEEDS}
     assert all(len(order) == 4 for order in orders)  # each child: its tool call and its update
     assert len(orders) >= 2  # the raw interleaving depends on the seed ...
-    assert len({normalize_run(jittered[RACING, seed]).text() for seed in SEEDS}) == 1  # ... the snapshot not
+    assert len({normalize_run(jittered[RACING, False, seed]).text() for seed in SEEDS}) == 1  # ... the snapshot not
+    # As child sessions, too: each child's frames (announced, told its task, its own updates,
+    # its end) interleave with the other's, and read one child after the other.
+    sessions = [jittered[RACING, True, seed] for seed in seeds(RACING, True)]
+    assert len({tuple(raw_child_frames(result)) for result in sessions}) >= 2
+    assert {normalize_run(result).text() for result in sessions} == {snapshot_text(RACING, True)}
 
 
 def copy_scenario(name: str, into: Path) -> Path:

@@ -73,7 +73,10 @@ def test_a_childs_request_goes_to_the_top_level_session_and_its_always_answer_ho
     session = frames(result)[1]["result"]["sessionId"]
     assert request["sessionId"] == session
     assert request["toolCall"]["toolCallId"] == "s1/call_helper/call_uname"
-    assert request["toolCall"]["_meta"] == {"acpAgent": {"route": "s1/call_helper", "parentToolCallId": "call_helper"}}
+    assert request["toolCall"]["_meta"] == {
+        "acpAgent": {"route": "s1/call_helper", "parentToolCallId": "call_helper"},
+        "claudeCode": {"parentToolUseId": "call_helper"},
+    }
     grants = [e["data"] for e in events(result, kind="permission/grant")]
     assert grants == [{"tool": "bash", "decision": "allow", "route": "s1/call_helper", "callId": "call_uname"}]
     assert outcomes(result) == {"call_helper": None, "call_machine": None}  # the parent's bash ran unasked

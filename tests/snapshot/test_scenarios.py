@@ -13,8 +13,9 @@ from syrupy.assertion import SnapshotAssertion
 from acp_agent.snapshot.normalize import normalize_run
 from acp_agent.snapshot.runner import RunResult
 from tests.paths import FIXTURES
+from tests.snapshot.conftest import ScenarioRun
+from tests.snapshot.scenarios import CHILD_SCENARIOS, RUNS, SCENARIOS, run_id
 
-SCENARIOS = sorted(path.name for path in FIXTURES.iterdir() if (path / "input.json").is_file())
 Run = Callable[[Path], RunResult]
 
 
@@ -22,9 +23,9 @@ def events(result: RunResult, route: str = "s1") -> list[dict]:
     return result.logs[route][1:]
 
 
-@pytest.mark.parametrize("name", SCENARIOS)
-def test_scenario(name: str, scenario_run: Run, snapshot_file: SnapshotAssertion) -> None:
-    result = scenario_run(FIXTURES / name)
+@pytest.mark.parametrize(("name", "child_sessions"), RUNS, ids=[run_id(*run) for run in RUNS])
+def test_scenario(name: str, child_sessions: bool, scenario_run: ScenarioRun, snapshot_file: SnapshotAssertion) -> None:
+    result = scenario_run(FIXTURES / name, child_sessions)
     assert result.failures == []
     assert normalize_run(result).text() == snapshot_file
 

@@ -102,7 +102,11 @@ def test_concurrent_children_answer_apart_and_the_bash_call_shows_its_child(scen
     assert text_of(result_of(result, "call_colour")) == "Blue"
     bash = [u for u in updates(result) if u.get("toolCallId") == "s1/call_count/call_wc"]
     assert [(u["sessionUpdate"], u["status"]) for u in bash] == [("tool_call", "in_progress"), ("tool_call_update", "completed")]
-    assert all(u["_meta"] == {"acpAgent": {"route": "s1/call_count", "parentToolCallId": "call_count"}} for u in bash)
+    assert all(
+        u["_meta"]
+        == {"acpAgent": {"route": "s1/call_count", "parentToolCallId": "call_count"}, "claudeCode": {"parentToolUseId": "call_count"}}
+        for u in bash
+    )
     assert bash[0]["rawInput"]["command"] == "wc -l < notes.txt"
     # The other child ran no tool: nothing of it reaches the wire.
     assert not [u for u in updates(result) if "s1/call_colour/" in u.get("toolCallId", "")]
@@ -115,8 +119,12 @@ def test_a_child_may_have_a_child_of_its_own(scenario_run: Run) -> None:
     assert grandchild["parentSession"] == child["id"]
     echo = next(u for u in updates(result) if u.get("toolCallId") == "s1/call_child/call_grandchild/call_echo")
     assert echo["_meta"] == {
-        "acpAgent": {"route": "s1/call_child/call_grandchild", "parentToolCallId": "s1/call_child/call_grandchild"}
+        "acpAgent": {"route": "s1/call_child/call_grandchild", "parentToolCallId": "s1/call_child/call_grandchild"},
+        "claudeCode": {"parentToolUseId": "s1/call_child/call_grandchild"},
     }
+    # The child's answer grows on the card of its parent's call (at each text block's end).
+    cards = [u for u in updates(result) if u.get("toolCallId") == "call_child" and "status" not in u]
+    assert [u["content"][-1]["content"]["text"] for u in cards] == ["My helper printed 1969-07-20."]
     assert text_of(result_of(result, "call_grandchild", "s1/call_child")) == "1969-07-20"
     assert text_of(result_of(result, "call_child")) == "My helper printed 1969-07-20."
 
@@ -195,3 +203,73 @@ def test_cancelling_the_parent_aborts_both_children_and_nothing_runs_after(scena
     cancelled = next(i for i, f in enumerate(all_frames) if is_response(f) and f.get("result") == {"stopReason": "cancelled"})
     assert [child_route(f) for f in all_frames[cancelled:] if child_route(f) is not None] == []
     assert {child_route(f) for f in all_frames[:cancelled]} - {None} == {"s1/call_wait_a", "s1/call_wait_b"}
+
+
+# -- as child sessions (the client advertised `subagents`) -------------------------------------
+
+
+def on_session(result: RunResult, session_id: str) -> list[dict[str, Any]]:
+    return [f["params"]["update"] for f in frames(result) if session_update(f) is not None and f["params"]["sessionId"] == session_id]
+
+
+def test_a_child_session_is_announced_told_its_task_shows_its_work_and_ends_idle(scenario_run: Run) -> None:
+    result = scenario_run(FIXTURES / "grandchild", True)  # type: ignore[call-arg]
+    assert result.failures == []
+    top, child, grandchild = (result.logs[r][0]["id"] for r in ("s1", "s1/call_child", "s1/call_child/call_grandchild"))
+    kinds = [u["sessionUpdate"] for u in on_session(result, grandchild)]
+    # Its task (no user_message_chunk), its tool call, its text, its answer going back.
+    assert kinds == [
+        "session_message", "usage_update", "tool_call", "tool_call_update", "agent_message_chunk", "usage_update",
+        "session_message", "session_message_chunk",
+    ]  # fmt: skip
+    # Announced on its immediate parent's session (the child's), before any of its traffic.
+    announced = next(i for i, f in enumerate(frames(result)) if (session_update(f) or {}).get("sessionId") == grandchild)
+    first_own = next(i for i, f in enumerate(frames(result)) if (f.get("params") or {}).get("sessionId") == grandchild)
+    assert announced < first_own and frames(result)[announced]["params"]["sessionId"] == child
+    states = [u["state"] for u in on_session(result, child) if u["sessionUpdate"] == "subagent_update"]
+    assert [s["state"] for s in states] == ["running", "idle"]
+    assert states[-1]["stopReason"] == "end_turn"
+    # Every child's final state comes before the parent's prompt answer.
+    answer = next(i for i, f in enumerate(frames(result)) if is_response(f) and "stopReason" in (f.get("result") or {}))
+    last_end = max(i for i, f in enumerate(frames(result)) if ((session_update(f) or {}).get("state") or {}).get("state") == "idle")
+    assert last_end < answer
+    assert top not in {u.get("sessionId") for u in on_session(result, top) if u["sessionUpdate"] == "subagent_update"}
+
+
+def test_cancelling_one_child_by_its_session_id_leaves_the_other_and_the_parent_running(scenario_run: Run) -> None:
+    result = run(scenario_run, "cancel-one-child")
+    assert turn_ends(result, "s1/call_slow") == [{"kind": "aborted", "reason": "cancelled by the client"}]
+    assert turn_ends(result, "s1/call_count") == [{"kind": "completed"}]
+    assert text_of(result_of(result, "call_slow")) == "Error: subagent run was cancelled"
+    assert text_of(result_of(result, "call_count")) == "3"
+    assert turn_ends(result) == [{"kind": "completed"}, {"kind": "completed"}]
+    assert stop_reasons(result)[0] == "end_turn"
+    slow = result.logs["s1/call_slow"][0]["id"]
+    refused = [f["error"] for f in frames(result) if is_response(f) and "error" in f]
+    assert [e["code"] for e in refused] == [-32602] * 5
+    assert refused[0]["message"] == f"Invalid params: session {slow} is a subagent session; it accepts only session/cancel"
+    ends = [u["state"] for u in updates(result) if u["sessionUpdate"] == "subagent_update" and u["state"]["state"] == "idle"]
+    assert sorted(e["stopReason"] for e in ends) == ["cancelled", "end_turn"]
+
+
+def test_a_child_waiting_for_approval_requires_action_then_runs_again(scenario_run: Run) -> None:
+    result = run(scenario_run, "child-approval")
+    child = result.logs["s1/call_helper"][0]["id"]
+    asked = next(f for f in frames(result) if f.get("method") == "session/request_permission")
+    assert asked["params"]["sessionId"] == child and asked["params"]["toolCall"]["toolCallId"] == "call_rm"
+    states = [u["state"]["state"] for u in updates(result) if u["sessionUpdate"] == "subagent_update"]
+    assert states == ["running", "requires_action", "running", "idle"]
+    assert (result.cwd / "scratch.txt").exists()  # rejected: nothing ran
+
+
+def test_a_loaded_session_replays_its_child_sessions_without_a_fork_seed(scenario_run: Run) -> None:
+    live = scenario_run(FIXTURES / "fork-recall", True)  # type: ignore[call-arg]
+    fork = live.logs["s1/call_fork"][0]["id"]
+    shown = on_session(live, fork)
+    assert shown[0]["sessionUpdate"] == "session_message"  # its task first: nothing of the seed
+    said = "".join(u["content"]["text"] for u in shown if u["sessionUpdate"] == "agent_message_chunk")
+    assert said == "HELIOTROPE"  # its own answer, not the seeded turn's
+    assert "user_message_chunk" not in {u["sessionUpdate"] for u in shown}
+    loaded = scenario_run(FIXTURES / "load-session", True)  # type: ignore[call-arg]
+    kinds = [u["sessionUpdate"] for u in updates(loaded) if u["sessionUpdate"].startswith(("subagent", "session_message"))]
+    assert kinds[:2] == ["subagent_update", "session_message"] and kinds[-1] == "subagent_update"

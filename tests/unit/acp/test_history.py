@@ -97,8 +97,9 @@ class Log:
 def replay(log: StoredLog) -> list[dict[str, Any]]:
     """The updates as they go out, each checked against the official model on the way."""
     updates = []
-    for update in history_updates(log, TOOLS.get, TOOLS.get):
-        params = SessionNotification(session_id="s", update=update).dump()
+    for session_id, update in history_updates(log, TOOLS.get, TOOLS.get):
+        assert session_id == log.header.id  # without child sessions, all on the top-level session
+        params = SessionNotification(session_id=session_id, update=update).dump()
         official.SessionNotification.model_validate(params)
         updates.append(params["update"])
     return updates
@@ -244,4 +245,37 @@ def test_a_fork_shows_only_its_own_events_and_counts_its_seeds_calls_for_its_chi
         "tool_call_update s1/call_f/call_0#2/call_deep completed",
         "tool_call_update s1/call_f/call_0 completed",
         "tool_call_update call_f completed",
+    ]
+
+
+def test_as_child_sessions_each_child_is_announced_told_shown_under_its_id_and_ended_without_its_seed() -> None:
+    parent = Log("p", route="s1").user(TextContent(text="Before.")).model(text="Sure.").end()
+    parent.user(TextContent(text="Fork.")).model(calls=(("call_f", "subagent_fork"),)).end()
+    seed = Log("seed", route="s1").user(TextContent(text="Before.")).model(text="Sure.").end()
+    fork = Log("f", route="s1/call_f", spawn_call_id="call_f", parent="p", seed=seed).user(TextContent(text="Go on."))
+    fork.model(thought="Hm.", text="Done", calls=(("call_ls", "bash"),)).end()
+    frames = history_updates(parent.stored(fork.stored()), TOOLS.get, TOOLS.get, child_sessions=True)
+    lines = []
+    for session_id, update in frames:
+        dumped = SessionNotification(session_id=session_id, update=update).dump()["update"]
+        kind = dumped["sessionUpdate"]
+        detail = dumped.get("messageId") or dumped.get("toolCallId") or (dumped.get("state") or {}).get("state", "")
+        if kind in ("agent_message_chunk", "agent_thought_chunk", "user_message_chunk"):
+            detail = dumped["content"]["text"]
+        lines.append(f"{session_id} {kind} {detail}")
+    assert lines[4:] == [
+        "p tool_call call_f",
+        "p subagent_update running",  # announced on the parent's session, before anything of it
+        "p tool_call_update call_f",  # the card links to the child session
+        "p session_message task:f",
+        "f session_message task",  # the seed's "Before." and "Sure." are the parent's, not shown again
+        "f agent_thought_chunk Hm.",
+        "f agent_message_chunk Done",
+        "f tool_call call_ls",
+        "f tool_call_update call_ls",
+        "f session_message answer",  # the call's result (`ok call_f`) goes back as the answer
+        "f session_message_chunk answer",
+        "p session_message answer:f",
+        "p subagent_update idle",
+        "p tool_call_update call_f",
     ]

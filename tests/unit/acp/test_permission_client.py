@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from acp_agent.acp.children import ChildSession
 from acp_agent.acp.errors import ClientError
 from acp_agent.acp.permission_client import AcpAsker, install
 from acp_agent.acp.updates import ChildOrigin, UpdateMapper
@@ -99,7 +100,10 @@ async def test_a_childs_call_is_asked_on_its_top_level_session_under_its_wire_id
     assert await AcpAsker(fake).ask(edit) == "cancelled"
     [(_, params)] = fake.conn.sent
     assert params["sessionId"] == "wire-session"
-    meta = {"acpAgent": {"route": "s1/call_helper", "parentToolCallId": "call_helper"}}
+    meta = {
+        "acpAgent": {"route": "s1/call_helper", "parentToolCallId": "call_helper"},
+        "claudeCode": {"parentToolUseId": "call_helper"},
+    }
     assert params["toolCall"] == {
         "toolCallId": "s1/call_helper/call_1",
         "title": "Edit a.txt",
@@ -109,6 +113,23 @@ async def test_a_childs_call_is_asked_on_its_top_level_session_under_its_wire_id
         "_meta": meta,
     }  # no a.txt: the edit would fail, so there is no change to show
     assert fake.conn.notes == [{"sessionUpdate": "tool_call_update", "toolCallId": "s1/call_helper/call_1", "status": "pending", "_meta": meta}]
+
+
+async def test_a_child_sessions_call_is_asked_on_its_own_session_and_it_requires_action_meanwhile() -> None:
+    origin = ChildOrigin(route="s1/call_helper", parent_tool_call_id="call_helper", own_session=True)
+    fake = FakeWire(FakeConnection({"outcome": {"outcome": "selected", "optionId": "allow_once"}}))  # type: ignore[arg-type]
+    child = ChildSession("kid", "top", "s1/call_helper", "/work")
+    fake.show("kid", AgentWire("kid", UpdateMapper(lambda name: None, origin), child))
+    assert await AcpAsker(fake).ask(request(session="kid")) == "allow_once"
+    [(_, params)] = fake.conn.sent
+    assert (params["sessionId"], params["toolCall"]["toolCallId"]) == ("kid", "call_1")
+    assert params["toolCall"]["_meta"] == {"acpAgent": {"route": "s1/call_helper"}}
+    assert [(n["sessionUpdate"], n.get("status") or n["state"]["state"]) for n in fake.conn.notes] == [
+        ("tool_call_update", "pending"),
+        ("subagent_update", "requires_action"),  # on the parent's session, while the user decides
+        ("subagent_update", "running"),
+        ("tool_call_update", "in_progress"),
+    ]
 
 
 async def test_an_edit_is_asked_about_with_the_change_it_would_make(tmp_path: Path) -> None:

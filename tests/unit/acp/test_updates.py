@@ -204,8 +204,11 @@ def test_a_result_of_a_call_never_seen_still_maps() -> None:
 def test_a_child_shows_only_its_tool_calls_with_prefixed_ids_and_meta() -> None:
     origin = ChildOrigin(route="s1/call_spawn", parent_tool_call_id="call_spawn")
     m = mapper(origin)
-    assert m.map(chunk(TextDelta(index=0, text="child text"))) is None
-    meta = {"acpAgent": {"route": "s1/call_spawn", "parentToolCallId": "call_spawn"}}
+    assert m.map(chunk(TextDelta(index=0, text="child text"))) is None  # a chunk of the parent's card's answer
+    meta = {
+        "acpAgent": {"route": "s1/call_spawn", "parentToolCallId": "call_spawn"},
+        "claudeCode": {"parentToolUseId": "call_spawn"},
+    }
     started = wire(m.map(call("c1", "bash", '{"command": "echo hi", "description": "Say hi"}')))
     assert started["toolCallId"] == "s1/call_spawn/c1"
     assert started["_meta"] == meta

@@ -149,7 +149,10 @@ def test_a_childs_display_reaches_the_parent_session_but_its_plan_does_not() -> 
     m.map(call("c1", "write_file", {"path": "n.py", "content": ""}))
     shown = wire(m.map(display("c1", [Location(path="/w/n.py")], [Diff(path="/w/n.py", new_text="")])))
     assert shown["toolCallId"] == "s1/call_spawn/c1"
-    assert shown["_meta"] == {"acpAgent": {"route": "s1/call_spawn", "parentToolCallId": "call_spawn"}}
+    assert shown["_meta"] == {
+        "acpAgent": {"route": "s1/call_spawn", "parentToolCallId": "call_spawn"},
+        "claudeCode": {"parentToolUseId": "call_spawn"},
+    }
     assert m.map(plan(Todo(content="A", status="pending"))) is None
 
 

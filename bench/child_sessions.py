@@ -1,0 +1,125 @@
+"""Child-session benchmark: what showing a child as a child session costs, through the server
+process. A prompt whose one subagent call is answered at once (the scripted model: the parent
+delegates, the child answers, the parent answers), timed from the `session/prompt` to its answer,
+by a client that advertises `clientCapabilities.subagents` (the child is announced, told its task
+and answers as `session_message`s, ends idle) and by one that does not (the anchor: the child's
+answer grows on the delegating card). The two servers run side by side, their prompts
+alternating, so both see the same machine.
+
+    python bench/child_sessions.py [--prompts 200] [--warmup 20]
+
+Budget: the announce and the messages add under 10% (ratio under 1.10).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = ROOT / "cordis.record.yml"
+BUDGET = 1.10
+
+
+def script(prompts: int) -> dict[str, list[dict[str, Any]]]:
+    """Per prompt: the parent delegates (`call_<n>`), its child answers, the parent answers."""
+    parent: list[dict[str, Any]] = []
+    routes: dict[str, list[dict[str, Any]]] = {"s1": parent}
+    for n in range(1, prompts + 1):
+        task = {"description": f"Answer {n}", "prompt": f"Reply with the number {n}."}
+        parent += [{"toolCalls": [{"id": f"call_{n}", "name": "subagent", "arguments": task}]}, {"text": "Done."}]
+        routes[f"s1/call_{n}"] = [{"text": str(n)}]
+    return routes
+
+
+class Server:
+    def __init__(self, workdir: Path, prompts: int, child_sessions: bool) -> None:
+        workdir.mkdir()
+        (workdir / "script.json").write_text(json.dumps(script(prompts)), encoding="utf-8")
+        (workdir / "sessions").mkdir()
+        (workdir / "config").mkdir()
+        env = {
+            **os.environ,
+            "ACP_AGENT_SCRIPT": str(workdir / "script.json"),
+            "ACP_AGENT_SESSIONS": str(workdir / "sessions"),
+            "ACP_AGENT_CONFIG": str(workdir / "config"),
+            "ACP_AGENT_PERMISSIONS": "allow",
+        }
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "acp_agent", "--config", str(CONFIG)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+        )  # fmt: skip
+        self.next_id = 0
+        self.frames = 0
+        capabilities = {"subagents": {}} if child_sessions else {}
+        self.call("initialize", {"protocolVersion": 1, "clientCapabilities": capabilities})
+        self.session = self.call("session/new", {"cwd": str(workdir), "mcpServers": []})["sessionId"]
+
+    def call(self, method: str, params: dict[str, Any]) -> Any:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.next_id += 1
+        line = json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        self.process.stdin.write(line.encode() + b"\n")
+        self.process.stdin.flush()
+        while True:
+            frame = json.loads(self.process.stdout.readline())
+            self.frames += 1
+            if frame.get("id") == self.next_id and "method" not in frame:
+                if "error" in frame:
+                    raise RuntimeError(f"{method}: {frame['error']}")
+                return frame["result"]
+
+    def prompt(self) -> float:
+        """Seconds from the prompt to its answer."""
+        began = time.perf_counter()
+        result = self.call("session/prompt", {"sessionId": self.session, "prompt": [{"type": "text", "text": "Go."}]})
+        elapsed = time.perf_counter() - began
+        if result != {"stopReason": "end_turn"}:
+            raise RuntimeError(f"the prompt answered {result}")
+        return elapsed
+
+    def close(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        self.process.wait()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--prompts", type=int, default=200)
+    parser.add_argument("--warmup", type=int, default=20)
+    args = parser.parse_args()
+    total = args.warmup + args.prompts
+    with tempfile.TemporaryDirectory() as tmp:
+        plain = Server(Path(tmp) / "plain", total, child_sessions=False)
+        sessions = Server(Path(tmp) / "sessions", total, child_sessions=True)
+        times: dict[str, list[float]] = {"plain": [], "sessions": []}
+        for n in range(total):
+            for name, server in (("plain", plain), ("sessions", sessions)) if n % 2 else (("sessions", sessions), ("plain", plain)):
+                elapsed = server.prompt()
+                if n >= args.warmup:
+                    times[name].append(elapsed)
+        frames = {"plain": plain.frames, "sessions": sessions.frames}
+        plain.close()
+        sessions.close()
+    anchor, measured = statistics.median(times["plain"]), statistics.median(times["sessions"])
+    ratio = measured / anchor
+    print(f"machine: {os.cpu_count()} cpus, Python {platform.python_version()} ({platform.machine()})")
+    print(f"prompts: {args.prompts} each (after {args.warmup} warm-up), one subagent call answered at once")
+    print(f"without child sessions (anchor): {anchor * 1000:7.2f} ms median, {frames['plain'] / total:5.1f} frames a prompt")
+    print(f"with child sessions:             {measured * 1000:7.2f} ms median, {frames['sessions'] / total:5.1f} frames a prompt")
+    print(f"ratio: {ratio:.3f} (budget {BUDGET:.2f}: {'met' if ratio < BUDGET else 'NOT met'})")
+    return 0 if ratio < BUDGET else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
