@@ -47,7 +47,7 @@ async def soak(args: argparse.Namespace, tmp: Path) -> tuple[int, list[tuple[int
     )  # fmt: skip
     client = Client(process)
     await client.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
-    warm, _ = await client.thread(cwd, 1)
+    warm, *_ = await client.thread(cwd, 1)
     await client.request("session/close", {"sessionId": warm})
     start = rss_kb(process.pid)
     rounds = []
