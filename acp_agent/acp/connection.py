@@ -22,11 +22,10 @@ from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
-from jsonrpcserver import async_dispatch_to_serializable
-from jsonrpcserver.methods import Methods
 
 from acp_agent.acp import frames
 from acp_agent.acp.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, ClientError
+from acp_agent.acp.jsonrpc import Methods, dispatch
 
 log = logging.getLogger(__name__)
 
@@ -201,12 +200,7 @@ class Connection:
                 log.warning("dropping a %s notification: %s", item["method"], problem)
                 return None
             return error_frame(item["id"], INVALID_PARAMS, f"Invalid params: {problem}")
-        # Parsed and checked already: jsonrpcserver's own deserializer and validator are bypassed.
-        response = await async_dispatch_to_serializable(
-            text, self._methods, context=self, deserializer=lambda _: item, validator=lambda checked: checked
-        )
-        assert not isinstance(response, list)  # one item in, one answer out
-        return response  # None for a notification
+        return await dispatch(item, text, self._methods, self)  # None for a notification
 
     def _reply(self, response: dict[str, Any] | list[dict[str, Any]]) -> None:
         try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from jsonrpcserver.exceptions import JsonRpcError
+from acp_agent.acp.jsonrpc import JsonRpcError
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600

@@ -11,14 +11,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 import anyio
-from jsonrpcserver import Success
-from jsonrpcserver.exceptions import JsonRpcError
-from jsonrpcserver.methods import Methods
 from pydantic import BaseModel, ValidationError
 
 import acp_agent
 from acp_agent.acp import auth, client_services, errors, modes, permission_client
 from acp_agent.acp.connection import Connection
+from acp_agent.acp.jsonrpc import JsonRpcError, Methods, Success
 from acp_agent.acp.plugin import CONNECTION, DEFAULT_ANSWER_EVERY_MS
 from acp_agent.acp.schema import (
     PROTOCOL_VERSION,
