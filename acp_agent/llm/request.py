@@ -78,48 +78,59 @@ UNSEEN_SOURCES = frozenset({COMMAND_SOURCE})
 
 
 def derive_messages(events: Iterable[SessionEvent]) -> list[Message]:
-    """The conversation a model sees, derived from the log alone ("model-visible means logged").
-
-    One pass, in order. A `compaction` restarts it: its summary (framed, as a user message), the
-    user messages it kept (those from its `cutSeq` up to its own turn), its own turn's messages up
-    to it, then every message after it. The steps of a compaction (`step/start` with `purpose:
-    "compaction"`) are never part of it.
-    """
-    messages: list[Message] = []
-    users: list[tuple[int, UserMessage]] = []
-    """Every user message so far, with its seq: what a compaction may keep."""
-    turn_start, turn_seq = 0, 0
-    """Where the current turn's messages begin, and the seq of its `turn/start`."""
-    compacting = False
+    """The conversation a model sees, derived from the log alone ("model-visible means logged"):
+    one pass of a `Derivation`, in order."""
+    derivation = Derivation()
     for event in events:
+        derivation.add(event)
+    return derivation.messages
+
+
+class Derivation:
+    """`derive_messages`, one event at a time (the live conversation extends one as its log grows).
+
+    A `compaction` restarts it: its summary (framed, as a user message), the user messages it kept
+    (those from its `cutSeq` up to its own turn), its own turn's messages up to it, then every
+    message after it. The steps of a compaction (`step/start` with `purpose: "compaction"`) are
+    never part of it.
+    """
+
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+        self._users: list[tuple[int, UserMessage]] = []
+        """Every user message so far, with its seq: what a compaction may keep."""
+        self._turn_start, self._turn_seq = 0, 0
+        """Where the current turn's messages begin, and the seq of its `turn/start`."""
+        self._compacting = False
+
+    def add(self, event: SessionEvent) -> None:
         match event:
             case AssistantChunkEvent():  # most of a log, never a message of its own: first
                 pass
             case TurnStartEvent():
-                turn_start, turn_seq = len(messages), event.seq
+                self._turn_start, self._turn_seq = len(self.messages), event.seq
             case StepStartEvent():
-                compacting = event.data.purpose == "compaction"
+                self._compacting = event.data.purpose == "compaction"
             case StepEndEvent():
-                compacting = False
+                self._compacting = False
             case CompactionEvent():
                 cut = event.data.cut_seq
                 summary = UserMessage(content=[TextContent(text=framed_summary(event.data.summary))])
-                head = [summary, *(message for seq, message in users if cut <= seq < turn_seq)]
-                messages, turn_start = [*head, *messages[turn_start:]], len(head)
-            case AssistantMessageEvent() if compacting:
+                head = [summary, *(message for seq, message in self._users if cut <= seq < self._turn_seq)]
+                self.messages, self._turn_start = [*head, *self.messages[self._turn_start :]], len(head)
+            case AssistantMessageEvent() if self._compacting:
                 pass
             case _:
                 message = message_of(event)
                 if message is not None:
-                    messages.append(message)
+                    self.messages.append(message)
                     if isinstance(message, UserMessage):
-                        users.append((event.seq, message))
-    return messages
+                        self._users.append((event.seq, message))
 
 
 def message_of(event: SessionEvent) -> Message | None:
     """The message one event adds to the conversation, if any (outside a compaction step; a
-    `compaction` itself replaces what came before it: `derive_messages`)."""
+    `compaction` itself replaces what came before it: `Derivation`)."""
     match event:
         case UserMessageEvent() if event.data.source.kind not in UNSEEN_SOURCES:
             return UserMessage(content=event.data.content)
