@@ -1,8 +1,11 @@
 """A stored conversation as the `session/update`s that showed it live: what `session/load` replays.
 
-The session's own events go through the same `UpdateMapper` as live ones, so every recorded
-thought and message delta is one chunk again and every tool call is its `tool_call` then its
-`tool_call_update` with the final status. Added for the replay only: a `user_message_chunk` per
+The session's own events go through the same `UpdateMapper` as live ones, so every tool call is
+its `tool_call` then its `tool_call_update` with the final status. Text and thoughts come back one
+chunk per block (the editor shows the same text as live, in a fraction of the frames): a step's
+`assistant/message` shows its blocks whole, since a load keeps no chunk of a step that logged its
+message; the chunks of a step without one (a crash cut it short) show one chunk per run of
+deltas of one block. Added for the replay only: a `user_message_chunk` per
 content block of each message the user sent (a prompt, a steer, a slash command the agent
 answered itself), which the client showed itself live. Each child agent's activity comes from its
 own log (after its fork seed), right before the update that completes the parent's call that
@@ -18,15 +21,20 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
-from acp_agent.acp.schema import ContentChunk
+from acp_agent.acp.schema import ContentChunk, SessionUpdate
 from acp_agent.acp.children import ChildSession, Frame
 from acp_agent.acp.content import wire_content
 from acp_agent.acp.updates import ChildOrigin, ToolLookup, UpdateMapper
+from acp_agent.session.content import BlockEnd, ReasoningDelta, StreamChunk, TextDelta
 from acp_agent.session.events import (
     COMMAND_SOURCE,
     USER_SOURCES,
+    AssistantChunkData,
+    AssistantChunkEvent,
+    AssistantMessageEvent,
     SessionEvent,
     SessionHeader,
+    StepStartEvent,
     ToolCallEvent,
     ToolResultData,
     ToolResultEvent,
@@ -55,17 +63,18 @@ def history_updates(
     context_window: int | None = None,
     compaction: bool = False,
     child_sessions: bool = False,
-) -> list[Frame]:
+) -> Iterator[Frame]:
     """The updates of a top-level session's log and its children's, each with the session it goes
     out on, in the order described above. `lookup` finds the session's tools, `child_lookup` the
     children's (for their presentation); with `context_window`, each recorded model call's usage
     is a `usage_update` again; each compaction shows as it did live (`compaction`: as
     `compaction_update`s, else as its card). Terminals a call ran in are left out (released long ago): its
     result's text shows instead. `child_sessions`: the client takes child sessions, and each child
-    is replayed as one (`children.py`), announced before its traffic, ending with its final state."""
+    is replayed as one (`children.py`), announced before its traffic, ending with its final state.
+    An iterator: the frames go out as they are built."""
     mapper = UpdateMapper(lookup, context_window=context_window, live=False, compaction=compaction)
     replay = _Replay(child_lookup, context_window, child_sessions)
-    return list(replay.log(log, mapper, log.header.id, top_level=True))
+    return iter(replay.log(log, mapper, log.header.id, top_level=True))
 
 
 @dataclass(frozen=True)
@@ -89,14 +98,30 @@ class _Replay:
         open_calls: dict[str, str] = {}
         """Each call id's latest occurrence, as a route key."""
         own_from = log.header.seed_length or 0  # a fork child's seed is its parent's, never shown as its own
-        for index, event in enumerate(log.events):
+        deltas = _Deltas()
+        streamed = False
+        """Whether the current step's chunks are in the log (a load keeps them only for a step that
+        logged no message): if not, its message shows its blocks."""
+        for event in log.events:
             if isinstance(event, ToolCallEvent):
                 open_calls[event.data.call_id] = keys.add(event.data.call_id)
-            if index < own_from:
+            if event.seq < own_from:
                 continue
+            if not deltas.continued_by(event) and (shown := deltas.flush(mapper)) is not None:
+                yield session_id, shown
             if child is not None:
                 yield from child.see(event)
+            if isinstance(event, AssistantChunkEvent):
+                streamed = True
+                if deltas.add(event):
+                    continue
             match event:
+                case StepStartEvent():
+                    streamed = False
+                case AssistantMessageEvent() if not streamed:
+                    for index, block in enumerate(event.data.content):
+                        if (update := mapper.map(_chunk_event(event, BlockEnd(index=index, block=block)))) is not None:
+                            yield session_id, update
                 case UserMessageEvent() if top_level and event.data.source.kind in _SHOWN_SOURCES:
                     yield from (
                         (session_id, ContentChunk(session_update="user_message_chunk", content=wire_content(b)))
@@ -107,6 +132,8 @@ class _Replay:
                     for started in waiting.pop(open_calls.get(call_id, call_id), []):
                         yield from self.child(started, mapper, session_id, event.data)
             yield from ((session_id, update) for update in mapper.updates(event))
+        if (shown := deltas.flush(mapper)) is not None:
+            yield session_id, shown
         for children in waiting.values():  # started by no call of this log
             for started in children:
                 yield from self.child(started, mapper, session_id, None)
@@ -130,6 +157,48 @@ class _Replay:
         )
         yield from self.log(stored, own, header.id, child)
         yield from child.end(result)
+
+
+class _Deltas:
+    """Consecutive text (or thought) deltas of one block, replayed as one chunk."""
+
+    def __init__(self) -> None:
+        self._first: AssistantChunkEvent | None = None
+        self._texts: list[str] = []
+
+    def continued_by(self, event: SessionEvent) -> bool:
+        """Whether `event` is a delta of the run's block."""
+        first = self._first
+        if first is None or not isinstance(event, AssistantChunkEvent):
+            return False
+        chunk, run = event.data.chunk, first.data.chunk
+        return isinstance(chunk, (TextDelta, ReasoningDelta)) and type(chunk) is type(run) and chunk.index == run.index
+
+    def add(self, event: AssistantChunkEvent) -> bool:
+        """Take a delta (it continues the run, or starts one after a flush); False for any other chunk."""
+        chunk = event.data.chunk
+        if not isinstance(chunk, (TextDelta, ReasoningDelta)):
+            return False
+        if self._first is None:
+            self._first = event
+        self._texts.append(chunk.text)
+        return True
+
+    def flush(self, mapper: UpdateMapper) -> SessionUpdate | None:
+        """The run so far as one chunk's update, and a new run."""
+        first, texts = self._first, self._texts
+        if first is None:
+            return None
+        self._first, self._texts = None, []
+        chunk = first.data.chunk
+        assert isinstance(chunk, (TextDelta, ReasoningDelta))
+        return mapper.map(_chunk_event(first, type(chunk)(index=chunk.index, text="".join(texts))))
+
+
+def _chunk_event(at: SessionEvent, chunk: StreamChunk) -> AssistantChunkEvent:
+    """A chunk as the replay shows it, where `at` (a chunk or its step's message) is in the log."""
+    data = at.data
+    return AssistantChunkEvent(seq=at.seq, time=at.time, data=AssistantChunkData(turn=data.turn, step=data.step, chunk=chunk))
 
 
 def _children_by_call(log: StoredLog) -> dict[str, list[StoredLog]]:

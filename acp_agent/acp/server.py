@@ -238,7 +238,7 @@ class AcpServer:
                 child_sessions=self.wire.client.child_sessions,
             )
             self.wire.child_ids.update(_descendants(stored))
-            self.wire.send(frames)
+            self.wire.send(frames)  # each frame queued as it is built, none kept
         return agent
 
     def _open(self, agent: Agent) -> None:

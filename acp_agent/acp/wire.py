@@ -8,7 +8,7 @@ client advertised, the sessions open on it, where each agent's activity shows, a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -90,7 +90,7 @@ class Wire:
         frame is built from the text, see `UpdateFrames`)."""
         self.conn.send(shown_on.frames.text(shown))
 
-    def send(self, frames: Sequence[Frame]) -> None:
+    def send(self, frames: Iterable[Frame]) -> None:
         """Queue updates, each on its own session, in order (through `update`)."""
         for session_id, update in frames:
             self.update(session_id, update)

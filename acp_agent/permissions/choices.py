@@ -24,7 +24,7 @@ class Choices:
     server_grants: dict[str, Literal["allow", "reject"]] = field(default_factory=dict)
     """The last "always" answer for every tool of an MCP server, per server."""
     read: int = 0
-    """How many events of the log are folded in."""
+    """The seq up to which the log is folded in."""
 
 
 _FOLDS: WeakKeyDictionary[Session, Choices] = WeakKeyDictionary()
@@ -35,8 +35,7 @@ def choices(session: Session) -> Choices:
     folded = _FOLDS.get(session)
     if folded is None:
         folded = _FOLDS[session] = Choices(read=session.header.seed_length or 0)
-    events = session.events
-    for event in events[folded.read :]:
+    for event in session.events_from(folded.read):
         data: Any = event.data
         if event.type == MODE_EVENT:
             folded.mode = data.mode_id
@@ -44,5 +43,5 @@ def choices(session: Session) -> Choices:
             folded.server_grants[data.server] = data.decision
         elif event.type == GRANT_EVENT:
             folded.grants[data.tool] = data.decision
-    folded.read = len(events)
+    folded.read = session.next_seq
     return folded

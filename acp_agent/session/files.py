@@ -19,6 +19,7 @@ from acp_agent.session.errors import ForeignSessionsDirectory
 FILE_MODE = 0o600
 DIR_MODE = 0o700
 LOCK_FILE = "lock"
+_WRITE_SIZE = 1 << 20
 
 
 class LogFile:
@@ -35,7 +36,13 @@ class LogFile:
         try:
             os.fchmod(fd, FILE_MODE)
             log = cls(fd)
-            log.append(b"".join(lines))
+            pending = bytearray()  # written a megabyte at a time: a long log is never whole in memory
+            for line in lines:
+                pending += line
+                if len(pending) >= _WRITE_SIZE:
+                    log.append(pending)
+                    pending.clear()
+            log.append(pending)
             os.replace(staging, path)
         except BaseException:
             os.close(fd)
@@ -58,7 +65,7 @@ class LogFile:
             raise
         return log
 
-    def append(self, data: bytes) -> None:
+    def append(self, data: bytes | bytearray) -> None:
         """Hand `data` to the operating system; returns when `write(2)` has taken all of it."""
         view = memoryview(data)
         while view:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from acp_agent.session.errors import InvariantViolation
@@ -45,12 +45,31 @@ class LogState:
         ):
             raise InvariantViolation("turn-enclosed", f"{event.type} outside a turn")
 
+    def check_chunk(self, seq: int, turn: int, step: int) -> None:
+        """`check` for an `assistant/chunk` known by its envelope alone (a load that keeps the
+        chunks on disk reads only what the rules need)."""
+        if seq != self.next_seq:
+            raise InvariantViolation("seq-contiguous", f"expected seq {self.next_seq}, got {seq}")
+        self._check_in_step("assistant/chunk", turn, step)
+
+    def advance(self) -> None:
+        """Advance past a chunk `check_chunk` accepted (no rule tracks more of it than its seq)."""
+        self.next_seq += 1
+
+    def copy(self) -> LogState:
+        """An independent copy (the pending calls are not shared)."""
+        return replace(self, pending_calls=dict(self.pending_calls))
+
     def apply(self, event: SessionEvent) -> None:
         """Advance past `event` (which `check` accepted)."""
         self.next_seq += 1
         update = _UPDATES.get(event.type)
         if update is not None:
             update(self, event.data)
+
+    def _check_in_step(self, type: str, turn: int, step: int) -> None:
+        if self.open_step is None or turn != self.open_turn or step != self.open_step:
+            raise InvariantViolation("in-step", f"{type} names turn {turn} step {step} but {self._where()}")
 
     def _where(self) -> str:
         if self.open_turn is None:
@@ -82,9 +101,7 @@ def _check_step_start(state: LogState, event: Any) -> None:
 
 
 def _check_in_step(state: LogState, event: Any) -> None:
-    turn, step = event.data.turn, event.data.step
-    if state.open_step is None or turn != state.open_turn or step != state.open_step:
-        raise InvariantViolation("in-step", f"{event.type} names turn {turn} step {step} but {state._where()}")
+    state._check_in_step(event.type, event.data.turn, event.data.step)
 
 
 def _check_tool_call(state: LogState, event: Any) -> None:

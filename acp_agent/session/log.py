@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import time
+from bisect import bisect_left
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Final
 
 from pydantic import BaseModel
 
@@ -16,6 +17,13 @@ from acp_agent.session.invariants import LogState
 from acp_agent.session.registry import EventRegistry
 
 Subscriber = Callable[[SessionEvent], None]
+Archive = Callable[[], Iterable[SessionEvent]]
+"""Reads back, in seq order, every event a store has written of a session."""
+
+ARCHIVED_TYPES: Final = frozenset({"assistant/chunk"})
+"""Events a session lets go of once a store holds them: the streamed chunks, by far the most
+numerous, which nothing reads after they were delivered (the step's `assistant/message` states
+the blocks whole) except a fork's seed, which reads them back."""
 
 
 def now_ms() -> int:
@@ -26,7 +34,15 @@ def now_ms() -> int:
 class Session:
     """A session's header and its event log. Every event passes the invariants before it is
     kept; subscribers see each kept event synchronously, in registration order. A subscriber that
-    raises does not stop the others; its error is raised from `append` once all have run."""
+    raises does not stop the others; its error is raised from `append` once all have run.
+
+    Once a store holds the log (`archive`), the session keeps in memory every event but the
+    streamed chunks (`ARCHIVED_TYPES`): `events` then has gaps in its seqs, `next_seq` counts
+    them all, and `all_events()` reads the chunks back.
+
+    `state`: the state after `seed` when a reader checked the seed already, event by event, and
+    kept only some of its events in memory (a log loaded from a store); the seed is then taken
+    as it is."""
 
     def __init__(
         self,
@@ -35,20 +51,26 @@ class Session:
         registry: EventRegistry,
         seed: Sequence[SessionEvent] = (),
         clock: Callable[[], int] = now_ms,
+        state: LogState | None = None,
     ) -> None:
         self.header = header
         self.registry = registry
-        self.state = LogState(registry)
         self._clock = clock
-        self._events: list[SessionEvent] = []
+        self._archive: Archive | None = None
         # Replaced, never mutated, so a subscriber may unsubscribe while being notified.
         self._subscribers: tuple[Subscriber, ...] = ()
         self._delivering = False
         self._backlog: deque[SessionEvent] = deque()
-        for event in seed:
-            self.state.check(event)
-            self.state.apply(event)
-            self._events.append(event)
+        if state is not None:
+            self.state = state.copy()
+            self._events = list(seed)
+        else:
+            self.state = LogState(registry)
+            self._events = []
+            for event in seed:
+                self.state.check(event)
+                self.state.apply(event)
+                self._events.append(event)
         if not self.state.balanced:
             raise UnbalancedSeed(f"a seed must end balanced, but turn {self.state.open_turn} is open")
 
@@ -62,8 +84,35 @@ class Session:
 
     @property
     def events(self) -> Sequence[SessionEvent]:
-        """The log so far (a live view: do not mutate it)."""
+        """The events held in memory, in seq order (a live view: do not mutate it): the whole log
+        until a store holds it, then every event but the streamed chunks."""
         return self._events
+
+    @property
+    def next_seq(self) -> int:
+        """The seq of the next event: how many events the log has, those not in memory included."""
+        return self.state.next_seq
+
+    def events_from(self, seq: int) -> Sequence[SessionEvent]:
+        """The events held in memory whose seq is `seq` or later (a copy)."""
+        return self._events[bisect_left(self._events, seq, key=_seq) :]
+
+    def archive(self, archive: Archive) -> None:
+        """A store now holds every event of the log, and `archive` reads them back: the chunks
+        leave memory, those kept so far and those to come."""
+        self._archive = archive
+        self._events = [event for event in self._events if event.type not in ARCHIVED_TYPES]
+
+    def all_events(self) -> list[SessionEvent]:
+        """Every event of the log in seq order: the chunks not in memory are read back from the
+        store (a fork's seed holds them all)."""
+        if len(self._events) == self.state.next_seq:
+            return list(self._events)
+        if self._archive is None:
+            raise RuntimeError(f"session {self.id!r} left events on disk, but no store holds it")
+        stored = list(self._archive())
+        written = len(stored)
+        return stored + [event for event in self._events if event.seq >= written]
 
     @property
     def open_turn(self) -> int | None:
@@ -76,14 +125,15 @@ class Session:
     def append(self, type: str, data: BaseModel | Mapping[str, Any], *, ignorable: bool = False) -> SessionEvent:
         """Log a new event of a registered type, stamped with the next seq and the clock's time;
         an `ignorable` one loads even where its type is not registered."""
-        event = self.registry.build(type, len(self._events), self._clock(), data, ignorable=ignorable)
+        event = self.registry.build(type, self.state.next_seq, self._clock(), data, ignorable=ignorable)
         return self.append_event(event)
 
     def append_event(self, event: SessionEvent) -> SessionEvent:
         """Log a prebuilt event as it is (its own seq and time; repair uses this)."""
         self.state.check(event)
         self.state.apply(event)
-        self._events.append(event)
+        if self._archive is None or event.type not in ARCHIVED_TYPES:
+            self._events.append(event)
         if self._delivering:
             # Appended by a subscriber: delivered once every subscriber has seen the current
             # event, so all of them (the store among them) see the log in seq order.
@@ -124,6 +174,10 @@ class Session:
                 self._subscribers = tuple(remaining)
 
         return unsubscribe
+
+
+def _seq(event: SessionEvent) -> int:
+    return event.seq
 
 
 def completed_turn_prefix(events: Sequence[SessionEvent]) -> list[SessionEvent]:

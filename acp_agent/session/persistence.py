@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from itertools import chain
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Final
@@ -28,6 +32,7 @@ from acp_agent.session.errors import (
 from acp_agent.session.files import LogFile, SessionLock, check_owner, private_dir
 from acp_agent.session.events import (
     USER_SOURCES,
+    AssistantChunkEvent,
     SessionEvent,
     SessionHeader,
     StepData,
@@ -76,6 +81,9 @@ class LoadedSession:
     repaired: bool
     extent: StoredExtent | None = None
     """Where the file's kept part ends; None for a log not read from this store's file."""
+    state: LogState | None = None
+    """Where the log stands after `events`, which then hold only some of its events (see
+    `read_log`); None when `events` is the whole log (checked again by `Session`)."""
 
 
 @dataclass(frozen=True)
@@ -154,14 +162,20 @@ class SessionStore:
                 raise SessionBusy(session.id, 0)
         try:
             extent = loaded.extent if loaded is not None else None
-            if extent is not None and extent.header == session.header:
-                file = LogFile.reopen(path, extent.end)
-                file.append(b"".join(_line(event) for event in session.events[extent.events :]))
+            if extent is None:
+                file = LogFile.create(path, [_line(session.header), *(_line(event) for event in session.all_events())])
             else:
-                file = LogFile.create(path, [_line(session.header), *(_line(event) for event in session.events)])
+                tail = b"".join(_line(event) for event in session.events_from(extent.events))
+                if extent.header == session.header:
+                    file = LogFile.reopen(path, extent.end)
+                    file.append(tail)
+                else:  # the stored events' bytes as they are, after the new header
+                    file = LogFile.create(path, chain([_line(session.header)], _stored_events(path, extent), [tail]))
         except BaseException:
             lock.release()
             raise
+        registry = self.registry
+        session.archive(lambda: read_events(path, registry))
 
         def write(event: SessionEvent) -> None:
             file.append(_line(event))
@@ -265,38 +279,147 @@ def _last_time(file: BinaryIO) -> int | None:
 
 
 def read_log(path: Path, registry: EventRegistry) -> LoadedSession:
-    """Parse and check a JSONL log. A tail after the last turn/end that is torn, unparsable or
-    breaks the invariants is dropped, and a turn left open is closed as interrupted; damage at
-    or before that turn/end raises SessionLogDamaged naming the line."""
-    lines = path.read_bytes().split(b"\n")
-    if lines[-1] == b"":
-        lines.pop()  # what follows the final newline
-    header = _header(path, lines[0] if lines else b"")
-    parsed = [_parse(line, registry) for line in lines[1:]]
-    last_end = max(
-        (i for i, item in enumerate(parsed) if isinstance(item, SessionEvent) and item.type == "turn/end"),
-        default=-1,
-    )
-    state = LogState(registry)
-    events: list[SessionEvent] = []
-    repaired = False
-    for index, item in enumerate(parsed):
-        problem = item if isinstance(item, Exception) else _violation(state, item)
-        if problem is not None:
-            if index <= last_end:
-                # Line 1 is the header, so event `index` is on line index + 2.
-                raise SessionLogDamaged(path, index + 2, _describe(problem)) from problem
-            repaired = True
-            break
-        assert isinstance(item, SessionEvent)  # a line that did not parse is a problem above
-        state.apply(item)
-        events.append(item)
-    # The header's line and those of the kept events, without the last newline.
-    extent = StoredExtent(header, len(events), sum(len(line) + 1 for line in lines[: len(events) + 1]) - 1)
+    """Parse and check a JSONL log, one line at a time. A tail after the last turn/end that is
+    torn, unparsable or breaks the invariants is dropped, and a turn left open is closed as
+    interrupted; damage at or before that turn/end raises SessionLogDamaged naming the line.
+
+    The streamed chunks of a step that logged its `assistant/message` stay on disk: they are
+    checked by what the rules read (seq, turn, step) and not built, since the message holds
+    their blocks whole (a fork's seed reads them back, see `Session.all_events`). The chunks of
+    a step that has no message (one a crash cut short) are kept, built in full."""
+    with path.open("rb") as file, _gc_paused():
+        first = file.readline()
+        header = _header(path, first)
+        reader = _LogReader(path, registry)
+        position = len(first)
+        end = position - first.endswith(b"\n")
+        repaired = False
+        for number, line in enumerate(file, start=2):
+            problem = reader.feed(number, line)
+            if problem is not None:
+                if any(_is_turn_end(rest, registry) for rest in file):
+                    raise SessionLogDamaged(path, number, _describe(problem)) from problem
+                repaired = True
+                break
+            position += len(line)
+            end = position - line.endswith(b"\n")
+    events, state = reader.finish()
+    extent = StoredExtent(header, state.next_seq, end)
     if state.open_turn is not None:
         repaired = True
         _close_open_turn(state, state.open_turn, events)
-    return LoadedSession(header, events, repaired, extent)
+    return LoadedSession(header, events, repaired, extent, state)
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """The cyclic collector off while a log is read: every collection the new events trigger
+    would walk all those kept so far again (half of a long log's load), and they form no cycles."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+class _LogReader:
+    """Checks a log's events in order and keeps those a loaded session holds in memory."""
+
+    def __init__(self, path: Path, registry: EventRegistry) -> None:
+        self.path = path
+        self.registry = registry
+        self.state = LogState(registry)
+        self.events: list[SessionEvent] = []
+        self._light = registry.event_class("assistant/chunk") is AssistantChunkEvent
+        self._step_from = 0
+        """Where the open step's events begin in `events`."""
+        self._step_chunks: list[tuple[int, bytes]] = []
+        """The open step's chunks so far (line number, line), unless it logged its message."""
+        self._step_message = False
+
+    def feed(self, number: int, line: bytes) -> Exception | None:
+        """Check and keep the event on line `number`; the problem, if it may not come next."""
+        try:
+            obj = _json_object(line)
+            if self._light and obj.get("type") == "assistant/chunk" and (envelope := _chunk_envelope(obj)):
+                self.state.check_chunk(*envelope)
+                self.state.advance()
+                if not self._step_message:
+                    self._step_chunks.append((number, line))
+                return None
+            event = self.registry.parse(obj)
+            self.state.check(event)
+        except (ValueError, UnknownEventType, InvariantViolation) as exc:
+            return exc
+        self.state.apply(event)
+        if event.type == "step/start":
+            self._step_from, self._step_chunks, self._step_message = len(self.events), [], False
+        elif event.type == "assistant/message":
+            self._step_chunks, self._step_message = [], True
+        elif event.type == "step/end":
+            self._keep_step_chunks()
+        self.events.append(event)
+        return None
+
+    def finish(self) -> tuple[list[SessionEvent], LogState]:
+        self._keep_step_chunks()
+        return self.events, self.state
+
+    def _keep_step_chunks(self) -> None:
+        """A step that ends without a message keeps its chunks, built now, in seq order."""
+        if not self._step_chunks:
+            return
+        chunks = []
+        for number, line in self._step_chunks:
+            try:
+                chunks.append(self.registry.parse(_json_object(line)))
+            except ValueError as exc:  # its envelope checked out, its chunk does not
+                raise SessionLogDamaged(self.path, number, _describe(exc)) from exc
+        self._step_chunks = []
+        step = self.events[self._step_from :]
+        self.events[self._step_from :] = sorted([*step, *chunks], key=_seq)
+
+
+def _seq(event: SessionEvent) -> int:
+    return event.seq
+
+
+def _chunk_envelope(obj: dict[str, Any]) -> tuple[int, int, int] | None:
+    """(seq, turn, step) of a chunk that has the envelope the writer gives every chunk; None
+    for anything else, which is then parsed in full (and refused with pydantic's reasons)."""
+    data, seq = obj.get("data"), obj.get("seq")
+    if type(seq) is not int or type(obj.get("time")) is not int or type(data) is not dict:
+        return None
+    turn, step = data.get("turn"), data.get("step")
+    if type(turn) is not int or type(step) is not int or type(data.get("chunk")) is not dict:
+        return None
+    return seq, turn, step
+
+
+def _is_turn_end(line: bytes, registry: EventRegistry) -> bool:
+    return b"turn/end" in line and getattr(_parse(line, registry), "type", None) == "turn/end"
+
+
+def _stored_events(path: Path, extent: StoredExtent) -> Iterator[bytes]:
+    """The lines of the events a load kept, each with its newline, as the file has them (a
+    megabyte at a time)."""
+    with path.open("rb") as file:
+        left = extent.end - len(file.readline())
+        while left > 0 and (piece := file.read(min(left, 1 << 20))):
+            left -= len(piece)
+            yield piece
+    if extent.events:
+        yield b"\n"
+
+
+def read_events(path: Path, registry: EventRegistry) -> list[SessionEvent]:
+    """Every event of a log this process writes (whole lines only, checked when written)."""
+    with path.open("rb") as file:
+        file.readline()  # the header
+        return [registry.parse(_json_object(line)) for line in file if line.endswith(b"\n")]
 
 
 def _json_object(line: bytes) -> dict[str, Any]:
@@ -318,14 +441,6 @@ def _parse(line: bytes, registry: EventRegistry) -> SessionEvent | Exception:
         return registry.parse(_json_object(line))
     except (ValueError, UnknownEventType) as exc:
         return exc
-
-
-def _violation(state: LogState, event: SessionEvent) -> InvariantViolation | None:
-    try:
-        state.check(event)
-    except InvariantViolation as exc:
-        return exc
-    return None
 
 
 def _describe(exc: Exception) -> str:

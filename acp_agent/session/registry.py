@@ -54,6 +54,11 @@ class EventRegistry:
             raise UnknownEventType(type)
         return entry
 
+    def event_class(self, type: str) -> type[SessionEvent] | None:
+        """The model class of a registered type; None for a type nobody registered."""
+        entry = self._entries.get(type)
+        return entry.cls if entry is not None else None
+
     def invariant_class(self, type: str) -> InvariantClass:
         """The invariant class of a registered type (UnknownEventType otherwise)."""
         return self._entry(type).invariant

@@ -99,7 +99,7 @@ class InProcessRun:
             with anyio.CancelScope(shield=True):
                 await self._ticket.wait()
             raise
-        return read_result(self.child.session.events[self._seed_length :], reason, self._capture)
+        return read_result(self.child.session.events_from(self._seed_length), reason, self._capture)
 
     async def dispose(self) -> None:
         with anyio.CancelScope(shield=True):

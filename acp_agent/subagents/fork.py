@@ -19,8 +19,9 @@ if TYPE_CHECKING:
 
 
 def completed_turns(parent: Agent) -> list[SessionEvent]:
-    """A forked child's seed: the parent's log up to its last `turn/end`."""
-    return completed_turn_prefix(parent.session.events)
+    """A forked child's seed: the parent's log up to its last `turn/end`, every chunk included
+    (read back from the parent's file)."""
+    return completed_turn_prefix(parent.session.all_events())
 
 
 name = "fork"

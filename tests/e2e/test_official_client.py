@@ -151,7 +151,8 @@ async def test_the_official_client_lists_loads_resumes_and_closes_a_stored_sessi
     assert [(s.session_id, s.title) for s in listed.sessions] == [(session.session_id, "Write the marker.")]
     (said,) = [u for u in replayed if isinstance(u, UserMessageChunk)]
     assert isinstance(said.content, TextContentBlock) and said.content.text == "Write the marker."
-    assert [u for u in replayed if not isinstance(u, UserMessageChunk)] == shown(first.updates)
+    # The same conversation, each block's streamed deltas shown as one chunk.
+    assert [u for u in replayed if not isinstance(u, UserMessageChunk)] == coalesced(shown(first.updates))
     assert response.stop_reason == "end_turn"
     # The resume replayed nothing; then "Resumed." and its usage (no title: the session has one).
     assert [type(u) for u in shown(client.updates)[len(replayed) :]] == [AgentMessageChunk, UsageUpdate]
@@ -165,6 +166,19 @@ def shown(updates: list[tuple[str, Any]]) -> list[Any]:
     """The updates that show the conversation (the command lists, which come after the answer
     opening a session, left out)."""
     return [update for _, update in updates if not isinstance(update, AvailableCommandsUpdate)]
+
+
+def coalesced(updates: list[Any]) -> list[Any]:
+    """Consecutive message (or thought) chunks merged into one, their texts joined."""
+    merged: list[Any] = []
+    for update in updates:
+        last = merged[-1] if merged else None
+        if isinstance(update, (AgentMessageChunk, AgentThoughtChunk)) and type(last) is type(update):
+            text = last.content.text + update.content.text
+            merged[-1] = last.model_copy(update={"content": last.content.model_copy(update={"text": text})})
+        else:
+            merged.append(update)
+    return merged
 
 
 class EditorClient(RecordingClient):

@@ -55,6 +55,19 @@ def updates_of(frames: list[Frame]) -> list[dict[str, Any]]:
     return [f["params"]["update"] for f in canonical_order(frames) if f.get("method") == "session/update"]
 
 
+def coalesced(frames: list[Frame]) -> list[dict[str, Any]]:
+    """`updates_of`, with each run of message (or thought) chunks merged into one chunk."""
+    merged: list[dict[str, Any]] = []
+    for update in updates_of(frames):
+        kind = update["sessionUpdate"]
+        if kind in ("agent_message_chunk", "agent_thought_chunk") and merged and merged[-1]["sessionUpdate"] == kind:
+            last = merged[-1]
+            merged[-1] = {**last, "content": {**last["content"], "text": last["content"]["text"] + update["content"]["text"]}}
+        else:
+            merged.append(update)
+    return merged
+
+
 class Store:
     """A sessions directory and a workspace shared by every server the test starts."""
 
@@ -184,7 +197,8 @@ async def test_a_loaded_session_replays_what_the_user_saw_then_the_next_prompt_c
         answered, third = await prompt(wire, session_id, text("Anything else?"))
     # Every replayed update came before the answer, and they are what the user saw, with the
     # user's own messages (which the editor showed itself) in their place.
-    expected = user_chunks(*first_blocks) + updates_of(first) + user_chunks(text("Go on.")) + updates_of(second)
+    # Each block's streamed deltas come back as one chunk (the editor shows the same text).
+    expected = user_chunks(*first_blocks) + coalesced(first) + user_chunks(text("Go on.")) + coalesced(second)
     assert updates_of(replayed) == expected
     assert {f["params"]["sessionId"] for f in replayed} == {session_id}
     assert result_of(answered) == {"stopReason": "end_turn"}

@@ -3,6 +3,8 @@ replays, each held against the official package's model."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 from acp import schema as official
@@ -14,10 +16,12 @@ from acp_agent.session import (
     AssistantMessageData,
     Finish,
     FinishReason,
+    ReasoningBlock,
     ReasoningDelta,
     ResourceLink,
     Session,
     SessionHeader,
+    SessionStore,
     Source,
     StepData,
     TextBlock,
@@ -65,11 +69,13 @@ class Log:
         turn, step = self.turn, self.step
         self.session.append("step/start", StepData(turn=turn, step=step))
         chunks: list[Any] = [ReasoningDelta(index=0, text=thought)] if thought else []
-        chunks += [TextDelta(index=1, text=word) for word in text.split(" ") if text]
+        chunks += [TextDelta(index=1, text=word) for word in re.findall(r"\S+\s*", text)]
         chunks.append(Finish(reason=FinishReason(kind="tool-calls" if calls else "stop")))
         for chunk in chunks:
             self.session.append("assistant/chunk", AssistantChunkData(turn=turn, step=step, chunk=chunk))
-        message = AssistantMessageData(turn=turn, step=step, content=[TextBlock(text=text or "-")])
+        blocks: list[Any] = [ReasoningBlock(text=thought)] if thought else []
+        blocks += [TextBlock(text=text)] if text else []
+        message = AssistantMessageData(turn=turn, step=step, content=blocks)
         self.session.append("assistant/message", message)
         for call_id, name in calls:
             data = ToolCallData(turn=turn, step=step, call_id=call_id, name=name, arguments='{"command": "ls"}')
@@ -122,7 +128,7 @@ def shown(updates: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def test_the_users_words_then_one_chunk_per_delta_and_each_call_with_its_final_status() -> None:
+def test_the_users_words_then_one_chunk_per_block_and_each_call_with_its_final_status() -> None:
     link = ResourceLink.model_validate(
         {"type": "resource_link", "uri": "file:///a.md", "name": "a.md", "title": "A", "mimeType": "text/markdown",
          "size": 12, "description": 5, "annotations": {"x": 1}, "extra": True}
@@ -142,8 +148,7 @@ def test_the_users_words_then_one_chunk_per_delta_and_each_call_with_its_final_s
         "user_message_chunk file:///a.md",
         "session_info_update Look.",
         "agent_thought_chunk Hmm.",
-        "agent_message_chunk On",
-        "agent_message_chunk it.",
+        "agent_message_chunk On it.",
         "tool_call call_ls in_progress",
         "tool_call call_x in_progress",
         "tool_call_update call_ls completed",
@@ -156,8 +161,8 @@ def test_the_users_words_then_one_chunk_per_delta_and_each_call_with_its_final_s
         "type": "resource_link", "uri": "file:///a.md", "name": "a.md", "title": "A",
         "mimeType": "text/markdown", "size": 12,
     }  # fmt: skip
-    assert updates[6]["title"] == "ls" and updates[6]["kind"] == "execute"  # the tool's own presentation
-    assert updates[7]["title"] == "gone"  # a tool that no longer exists: its name
+    assert updates[5]["title"] == "ls" and updates[5]["kind"] == "execute"  # the tool's own presentation
+    assert updates[6]["title"] == "gone"  # a tool that no longer exists: its name
 
 
 def test_a_childs_tool_calls_come_right_before_the_update_completing_the_call_that_started_it() -> None:
@@ -278,4 +283,32 @@ def test_as_child_sessions_each_child_is_announced_told_shown_under_its_id_and_e
         "p session_message answer:f",
         "p subagent_update idle",
         "p tool_call_update call_f",
+    ]
+
+
+def test_a_loaded_log_shows_each_message_block_whole_and_the_deltas_of_a_step_cut_short_run_by_run(
+    tmp_path: Path,
+) -> None:
+    """A load keeps no chunk of a step that logged its message: the message's blocks show
+    instead, one chunk each. A step a crash cut short keeps its chunks: one chunk per run."""
+    log = Log("p", route="s1").user(TextContent(text="Look.")).model(thought="Hmm, ", text="On it.").end()
+    log.user(TextContent(text="More."))
+    session, turn = log.session, log.turn
+    session.append("step/start", StepData(turn=turn, step=1))
+    for chunk in [ReasoningDelta(index=0, text="So "), ReasoningDelta(index=0, text="then"), TextDelta(index=1, text="Cut ")]:
+        session.append("assistant/chunk", AssistantChunkData(turn=turn, step=1, chunk=chunk))
+    session.append("assistant/chunk", AssistantChunkData(turn=turn, step=1, chunk=TextDelta(index=1, text="short")))
+    store = SessionStore(tmp_path, registry=default_registry())
+    store.attach(session)
+    store.close()
+    loaded = store.load("p")
+    assert [e.seq for e in loaded.events if e.type == "assistant/chunk"] == list(range(13, 17))  # the cut step's
+    assert shown(replay(StoredLog(loaded.header, loaded.events))) == [
+        "user_message_chunk Look.",
+        "session_info_update Look.",
+        "agent_thought_chunk Hmm, ",
+        "agent_message_chunk On it.",
+        "user_message_chunk More.",
+        "agent_thought_chunk So then",
+        "agent_message_chunk Cut short",
     ]

@@ -32,7 +32,7 @@ def types(events: list[SessionEvent] | list[dict[str, Any]]) -> list[str]:
 
 
 def kinds(agent: Agent) -> list[str]:
-    return types(list(agent.session.events))
+    return types(agent.session.all_events())
 
 
 def of_type(agent: Agent, kind: str) -> list[Any]:
@@ -66,7 +66,7 @@ async def test_replayed_turn_logs_the_recorded_event_sequence(
         reason = await agent.followup(text(prompt)).wait()
         assert reason.kind == "completed"
         assert kinds(agent) == types(recorded[1:])
-        assert [e.seq for e in agent.session.events] == list(range(len(recorded) - 1))
+        assert [e.seq for e in agent.session.all_events()] == list(range(len(recorded) - 1))
         session_id = agent.id
     on_disk = (tmp_path / "sessions" / session_id / "session.jsonl").read_text().splitlines()
     assert types([json.loads(line) for line in on_disk[1:]]) == types(recorded[1:])

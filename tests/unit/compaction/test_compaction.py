@@ -38,7 +38,8 @@ def compacting(tmp_path: Path, script: Any, **config: Any) -> tuple[Context, lis
 
 
 def kinds(agent: Agent) -> list[str]:
-    return [event.type for event in agent.session.events]
+    """Every event's type, the streamed chunks (on disk only) included."""
+    return [event.type for event in agent.session.all_events()]
 
 
 def purposes(agent: Agent) -> list[str | None]:

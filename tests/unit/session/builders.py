@@ -123,13 +123,20 @@ def jsonl(session: Session) -> list[str]:
     """The lines a store writes for `session`."""
     return [
         model.model_dump_json(by_alias=True, exclude_none=True)
-        for model in (session.header, *session.events)
+        for model in (session.header, *session.all_events())
     ]
 
 
 def write_lines(path: Path, lines: Sequence[str], *, tail: str = "\n") -> Path:
     path.write_text("\n".join(lines) + tail, encoding="utf-8")
     return path
+
+
+def held(events: Sequence[SessionEvent]) -> list[dict[str, object]]:
+    """What a load keeps in memory of a log (dumped): every event but the chunks of the steps
+    that logged their `assistant/message`."""
+    stated = {(e.data.turn, e.data.step) for e in events if e.type == "assistant/message"}
+    return [e.dump() for e in events if e.type != "assistant/chunk" or (e.data.turn, e.data.step) not in stated]
 
 
 def read_json_lines(path: Path) -> list[dict[str, object]]:

@@ -204,3 +204,40 @@ def test_an_ignorable_append_is_marked_so() -> None:
     event = session.append("turn/start", {"turn": 1, "trigger": {"kind": "message"}}, ignorable=True)
     assert event.dump()["ignorable"] is True
     assert "ignorable" not in session.append("user/message", {"content": [], "source": {"kind": "user"}}).dump()
+
+
+# --- memory: what a session holds once a store holds its log ---------------------------------
+
+
+def test_an_archived_session_lets_go_of_its_chunks_and_reads_them_back() -> None:
+    session = new_session()
+    complete_turn(session)
+    every = list(session.events)
+    read_back: list[int] = []
+
+    def archive() -> list[SessionEvent]:
+        read_back.append(1)
+        return every
+
+    session.archive(archive)
+    assert session.all_events() == every and read_back == [1]
+    start_turn(session)
+    open_step(session, 2, 1, chunks=3)
+    assert "assistant/chunk" not in [event.type for event in session.events]
+    assert session.next_seq == len(every) + 8  # turn/start, user/message, step/start, 4 chunks, message
+    # What the store has not written (here: all of the second turn) comes from memory.
+    assert [e.seq for e in session.all_events()] == [*range(len(every)), *(e.seq for e in session.events_from(len(every)))]
+    assert [e.type for e in session.events_from(session.next_seq - 1)] == ["assistant/message"]
+    assert session.events_from(session.next_seq) == []
+
+
+def test_a_session_that_left_events_on_disk_needs_its_store_to_read_them() -> None:
+    source = new_session()
+    complete_turn(source)
+    kept = [event for event in source.events if event.type != "assistant/chunk"]
+    session = Session(source.header, registry=default_registry(), seed=kept, state=source.state)
+    assert session.next_seq == source.next_seq and list(session.events) == kept
+    session.append("turn/start", {"turn": 2, "trigger": {"kind": "message"}})
+    assert source.next_seq == session.next_seq - 1  # the state was copied, not shared
+    with pytest.raises(RuntimeError, match="no store holds it"):
+        session.all_events()

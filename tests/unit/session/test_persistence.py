@@ -28,6 +28,7 @@ from acp_agent.session import (
     default_registry,
     read_log,
 )
+from acp_agent.session.persistence import read_events
 from tests.paths import UPSTREAM
 from tests.unit.session.builders import (
     TitleData,
@@ -35,6 +36,7 @@ from tests.unit.session.builders import (
     close_step,
     complete_turn,
     end_turn,
+    held,
     jsonl,
     new_session,
     open_step,
@@ -52,7 +54,7 @@ def store(tmp_path: Path) -> Iterator[SessionStore]:
 
 
 def dumps(session: Session) -> list[dict[str, object]]:
-    return [session.header.dump(), *(event.dump() for event in session.events)]
+    return [session.header.dump(), *(event.dump() for event in session.all_events())]
 
 
 # --- paths ------------------------------------------------------------------------------------
@@ -129,7 +131,7 @@ def test_a_session_is_attached_once(store: SessionStore) -> None:
 
 def resume(store: SessionStore, session_id: str, *, header: SessionHeader | None = None) -> tuple[Session, LoadedSession]:
     loaded = store.load(session_id)
-    resumed = Session(header or loaded.header, registry=store.registry, seed=loaded.events)
+    resumed = Session(header or loaded.header, registry=store.registry, seed=loaded.events, state=loaded.state)
     store.attach(resumed, loaded=loaded)
     return resumed, loaded
 
@@ -159,7 +161,7 @@ def test_reattaching_a_loaded_session_continues_its_file(store: SessionStore, ta
     assert path.stat().st_ino == inode
     assert path.read_bytes().startswith("\n".join(kept).encode() + b"\n")
     assert read_json_lines(path) == dumps(resumed)
-    assert resumed.events[len(session.events)].type == "turn/end"  # the repair
+    assert resumed.all_events()[session.next_seq].type == "turn/end"  # the repair
 
 
 def test_a_loaded_session_whose_header_changed_is_rewritten_whole(store: SessionStore) -> None:
@@ -220,7 +222,7 @@ def test_a_claim_waits_for_the_holder_to_let_go(store: SessionStore) -> None:
 
 def resume_of(store: SessionStore, session_id: str) -> Session:
     loaded = store.load(session_id)
-    return Session(loaded.header, registry=store.registry, seed=loaded.events)
+    return Session(loaded.header, registry=store.registry, seed=loaded.events, state=loaded.state)
 
 
 def test_a_claim_needs_a_stored_session(store: SessionStore) -> None:
@@ -361,10 +363,12 @@ def test_every_upstream_log_loads_unmodified(tmp_path: Path) -> None:
         loaded = read_log(path, registry)
         assert not loaded.repaired, path
         original = path.read_text(encoding="utf-8").splitlines()
-        assert [loaded.header.dump(), *(e.dump() for e in loaded.events)] == [json.loads(line) for line in original]
+        every = read_events(path, registry)
+        assert [loaded.header.dump(), *(e.dump() for e in every)] == [json.loads(line) for line in original]
+        assert [e.dump() for e in loaded.events] == held(every)
         # Written back through a store, the log is the same JSON line for line.
         store = SessionStore(tmp_path / str(index), registry=registry)
-        store.attach(Session(loaded.header, registry=registry, seed=loaded.events))
+        store.attach(Session(loaded.header, registry=registry, seed=every))
         store.close()
         assert read_json_lines(store.path_of(loaded.header.id)) == [json.loads(line) for line in original]
 
@@ -388,7 +392,7 @@ def test_a_truncated_last_line_is_dropped(tmp_path: Path) -> None:
     path = write_lines(tmp_path / "s.jsonl", [*lines, lines[1][:-9]], tail="")
     loaded = read_log(path, default_registry())
     assert loaded.repaired
-    assert [e.dump() for e in loaded.events] == [e.dump() for e in session.events]
+    assert [e.dump() for e in loaded.events] == held(session.events)
 
 
 def test_a_torn_multibyte_character_is_a_torn_line(tmp_path: Path) -> None:
@@ -404,12 +408,12 @@ def test_an_open_turn_is_closed_as_interrupted(tmp_path: Path) -> None:
     path = write_lines(tmp_path / "s.jsonl", jsonl(session))
     loaded = read_log(path, default_registry())
     assert loaded.repaired
-    kept = len(session.events)
-    assert [e.dump() for e in loaded.events[:kept]] == [e.dump() for e in session.events]
+    kept = session.next_seq
+    assert [e.dump() for e in loaded.events if e.seq < kept] == held(session.events)
     last_time = session.events[-1].time
     error = {"code": "interrupted", "message": INTERRUPTED_MESSAGE}
     text = [{"type": "text", "text": "Error: interrupted: the process stopped before this call finished"}]
-    assert [e.dump() for e in loaded.events[kept:]] == [
+    assert [e.dump() for e in loaded.events if e.seq >= kept] == [
         {
             "type": "tool/result",
             "seq": kept,
@@ -430,7 +434,7 @@ def test_an_open_turn_is_closed_as_interrupted(tmp_path: Path) -> None:
             "data": {"turn": 3, "reason": {"kind": "interrupted"}},
         },
     ]
-    Session(loaded.header, registry=default_registry(), seed=loaded.events)  # balanced
+    Session(loaded.header, registry=default_registry(), seed=[*session.events, *loaded.events[-4:]])  # balanced
 
 
 def test_an_open_turn_between_steps_gets_only_a_turn_end(tmp_path: Path) -> None:
@@ -440,7 +444,7 @@ def test_an_open_turn_between_steps_gets_only_a_turn_end(tmp_path: Path) -> None
     close_step(session, 1, 1)
     path = write_lines(tmp_path / "s.jsonl", jsonl(session))
     loaded = read_log(path, default_registry())
-    assert [e.type for e in loaded.events[len(session.events):]] == ["turn/end"]
+    assert [e.type for e in loaded.events if e.seq >= session.next_seq] == ["turn/end"]
 
 
 def test_a_crash_mid_turn_keeps_the_open_turn_up_to_its_last_event(store: SessionStore) -> None:
@@ -449,12 +453,12 @@ def test_a_crash_mid_turn_keeps_the_open_turn_up_to_its_last_event(store: Sessio
     complete_turn(session)
     start_turn(session)
     open_step(session, 2, 1, calls=["c"])
-    written = [e.dump() for e in session.events]
+    written = session.next_seq
     # The process dies here (the store is never closed): what was appended is on disk.
     loaded = read_log(store.path_of(session.id), store.registry)
     assert loaded.repaired
-    assert [e.dump() for e in loaded.events[: len(written)]] == written
-    assert [e.type for e in loaded.events[len(written) :]] == ["tool/result", "step/end", "turn/end"]
+    assert [e.dump() for e in loaded.events if e.seq < written] == held(session.all_events())
+    assert [e.type for e in loaded.events if e.seq >= written] == ["tool/result", "step/end", "turn/end"]
 
 
 def test_a_tail_that_breaks_the_invariants_is_dropped(tmp_path: Path) -> None:
@@ -462,11 +466,12 @@ def test_a_tail_that_breaks_the_invariants_is_dropped(tmp_path: Path) -> None:
     complete_turn(session)
     lines = jsonl(session)
     turn_five = {"turn": 5, "trigger": {"kind": "message"}}
-    bad = json.dumps({"type": "turn/start", "seq": len(session.events), "time": 0, "data": turn_five})
+    bad = json.dumps({"type": "turn/start", "seq": session.next_seq, "time": 0, "data": turn_five})
     path = write_lines(tmp_path / "s.jsonl", [*lines, bad])
     loaded = read_log(path, default_registry())
     assert loaded.repaired
-    assert len(loaded.events) == len(session.events)
+    assert loaded.extent is not None and loaded.extent.events == session.next_seq
+    assert [e.dump() for e in loaded.events] == held(session.events)
 
 
 def test_an_unknown_type_in_the_tail_is_dropped_with_what_follows(tmp_path: Path) -> None:
@@ -474,11 +479,11 @@ def test_an_unknown_type_in_the_tail_is_dropped_with_what_follows(tmp_path: Path
     complete_turn(session)
     start_turn(session)
     lines = jsonl(session)
-    unknown = json.dumps({"type": "x/y", "seq": len(session.events) - 2, "time": 0, "data": {}})
+    unknown = json.dumps({"type": "x/y", "seq": session.next_seq - 2, "time": 0, "data": {}})
     path = write_lines(tmp_path / "s.jsonl", [*lines[:-2], unknown, lines[-1]])
     loaded = read_log(path, default_registry())
     assert loaded.repaired
-    assert [e.dump() for e in loaded.events] == [e.dump() for e in session.events[:-2]]
+    assert [e.dump() for e in loaded.events] == held(session.events[:-2])
 
 
 def test_a_complete_log_is_not_repaired_by_a_free_tail(tmp_path: Path) -> None:
@@ -580,3 +585,62 @@ def test_an_unknown_version_is_refused(tmp_path: Path) -> None:
     path = write_lines(tmp_path / "s.jsonl", ['{"type":"session","version":2,"id":"a","createdAt":0}'])
     with pytest.raises(UnsupportedVersion):
         read_log(path, default_registry())
+
+
+# --- chunks left on disk ----------------------------------------------------------------------
+
+
+def test_an_attached_session_reads_its_chunks_back_from_its_file(store: SessionStore) -> None:
+    session = new_session()
+    store.attach(session)
+    turn = start_turn(session)
+    open_step(session, turn, 1, chunks=5)
+    close_step(session, turn, 1)
+    end_turn(session, turn)
+    assert "assistant/chunk" not in [event.type for event in session.events]
+    assert [event.dump() for event in session.all_events()] == read_json_lines(store.path_of(session.id))[1:]
+
+
+def test_a_chunk_is_checked_by_its_envelope_and_its_payload_when_it_is_read(tmp_path: Path) -> None:
+    session = new_session()
+    complete_turn(session)
+    lines = jsonl(session)
+    chunk = json.loads(lines[4])
+    assert chunk["type"] == "assistant/chunk"
+    chunk["data"]["chunk"] = {"type": "text-delta"}  # no index, no text
+    lines[4] = json.dumps(chunk)
+    path = write_lines(tmp_path / "s.jsonl", lines)
+    loaded = read_log(path, default_registry())  # its step logged its message: the chunk stays on disk
+    assert not loaded.repaired and loaded.extent is not None and loaded.extent.events == session.next_seq
+    with pytest.raises(ValueError, match="index"):
+        read_events(path, default_registry())
+    # A step without a message keeps its chunks, so it builds them: the bad one is damage.
+    del lines[6]
+    for later in range(6, len(lines)):
+        event = json.loads(lines[later])
+        event["seq"] -= 1
+        lines[later] = json.dumps(event)
+    error = damaged(tmp_path, lines)
+    assert error.line == 5 and "index" in error.reason
+
+
+def test_a_chunk_with_an_odd_envelope_is_parsed_in_full_and_refused(tmp_path: Path) -> None:
+    session = new_session()
+    complete_turn(session)
+    complete_turn(session)
+    lines = jsonl(session)
+    chunk = json.loads(lines[4])
+    chunk["data"]["chunk"] = ["not", "a", "chunk"]
+    lines[4] = json.dumps(chunk)
+    error = damaged(tmp_path, lines)
+    assert error.line == 5 and error.reason.startswith("ValidationError: ")
+
+
+def test_a_loaded_session_without_events_whose_header_changed_is_rewritten(store: SessionStore) -> None:
+    session = new_session()
+    path = store.path_of(session.id)
+    path.parent.mkdir(parents=True)
+    write_lines(path, jsonl(session))
+    resumed, _ = resume(store, session.id, header=session.header.model_copy(update={"route": "s3"}))
+    complete_turn(resumed)
+    assert read_json_lines(path) == dumps(resumed)

@@ -84,7 +84,7 @@ def of_type(agent: Agent, kind: str) -> list[Any]:
 
 
 def kinds(agent: Agent) -> list[str]:
-    return [event.type for event in agent.session.events]
+    return [event.type for event in agent.session.all_events()]
 
 
 def results(agent: Agent) -> list[str]:

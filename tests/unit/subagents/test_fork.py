@@ -27,14 +27,14 @@ async def test_a_fork_is_seeded_with_the_completed_turns_only(harness: Callable[
     async with h.ctx.running():
         parent = await h.parent()
         await parent.followup(text("remember 42")).wait()
-        completed = list(parent.session.events)
+        completed = parent.session.all_events()
         with anyio.fail_after(5):
             await parent.followup(text("now fork")).wait()
     child = h.agent("s1/f")
     seed = completed_turn_prefix(completed)
     assert seed == completed  # the whole first turn, and nothing of the second
     # The child's log opens with exactly that prefix; its own turn follows the seed's numbering.
-    assert list(child.session.events[: len(seed)]) == seed
+    assert child.session.all_events()[: len(seed)] == seed
     assert kinds(child)[len(seed)] == "turn/start"
     assert of_type(child, "turn/start")[-1].turn == 2
     assert child.session.header.seed_length == len(seed) == h.header(child)["seedLength"]
