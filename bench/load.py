@@ -1,0 +1,145 @@
+"""Load benchmark: `session/load` of a long stored session, beside a bare parse of the same log.
+
+For each size (`--events`, default 1k, 10k and 100k events), `bench/long_session.py` writes a
+session of whole turns (~20 reasoning and ~40 text deltas a turn, a tool call with its result).
+Then, alternating, `--runs` times each:
+
+- `floor`: a fresh Python process that reads the log and `json.loads` every line (the least any
+  Python agent can do to read it back), timed inside that process;
+- `server`: the real server (packaged config, scripted model, persistence on) is spawned and
+  initialized; timed from sending `session/load` until its answer, with this process reading and
+  parsing (`json.loads`) every replayed frame. Its peak RSS (`VmHWM`) is read before it exits.
+
+Printed: the medians, the ratio server/floor and the peak RSS (targets for the largest size:
+<= 3x, <= 100 MB; a small log's load is mostly the request's fixed cost), the time per thousand
+events at each size (linear: the largest size's within 1.2x of the smaller sizes'), and the
+machine.
+
+    python bench/load.py [--events 1000 10000 100000] [--runs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from long_session import write_session  # noqa: E402  (a script beside this one)
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = ROOT / "cordis.record.yml"
+FLOOR = """
+import json, sys, time
+start = time.perf_counter()
+with open(sys.argv[1], "rb") as file:
+    parsed = [json.loads(line) for line in file]
+print(time.perf_counter() - start)
+"""
+RATIO_TARGET = 3.0
+RSS_TARGET_MB = 100
+LINEAR_TARGET = 1.2
+
+
+def floor_once(path: Path) -> float:
+    out = subprocess.run([sys.executable, "-c", FLOOR, str(path)], check=True, capture_output=True, text=True)
+    return float(out.stdout)
+
+
+def peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmHWM in /proc status")
+
+
+def server_once(env: dict[str, str], session_id: str, cwd: str) -> tuple[float, float, int]:
+    """Seconds from `session/load` to its answer, the server's peak RSS (MB), frames replayed."""
+    command = [sys.executable, "-m", "acp_agent", "--config", str(CONFIG)]
+    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    assert process.stdin and process.stdout
+
+    def send(frame: dict[str, Any]) -> None:
+        assert process.stdin
+        process.stdin.write(json.dumps(frame).encode() + b"\n")
+        process.stdin.flush()
+
+    def answer(request_id: int) -> tuple[dict[str, Any], int]:
+        assert process.stdout
+        frames = 0
+        while True:
+            line = process.stdout.readline()
+            if not line:
+                raise RuntimeError("the server exited before answering")
+            frame = json.loads(line)
+            if frame.get("id") == request_id:
+                return frame, frames
+            frames += 1
+
+    try:
+        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}})
+        answer(1)
+        start = time.perf_counter()
+        send({"jsonrpc": "2.0", "id": 2, "method": "session/load", "params": {"sessionId": session_id, "cwd": cwd, "mcpServers": []}})
+        frame, frames = answer(2)
+        elapsed = time.perf_counter() - start
+        if "error" in frame:
+            raise RuntimeError(f"session/load failed: {frame['error']}")
+        rss = peak_rss_mb(process.pid)
+    finally:
+        process.stdin.close()
+        process.wait()
+    return elapsed, rss, frames
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--events", type=int, nargs="+", default=[1_000, 10_000, 100_000])
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    print(f"nproc {os.cpu_count()}, Python {sys.version.split()[0]}; median of {args.runs} runs")
+    print(f"{'events':>8} {'lines':>8} {'floor ms':>9} {'load ms':>9} {'ratio':>6} {'peak MB':>8} {'frames':>7} {'ms/1k ev':>9}")
+    per_thousand: list[float] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        cwd = Path(tmp) / "work"
+        cwd.mkdir()
+        sessions = Path(tmp) / "sessions"
+        env = {**os.environ, "ACP_AGENT_SESSIONS": str(sessions), "ACP_AGENT_SCRIPT": str(Path(tmp) / "script.json")}
+        (Path(tmp) / "script.json").write_text("[]", encoding="utf-8")
+        for size in args.events:
+            session_id = write_session(sessions, size, str(cwd))
+            path = sessions / session_id / "session.jsonl"
+            lines = sum(1 for _ in path.open("rb"))
+            floors, loads, peaks = [], [], []
+            frames = 0
+            for _ in range(args.runs):
+                floors.append(floor_once(path))
+                elapsed, rss, frames = server_once(env, session_id, str(cwd))
+                loads.append(elapsed)
+                peaks.append(rss)
+            floor, load = statistics.median(floors), statistics.median(loads)
+            ratio, peak = load / floor, max(peaks)
+            per_thousand.append(load / lines * 1000 * 1000)
+            largest = (ratio, peak)
+            print(
+                f"{lines - 1:>8,} {lines:>8,} {floor * 1000:>9.1f} {load * 1000:>9.1f} {ratio:>5.2f}x"
+                f" {peak:>8.1f} {frames:>7,} {per_thousand[-1]:>9.2f}"
+            )
+    growth = per_thousand[-1] / min(per_thousand[:-1]) if len(per_thousand) > 1 else 1.0
+    met = largest[0] <= RATIO_TARGET and largest[1] <= RSS_TARGET_MB and growth <= LINEAR_TARGET
+    print(f"targets: load <= {RATIO_TARGET}x floor, peak RSS <= {RSS_TARGET_MB} MB (the largest load's),")
+    print(f"         per-event time at the largest size within {LINEAR_TARGET}x of the smaller ones' (now {growth:.2f}x)")
+    print("all targets met" if met else "TARGET MISSED")
+    return 0 if met else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
