@@ -46,7 +46,7 @@ from acp_agent.acp.schema import (
     Text,
 )
 from acp_agent.acp.content import wire_content
-from acp_agent.acp.titles import brief
+from acp_agent.session.titles import brief
 from acp_agent.session.content import TextContent, Usage
 from acp_agent.session.events import (
     AssistantMessageEvent,

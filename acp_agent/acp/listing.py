@@ -11,18 +11,22 @@ from datetime import datetime, timezone
 
 from acp_agent.acp import errors
 from acp_agent.acp.schema import ListSessionsResult, SessionInfo
-from acp_agent.acp.titles import session_title
-from acp_agent.session.persistence import SessionSummary
+from acp_agent.session.index import SessionSummary
 
 
-def list_page(summaries: Iterable[SessionSummary], cwd: str | None, cursor: str | None, size: int) -> ListSessionsResult:
-    """The page after `cursor` of the listed sessions (of `cwd` when given), newest first."""
-    wanted = None
-    if cwd is not None:
-        if not os.path.isabs(cwd):
-            raise errors.invalid_params(f"cwd must be an absolute path, got {cwd!r}")
-        wanted = os.path.normpath(cwd)
-    listed = sorted((summary for summary in summaries if _listed(summary, wanted)), key=_list_order)
+def listed_cwd(cwd: str | None) -> str | None:
+    """The working directory a listing keeps, normalized (None: all of them); a relative one is refused."""
+    if cwd is None:
+        return None
+    if not os.path.isabs(cwd):
+        raise errors.invalid_params(f"cwd must be an absolute path, got {cwd!r}")
+    return os.path.normpath(cwd)
+
+
+def list_page(summaries: Iterable[SessionSummary], cursor: str | None, size: int) -> ListSessionsResult:
+    """The page after `cursor` of the listed sessions among `summaries` (the store's top-level
+    sessions, of one cwd when asked), newest first."""
+    listed = sorted((summary for summary in summaries if _listed(summary)), key=_list_order)
     if cursor is not None:
         after = _cursor_position(cursor)
         listed = [summary for summary in listed if _list_order(summary) > after]
@@ -33,25 +37,19 @@ def list_page(summaries: Iterable[SessionSummary], cwd: str | None, cursor: str 
     )
 
 
-def _listed(summary: SessionSummary, cwd: str | None) -> bool:
-    """Whether `session/list` shows a session: a top-level one (never a child) with a cwd (`cwd`,
-    when given, normalized) that someone prompted."""
-    header = summary.header
-    return (
-        header.parent_session is None
-        and header.cwd is not None
-        and summary.first_message is not None
-        and (cwd is None or os.path.normpath(header.cwd) == cwd)
-    )
+def _listed(summary: SessionSummary) -> bool:
+    """Whether `session/list` shows a session: a top-level one (never a child) with a cwd that
+    someone prompted."""
+    return summary.parent_session is None and summary.cwd is not None and summary.prompted
 
 
 def _list_order(summary: SessionSummary) -> tuple[int, str]:
-    return -summary.updated_at, summary.header.id
+    return -summary.updated_at, summary.id
 
 
 def _cursor(summary: SessionSummary) -> str:
     """An opaque cursor: the position of the page's last session in the listing order."""
-    raw = json.dumps([summary.updated_at, summary.header.id], separators=(",", ":")).encode()
+    raw = json.dumps([summary.updated_at, summary.id], separators=(",", ":")).encode()
     return base64.urlsafe_b64encode(raw).decode()
 
 
@@ -66,14 +64,8 @@ def _cursor_position(cursor: str) -> tuple[int, str]:
 
 
 def _session_info(summary: SessionSummary) -> SessionInfo:
-    header = summary.header
-    assert header.cwd is not None and summary.first_message is not None  # `_listed` holds
-    return SessionInfo(
-        session_id=header.id,
-        cwd=header.cwd,
-        title=session_title(summary.first_message),
-        updated_at=_iso(summary.updated_at),
-    )
+    assert summary.cwd is not None  # `_listed` holds
+    return SessionInfo(session_id=summary.id, cwd=summary.cwd, title=summary.title, updated_at=_iso(summary.updated_at))
 
 
 def _iso(epoch_ms: int) -> str:

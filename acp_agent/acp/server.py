@@ -52,7 +52,7 @@ from acp_agent.acp.schema import (
 )
 from acp_agent.acp.children import ChildSession, stop_reason
 from acp_agent.acp.history import StoredLog, history_updates
-from acp_agent.acp.listing import list_page
+from acp_agent.acp.listing import list_page, listed_cwd
 from acp_agent.acp.updates import ChildOrigin, UpdateMapper
 from acp_agent.acp.wire import AcpSession, AgentWire, Wire
 from acp_agent.agent.agent import Agent
@@ -288,17 +288,14 @@ class AcpServer:
     def _children(self, session_id: str) -> list[StoredLog]:
         """The stored logs of the children `session_id` started (the stored sessions whose header
         names it as `parentSession`), each with its own children, recursively."""
-        started: dict[str, list[SessionHeader]] = {}
-        for header in self.ctx.get(SESSIONS).list_sessions(skip_damaged=True):
-            if header.parent_session is not None:
-                started.setdefault(header.parent_session, []).append(header)
+        store = self.ctx.get(SESSIONS)
 
         def logs(parent: str, seen: frozenset[str]) -> list[StoredLog]:
             children = []
-            for header in started.get(parent, []):
-                if header.id not in seen:  # a parent cycle, only ever written by hand
-                    child = self._read(header.id, session_id)
-                    children.append(StoredLog(child.header, child.events, logs(header.id, seen | {header.id})))
+            for child_id in store.children_of(parent):
+                if child_id not in seen:  # a parent cycle, only ever written by hand
+                    child = self._read(child_id, session_id)
+                    children.append(StoredLog(child.header, child.events, logs(child_id, seen | {child_id})))
             return children
 
         return logs(session_id, frozenset({session_id}))
@@ -306,7 +303,8 @@ class AcpServer:
     async def list_sessions(self, params: ListSessionsParams) -> ListSessionsResult:
         """The stored top-level sessions someone prompted, most recently active first, a page at a
         time; `cwd` keeps those of one working directory."""
-        return list_page(self.ctx.get(SESSIONS).summaries(), params.cwd, params.cursor, self.list_page_size)
+        cwd = listed_cwd(params.cwd)
+        return list_page(self.ctx.get(SESSIONS).summaries(cwd), params.cursor, self.list_page_size)
 
     async def close_session(self, params: CloseSessionParams) -> CloseSessionResult:
         """Cancel what runs, dispose the agent (its log is flushed and closed), forget the session."""

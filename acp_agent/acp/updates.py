@@ -28,7 +28,7 @@ from acp_agent.acp.schema import (
     ToolCallTerminal,
     UsageUpdate,
 )
-from acp_agent.acp.titles import session_title
+from acp_agent.session.titles import session_title
 from acp_agent.commands.events import CommandReplyEvent
 from acp_agent.compaction import texts as compaction_texts
 from acp_agent.mcp import texts as mcp_texts

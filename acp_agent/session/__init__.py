@@ -87,10 +87,10 @@ from acp_agent.session.persistence import (
     LOCK_WAIT_SECONDS,
     LoadedSession,
     SessionStore,
-    SessionSummary,
     StoredExtent,
     read_log,
 )
+from acp_agent.session.index import SessionIndex, SessionSummary
 from acp_agent.session.registry import EventRegistry, InvariantClass, default_registry
 
 __all__ = [
@@ -134,6 +134,7 @@ __all__ = [
     "SessionError",
     "SessionEvent",
     "SessionHeader",
+    "SessionIndex",
     "SessionLogDamaged",
     "SessionNotFound",
     "SessionStore",

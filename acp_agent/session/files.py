@@ -71,6 +71,11 @@ class LogFile:
         while view:
             view = view[os.write(self._fd, view) :]
 
+    def stamp(self) -> tuple[int, int]:
+        """The file's (size, modification time in ns), as `os.stat` gives them."""
+        stat = os.fstat(self._fd)
+        return stat.st_size, stat.st_mtime_ns
+
     def close(self) -> None:
         os.close(self._fd)
 
@@ -100,6 +105,15 @@ class SessionLock:
         if self._fd is not None:
             os.close(self._fd)  # closing the last descriptor of the open file drops the flock
             self._fd = None
+
+
+def append_line(path: Path, text: str) -> None:
+    """Append `text` and a newline to a small private file (created 0600 when missing)."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
+    try:
+        os.write(fd, f"{text}\n".encode() if text else b"")
+    finally:
+        os.close(fd)
 
 
 def private_dir(path: Path) -> None:

@@ -9,7 +9,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from itertools import chain
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, BinaryIO, Final
 
@@ -29,7 +29,9 @@ from acp_agent.session.errors import (
     UnknownEventType,
     UnsupportedVersion,
 )
-from acp_agent.session.files import LogFile, SessionLock, check_owner, private_dir
+from acp_agent.session.files import LogFile, SessionLock, append_line, check_owner, private_dir
+from acp_agent.session.index import CHILDREN_FILE, SESSION_FILE, SessionIndex, SessionSummary, json_object, read_header
+from acp_agent.session.titles import session_title
 from acp_agent.session.events import (
     USER_SOURCES,
     AssistantChunkEvent,
@@ -43,7 +45,7 @@ from acp_agent.session.events import (
     TurnEndData,
     TurnEndEvent,
     TurnInterrupted,
-    UserMessageData,
+    UserMessageEvent,
 )
 from acp_agent.session.invariants import LogState
 from acp_agent.session.log import Session
@@ -52,7 +54,6 @@ from acp_agent.kernel.context import ServiceKey
 
 log = logging.getLogger(__name__)
 
-SESSION_FILE = "session.jsonl"
 INTERRUPTED_MESSAGE = "interrupted: the process stopped before this call finished"
 LOCK_WAIT_SECONDS = 3.0
 """How long opening a session waits for another process to let go of it (an editor restarting its
@@ -86,17 +87,6 @@ class LoadedSession:
     `read_log`); None when `events` is the whole log (checked again by `Session`)."""
 
 
-@dataclass(frozen=True)
-class SessionSummary:
-    """What a listing shows of a stored session, read without parsing the whole log."""
-
-    header: SessionHeader
-    first_message: list[ContentBlock] | None
-    """The content of the first `user/message`; None when the session never got one."""
-    updated_at: int
-    """The `time` of the last event that reads back (the header's `createdAt` when there is none)."""
-
-
 def _line(model: BaseModel) -> bytes:
     # The model's own serializer, as model_dump_json uses it, minus a str round trip and per-call
     # argument handling: about 40% of the cost of writing a streamed chunk.
@@ -113,6 +103,7 @@ class SessionStore:
         self.root = root
         self.registry = registry
         self.lock_wait = lock_wait
+        self.index = SessionIndex(root)
         self._attached: dict[str, Disposer] = {}
         self._claims: dict[str, SessionLock] = {}
 
@@ -176,9 +167,22 @@ class SessionStore:
             raise
         registry = self.registry
         session.archive(lambda: read_events(path, registry))
+        summary = _summary_of(session)
+        if extent is None:  # a new log: its children file, its place in its parent's and in the index
+            append_line(path.parent / CHILDREN_FILE, "")
+            if session.header.parent_session is not None:
+                self.index.add_child(session.header.parent_session, session.id)
+        if extent is None or extent.header != session.header:
+            self.index.record(summary, file.stamp())
 
         def write(event: SessionEvent) -> None:
+            nonlocal summary
             file.append(_line(event))
+            if event.type == "user/message" and not summary.prompted and _from_user(event):
+                summary = replace(summary, title=session_title(event.data.content), prompted=True)
+            elif event.type == "turn/end":
+                summary = replace(summary, updated_at=event.time)
+                self.index.record(summary, file.stamp())
 
         unsubscribe = session.subscribe(write)
 
@@ -207,75 +211,34 @@ class SessionStore:
             raise SessionNotFound(f"no session log for {session_id!r} under {self.root}")
         return read_log(path, self.registry)
 
-    def summaries(self) -> list[SessionSummary]:
-        """A summary of every stored session, by directory name. A log whose header does not
-        read back is left out with a warning (loading it names the damage)."""
-        found = []
-        for path in self._log_paths():
-            try:
-                found.append(_summary(path))
-            except (SessionLogDamaged, UnsupportedVersion) as exc:
-                log.warning("not listing %s: %s", path, exc)
-        return found
+    def summaries(self, cwd: str | None = None) -> list[SessionSummary]:
+        """The summaries of the stored top-level sessions (of `cwd`, normalized, when given),
+        from the index, each checked against its log (see `SessionIndex`)."""
+        return self.index.summaries(cwd)
 
-    def _log_paths(self) -> list[Path]:
-        if not self.root.is_dir():
-            return []
-        return [path for directory in sorted(self.root.iterdir()) if (path := directory / SESSION_FILE).is_file()]
-
-    def list_sessions(self, *, skip_damaged: bool = False) -> list[SessionHeader]:
-        """The header of every stored session (only first lines are read), by directory name.
-        A header that does not read back raises, or with `skip_damaged` is left out with a warning."""
-        headers = []
-        for path in self._log_paths():
-            with path.open("rb") as file:
-                try:
-                    headers.append(_header(path, file.readline()))
-                except (SessionLogDamaged, UnsupportedVersion) as exc:
-                    if not skip_damaged:
-                        raise
-                    log.warning("skipping %s: %s", path, exc)
-        return headers
+    def children_of(self, session_id: str) -> list[str]:
+        """The ids of the stored sessions `session_id` started (whose header names it as
+        `parentSession`), from the index."""
+        return self.index.children_of(session_id)
 
 
-def _summary(path: Path) -> SessionSummary:
-    """The header, the first user message (lines are read up to it) and the last event's time
-    (the file is read backwards from its end until a line parses)."""
-    with path.open("rb") as file:
-        header = _header(path, file.readline())
-        first_message = None
-        for line in file:
-            try:
-                obj = _json_object(line)
-                if obj.get("type") == "user/message":
-                    message = UserMessageData.model_validate(obj.get("data"))
-                    if message.source.kind in USER_SOURCES:
-                        first_message = message.content
-                        break
-            except ValueError:  # damage is for `load` to report; a listing skips the line
-                continue
-        updated_at = _last_time(file)
-    return SessionSummary(header, first_message, header.created_at if updated_at is None else updated_at)
+def _from_user(event: SessionEvent) -> bool:
+    return isinstance(event, UserMessageEvent) and event.data.source.kind in USER_SOURCES
 
 
-def _last_time(file: BinaryIO) -> int | None:
-    """The `time` of the last line that parses as an event, reading ever larger tails."""
-    size = file.seek(0, os.SEEK_END)
-    window = 1 << 14
-    while True:
-        start = max(0, size - window)
-        file.seek(start)
-        lines = file.read(size - start).split(b"\n")
-        for line in reversed(lines[1:] if start else lines):  # a cut first line is read next time
-            try:
-                obj = _json_object(line)
-            except ValueError:
-                continue
-            if obj.get("type") != "session" and type(obj.get("time")) is int:
-                return int(obj["time"])
-        if start == 0:
-            return None
-        window *= 4
+def _summary_of(session: Session) -> SessionSummary:
+    """What the index holds of a session, from the events it holds in memory (no chunk is part of it)."""
+    header, events = session.header, session.events
+    first = next((event for event in events if _from_user(event)), None)
+    return SessionSummary(
+        id=header.id,
+        cwd=header.cwd,
+        parent_session=header.parent_session,
+        created_at=header.created_at,
+        updated_at=events[-1].time if events else header.created_at,
+        title=session_title(first.data.content) if isinstance(first, UserMessageEvent) else None,
+        prompted=first is not None,
+    )
 
 
 def read_log(path: Path, registry: EventRegistry) -> LoadedSession:
@@ -289,7 +252,7 @@ def read_log(path: Path, registry: EventRegistry) -> LoadedSession:
     a step that has no message (one a crash cut short) are kept, built in full."""
     with path.open("rb") as file, _gc_paused():
         first = file.readline()
-        header = _header(path, first)
+        header = read_header(path, first)
         reader = _LogReader(path, registry)
         position = len(first)
         end = position - first.endswith(b"\n")
@@ -343,7 +306,7 @@ class _LogReader:
     def feed(self, number: int, line: bytes) -> Exception | None:
         """Check and keep the event on line `number`; the problem, if it may not come next."""
         try:
-            obj = _json_object(line)
+            obj = json_object(line)
             if self._light and obj.get("type") == "assistant/chunk" and (envelope := _chunk_envelope(obj)):
                 self.state.check_chunk(*envelope)
                 self.state.advance()
@@ -375,7 +338,7 @@ class _LogReader:
         chunks = []
         for number, line in self._step_chunks:
             try:
-                chunks.append(self.registry.parse(_json_object(line)))
+                chunks.append(self.registry.parse(json_object(line)))
             except ValueError as exc:  # its envelope checked out, its chunk does not
                 raise SessionLogDamaged(self.path, number, _describe(exc)) from exc
         self._step_chunks = []
@@ -419,26 +382,12 @@ def read_events(path: Path, registry: EventRegistry) -> list[SessionEvent]:
     """Every event of a log this process writes (whole lines only, checked when written)."""
     with path.open("rb") as file:
         file.readline()  # the header
-        return [registry.parse(_json_object(line)) for line in file if line.endswith(b"\n")]
-
-
-def _json_object(line: bytes) -> dict[str, Any]:
-    obj = json.loads(line)
-    if not isinstance(obj, dict):
-        raise ValueError(f"expected a JSON object, got {type(obj).__name__}")
-    return obj
-
-
-def _header(path: Path, line: bytes) -> SessionHeader:
-    try:
-        return SessionHeader.model_validate(_json_object(line))
-    except ValueError as exc:
-        raise SessionLogDamaged(path, 1, _describe(exc)) from exc
+        return [registry.parse(json_object(line)) for line in file if line.endswith(b"\n")]
 
 
 def _parse(line: bytes, registry: EventRegistry) -> SessionEvent | Exception:
     try:
-        return registry.parse(_json_object(line))
+        return registry.parse(json_object(line))
     except (ValueError, UnknownEventType) as exc:
         return exc
 

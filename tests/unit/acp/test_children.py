@@ -11,7 +11,7 @@ import pytest
 
 from acp_agent.acp.children import ChildSession, Frame
 from acp_agent.acp.schema import SessionNotification
-from acp_agent.acp.titles import brief
+from acp_agent.session.titles import brief
 from acp_agent.acp.updates import ChildOrigin, UpdateMapper
 from acp_agent.session.content import (
     BlockEnd,

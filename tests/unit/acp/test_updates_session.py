@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 
-from acp_agent.acp.titles import TITLE_LENGTH, session_title
+from acp_agent.session.titles import TITLE_LENGTH, session_title
 from acp_agent.acp.updates import ChildOrigin, UpdateMapper
 from acp_agent.session.content import EmbeddedResource, ImageContent, ResourceLink, TextBlock, TextContent, TextResourceContents, Usage
 from acp_agent.session.events import (

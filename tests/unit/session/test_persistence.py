@@ -81,7 +81,7 @@ def test_attach_writes_the_header_and_the_events_so_far(store: SessionStore) -> 
     store.attach(child)
     path = store.path_of("child")
     assert path.read_text(encoding="utf-8").splitlines() == jsonl(child)
-    assert sorted(p.name for p in path.parent.iterdir()) == ["lock", "session.jsonl"]  # no staging file left
+    assert sorted(p.name for p in path.parent.iterdir()) == ["children", "lock", "session.jsonl"]  # no staging file left
 
 
 def test_every_event_is_in_the_file_when_append_returns(store: SessionStore) -> None:
@@ -174,7 +174,7 @@ def test_a_loaded_session_whose_header_changed_is_rewritten_whole(store: Session
     resumed, _ = resume(store, session.id, header=moved)
     assert read_json_lines(path)[0]["route"] == "s9"
     assert read_json_lines(path) == dumps(resumed)
-    assert sorted(p.name for p in path.parent.iterdir()) == ["lock", "session.jsonl"]
+    assert sorted(p.name for p in path.parent.iterdir()) == ["lock", "session.jsonl"]  # a loaded log keeps its directory as it was
 
 
 # --- one owner at a time, private files -------------------------------------------------------
@@ -279,34 +279,28 @@ def test_load_of_an_unknown_session(store: SessionStore) -> None:
         store.load("missing")
 
 
-def test_list_sessions_reads_headers(store: SessionStore) -> None:
-    assert store.list_sessions() == []  # the root does not exist yet
-    for session_id in ("b", "a"):
-        session = new_session(session_id=session_id)
-        store.attach(session)
-        complete_turn(session)
+def test_children_of_names_the_sessions_a_session_started(store: SessionStore) -> None:
+    assert store.children_of("p") == []  # the root does not exist yet
+    complete_turn(attached(store, "p"))
+    for child_id in ("c2", "c1"):
+        header = SessionHeader(id=child_id, created_at=1, cwd="/work", parent_session="p")
+        store.attach(Session(header, registry=store.registry))
     (store.root / "empty-dir").mkdir()
     (store.root / "stray-file").write_text("x")
-    assert [header.id for header in store.list_sessions()] == ["a", "b"]
+    assert store.children_of("p") == ["c1", "c2"]
+    assert store.children_of("c1") == []
 
 
-def test_list_sessions_reports_a_damaged_header(store: SessionStore) -> None:
-    path = store.path_of("bad")
-    path.parent.mkdir(parents=True)
-    path.write_text("not json\n")
-    with pytest.raises(SessionLogDamaged, match="at line 1"):
-        store.list_sessions()
-
-
-def test_list_sessions_can_skip_a_damaged_header_with_a_warning(
+def test_the_index_leaves_out_a_log_whose_header_does_not_read_back(
     store: SessionStore, caplog: pytest.LogCaptureFixture
 ) -> None:
-    for name, header in (("bad", "not json"), ("future", '{"type":"session","version":3,"id":"f","createdAt":1}')):
+    for name, header in (("bad", "not json"), ("future", '{"type":"session","version":3,"id":"f","createdAt":1,"parentSession":"p"}')):
         path = store.path_of(name)
         path.parent.mkdir(parents=True)
         path.write_text(header + "\n")
     complete_turn(attached(store, "good"))
-    assert [header.id for header in store.list_sessions(skip_damaged=True)] == ["good"]
+    assert [summary.id for summary in store.summaries()] == ["good"]
+    assert store.children_of("p") == []
     assert "bad" in caplog.text and "unsupported session log version 3" in caplog.text
 
 
@@ -326,10 +320,10 @@ def test_a_summary_has_the_first_user_message_and_the_last_events_time(store: Se
     complete_turn(prompted)
     attached(store, "quiet")
     store.close()
-    summaries = {summary.header.id: summary for summary in store.summaries()}
-    assert summaries["prompted"].first_message == [TextContent(text="first words")]
+    summaries = {summary.id: summary for summary in store.summaries()}
+    assert (summaries["prompted"].title, summaries["prompted"].prompted) == ("first words", True)
     assert summaries["prompted"].updated_at == prompted.events[-1].time
-    assert summaries["quiet"].first_message is None
+    assert (summaries["quiet"].title, summaries["quiet"].prompted) == (None, False)
     assert summaries["quiet"].updated_at == 1  # no event: the header's createdAt
 
 
@@ -347,8 +341,9 @@ def test_a_summary_reads_past_damage_and_a_torn_or_long_tail(store: SessionStore
     path.write_text("\n".join([*lines, huge, '{"type":"turn/start","seq":9,"ti']))
     path.parent.joinpath("..", "bad").resolve().mkdir()
     store.path_of("bad").write_text("{}\n")
+    (store.root / "index.json").unlink()  # the index is rebuilt from the logs
     [summary] = store.summaries()
-    assert summary.first_message == [TextContent(text="hi")]
+    assert (summary.title, summary.prompted) == ("hi", True)
     assert summary.updated_at == last_time
     assert "not listing" in caplog.text and "bad" in caplog.text
 
