@@ -61,6 +61,7 @@ def write_log(root: Path, session_id: str, cwd: str, created_at: int, prompt: st
     directory = root / session_id
     directory.mkdir(parents=True, mode=0o700)
     (directory / "session.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (directory / "children").write_text("", encoding="utf-8")  # a new session's, as the store makes it
 
 
 class Server:
