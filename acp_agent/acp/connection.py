@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import logging
 from json.encoder import encode_basestring, encode_basestring_ascii
-import math
 from collections.abc import AsyncIterable, Awaitable, Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from anyio.abc import TaskGroup
 from acp_agent.acp import frames
 from acp_agent.acp.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, ClientError
 from acp_agent.acp.jsonrpc import Methods, dispatch
+from acp_agent.acp.outbox import Outbox
 
 log = logging.getLogger(__name__)
 
@@ -92,9 +92,8 @@ class Connection:
         max_frame_bytes: int = frames.MAX_FRAME_BYTES,
     ) -> None:
         self._methods = methods
-        self._write = write
         self.max_frame_bytes = max_frame_bytes
-        self._send, self._outbox = anyio.create_memory_object_stream[bytes](math.inf)
+        self._outbox = Outbox(write)
         self._waiters: dict[int, _Waiter] = {}
         self._abandoned: set[int] = set()
         """Requests whose caller stopped waiting (cancelled, timed out): their late answers are
@@ -111,7 +110,7 @@ class Connection:
         """Read frames from the input's bytes until EOF (or `stop()`); then `on_eof()` (cancel
         turns), wait for running requests, drain."""
         async with anyio.create_task_group() as outer:
-            outer.start_soon(self._write_loop)
+            outer.start_soon(self._outbox.run)
             async with anyio.create_task_group() as requests:
                 with self._reading:
                     async for line in frames.split_frames(chunks, self.max_frame_bytes):
@@ -124,7 +123,7 @@ class Connection:
                 for waiter in self._waiters.values():
                     waiter.done.set()  # nobody will answer now
                 await on_eof()
-            self._send.close()
+            self._outbox.close()
 
     def stop(self) -> None:
         """Stop reading, as if the input had ended: the same shutdown follows (a signal's)."""
@@ -211,7 +210,7 @@ class Connection:
             message = f"Internal error: cannot encode the response: {exc}"
             failed = [error_frame(item["id"], INTERNAL_ERROR, message) for item in items]
             data = encode(failed if isinstance(response, list) else failed[0])
-        self._send.send_nowait(data)
+        self._outbox.put(data)
 
     def _resolve(self, response: dict[str, Any], text: str) -> None:
         request_id = response.get("id")
@@ -247,11 +246,11 @@ class Connection:
 
     def notify(self, method: str, params: dict[str, Any]) -> None:
         """Queue a notification; frames go out in the order they are queued."""
-        self._send.send_nowait(encode({"jsonrpc": "2.0", "method": method, "params": params}))
+        self._outbox.put(encode({"jsonrpc": "2.0", "method": method, "params": params}))
 
     def send(self, frame: bytes) -> None:
         """Queue a frame already encoded (one line, as `encode` makes it), in the same order."""
-        self._send.send_nowait(frame)
+        self._outbox.put(frame)
 
     async def request(self, method: str, params: dict[str, Any]) -> Any:
         """Ask the client; the result, or `ClientError` for an error answer or a closed connection."""
@@ -260,7 +259,7 @@ class Connection:
         request_id = self._next_id
         self._next_id += 1
         waiter = self._waiters[request_id] = _Waiter()
-        self._send.send_nowait(encode({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}))
+        self._outbox.put(encode({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}))
         try:
             await waiter.done.wait()
         finally:
@@ -277,14 +276,3 @@ class Connection:
             error = waiter.response["error"] or {}
             raise ClientError(error.get("code", INTERNAL_ERROR), error.get("message", ""), error.get("data"))
         return waiter.response.get("result")
-
-    async def _write_loop(self) -> None:
-        async with self._outbox:
-            async for frame in self._outbox:
-                batch = [frame]
-                while True:  # coalesce what is already queued into one write
-                    try:
-                        batch.append(self._outbox.receive_nowait())
-                    except (anyio.WouldBlock, anyio.EndOfStream):
-                        break
-                await self._write(b"".join(batch))

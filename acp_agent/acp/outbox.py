@@ -1,0 +1,57 @@
+"""The frames waiting for stdout, and the one task that writes them.
+
+Queueing a frame is a list append (the hot path: a streamed delta's frame is queued from inside
+the session log's delivery). The writer wakes for the first frame after a quiet spell and writes
+it at once; while frames keep coming, it writes what gathered at most once per `interval`, in
+one `write(2)`. A streamed answer costs a write and a wakeup of the client every interval instead
+of one per delta: a pipe write that wakes its reader costs more than building the frame, and
+`interval` (a millisecond) is far below what an editor's user sees.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import anyio
+
+WRITE_INTERVAL = 0.001
+"""Seconds between two writes while frames keep coming (the first after a quiet spell goes at once)."""
+
+
+class Outbox:
+    """Frames in the order they are queued, written whole by `run` until `close` (which ends
+    the wait for the next write: what is queued then goes at once)."""
+
+    def __init__(self, write: Callable[[bytes], Awaitable[None]], *, interval: float = WRITE_INTERVAL) -> None:
+        self._write = write
+        self._interval = interval
+        self._frames: list[bytes] = []
+        self._queued = anyio.Event()
+        self._closed = False
+        self._closing = anyio.Event()
+
+    def put(self, frame: bytes) -> None:
+        """Queue one encoded frame (a whole line)."""
+        if self._closed:
+            raise anyio.ClosedResourceError
+        self._frames.append(frame)
+        self._queued.set()
+
+    def close(self) -> None:
+        """No more frames: `run` returns once the queued ones are written."""
+        self._closed = True
+        self._queued.set()
+        self._closing.set()
+
+    async def run(self) -> None:
+        """Write the queued frames until `close`, then what is left."""
+        while True:
+            while not self._frames:
+                if self._closed:
+                    return
+                await self._queued.wait()
+                self._queued = anyio.Event()
+            frames, self._frames = self._frames, []
+            await self._write(b"".join(frames))
+            with anyio.move_on_after(self._interval):  # what comes meanwhile goes in the next write
+                await self._closing.wait()  # unless the connection closes: then at once
