@@ -26,6 +26,7 @@ from acp_agent.acp.plugin import CONNECTION, ConnectionConfig
 from acp_agent.acp.server import METHODS, AcpServer
 from acp_agent.kernel.context import Context
 from acp_agent.processes.registry import PROCESSES, ProcessRegistry
+from acp_agent.session.persistence import SESSIONS
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +40,9 @@ async def serve(ctx: Context, stdin: int, stdout: int, processes: ProcessRegistr
     connection = ctx.find(CONNECTION) or ConnectionConfig()
     blocking = os.get_blocking(stdout)
     os.set_blocking(stdout, False)
-    conn = Connection(METHODS, writer(stdout), max_frame_bytes=connection.max_frame_bytes)
+    store = ctx.find(SESSIONS)
+    flush_logs = store.flush if store is not None else None
+    conn = Connection(METHODS, writer(stdout, flush_logs), max_frame_bytes=connection.max_frame_bytes)
     server = conn.state = AcpServer(ctx, conn)
     ctx.scope.add(ctx.provide(PROCESSES, processes))
     try:
@@ -52,15 +55,18 @@ async def serve(ctx: Context, stdin: int, stdout: int, processes: ProcessRegistr
         os.set_blocking(stdout, blocking)
 
 
-def writer(fd: int) -> Callable[[bytes], Awaitable[None]]:
+def writer(fd: int, flush_logs: Callable[[], None] | None = None) -> Callable[[bytes], Awaitable[None]]:
     """Writes to the non-blocking `fd` on the event loop (no thread, no copy into a buffer of
     its own): what the pipe takes at once is written at once; while it is full, the loop serves
     the rest until it drains. Once the client has closed its end, what it can no longer read is
-    dropped."""
+    dropped. `flush_logs` runs first: the session logs' held lines reach the operating system
+    before any frame that may show them (`SessionStore.flush`)."""
     gone = False
 
     async def write(data: bytes) -> None:
         nonlocal gone
+        if flush_logs is not None:
+            flush_logs()
         view = memoryview(data)
         while view and not gone:
             try:

@@ -2,8 +2,11 @@
 
 Every log line goes through `LogFile.append`, which returns once `write(2)` has taken all of it:
 the bytes then belong to the operating system and survive the process (kill -9, a signal, a
-crash), not the machine (no fsync). Batching, should a profile ever ask for it, belongs here and
-must keep that rule for whatever reaches stdout after it (see the package README).
+crash), not the machine (no fsync). The one exception is the streamed chunk, the line a long
+answer writes by the thousand: `hold` keeps it for the next `append` or `flush`, one `write(2)`
+for many. The store flushes before each write to stdout (the server's writer asks it), so a
+chunk's line is still the operating system's before its frame is on the wire; see the package
+README.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ class LogFile:
 
     def __init__(self, fd: int) -> None:
         self._fd = fd
+        self._held = bytearray()
 
     @classmethod
     def create(cls, path: Path, lines: Iterable[bytes]) -> LogFile:
@@ -66,18 +70,41 @@ class LogFile:
         return log
 
     def append(self, data: bytes | bytearray) -> None:
-        """Hand `data` to the operating system; returns when `write(2)` has taken all of it."""
-        view = memoryview(data)
-        while view:
-            view = view[os.write(self._fd, view) :]
+        """Hand what `hold` kept, then `data`, to the operating system; returns when `write(2)`
+        has taken all of it."""
+        if self._held:
+            self._held += data
+            self.flush()
+        else:
+            self._write(data)
+
+    def hold(self, data: bytes) -> bool:
+        """Keep `data` for the next `append` or `flush` (a streamed chunk's line: see above);
+        whether nothing was held before."""
+        began = not self._held
+        self._held += data
+        return began
+
+    def flush(self) -> None:
+        """Hand what `hold` kept to the operating system."""
+        if self._held:
+            self._write(self._held)
+            self._held.clear()
 
     def stamp(self) -> tuple[int, int]:
-        """The file's (size, modification time in ns), as `os.stat` gives them."""
+        """The file's (size, modification time in ns), as `os.stat` gives them, all lines written."""
+        self.flush()
         stat = os.fstat(self._fd)
         return stat.st_size, stat.st_mtime_ns
 
     def close(self) -> None:
+        self.flush()
         os.close(self._fd)
+
+    def _write(self, data: bytes | bytearray) -> None:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._fd, view) :]
 
 
 class SessionLock:

@@ -106,6 +106,8 @@ class SessionStore:
         self.index = SessionIndex(root)
         self._attached: dict[str, Disposer] = {}
         self._claims: dict[str, SessionLock] = {}
+        self._holding: list[LogFile] = []
+        """The logs that held a streamed chunk's line since the last `flush`."""
 
     def path_of(self, session_id: str) -> Path:
         """The log file of a session; ids that could leave `root` are refused."""
@@ -166,7 +168,12 @@ class SessionStore:
             lock.release()
             raise
         registry = self.registry
-        session.archive(lambda: read_events(path, registry))
+
+        def read_back() -> list[SessionEvent]:
+            file.flush()
+            return read_events(path, registry)
+
+        session.archive(read_back)
         summary = _summary_of(session)
         if extent is None:  # a new log: its children file, its place in its parent's and in the index
             append_line(path.parent / CHILDREN_FILE, "")
@@ -177,6 +184,10 @@ class SessionStore:
 
         def write(event: SessionEvent) -> None:
             nonlocal summary
+            if type(event) is AssistantChunkEvent:  # held for the next write (see `flush`)
+                if file.hold(_line(event)):
+                    self._holding.append(file)
+                return
             file.append(_line(event))
             if event.type == "user/message" and not summary.prompted and _from_user(event):
                 summary = replace(summary, title=session_title(event.data.content), prompted=True)
@@ -196,6 +207,16 @@ class SessionStore:
         self._attached[session.id] = detach
         return detach
 
+    def flush(self) -> None:
+        """Hand every held line (the streamed chunks' of every attached log) to the operating
+        system. The server's writer runs this before each write to stdout: a chunk's frame never
+        reaches the wire before its line. Each other event's line is written as it is logged,
+        with what its log held, so a chunk's line waits at most until its frame goes out or the
+        next other event of its session, whichever is first."""
+        for file in self._holding:
+            file.flush()
+        self._holding.clear()
+
     def close(self) -> None:
         """Detach every session and let go of every claim."""
         for detach in list(self._attached.values()):
@@ -206,6 +227,7 @@ class SessionStore:
 
     def load(self, session_id: str) -> LoadedSession:
         """Read a session's log back (see `read_log`)."""
+        self.flush()
         path = self.path_of(session_id)
         if not path.is_file():
             raise SessionNotFound(f"no session log for {session_id!r} under {self.root}")
@@ -214,6 +236,7 @@ class SessionStore:
     def summaries(self, cwd: str | None = None) -> list[SessionSummary]:
         """The summaries of the stored top-level sessions (of `cwd`, normalized, when given),
         from the index, each checked against its log (see `SessionIndex`)."""
+        self.flush()
         return self.index.summaries(cwd)
 
     def children_of(self, session_id: str) -> list[str]:

@@ -51,3 +51,21 @@ def test_a_directory_made_meanwhile_by_someone_else_keeps_its_mode(tmp_path: Pat
     private_dir(target)
     assert stat.S_IMODE((tmp_path / "a").stat().st_mode) == 0o700
     assert stat.S_IMODE(target.stat().st_mode) == 0o755
+
+
+def test_held_lines_reach_the_file_with_the_next_append_or_flush_and_before_a_stamp_or_close(tmp_path: Path) -> None:
+    path = tmp_path / "session.jsonl"
+    log = LogFile.create(path, [b"h\n"])
+    assert log.hold(b"c1\n") and not log.hold(b"c2\n")  # True: it began holding
+    assert path.read_bytes() == b"h\n"
+    log.append(b"e\n")  # what was held first, in the same write
+    assert path.read_bytes() == b"h\nc1\nc2\ne\n"
+    log.hold(b"c3\n")
+    log.flush()
+    log.flush()  # nothing held: nothing written
+    assert path.read_bytes() == b"h\nc1\nc2\ne\nc3\n"
+    log.hold(b"c4\n")
+    assert log.stamp()[0] == len(b"h\nc1\nc2\ne\nc3\nc4\n")  # the size of every line
+    log.hold(b"c5\n")
+    log.close()
+    assert path.read_bytes().endswith(b"c4\nc5\n")

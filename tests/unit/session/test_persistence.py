@@ -12,6 +12,10 @@ import pytest
 from acp_agent.session import (
     INTERRUPTED_MESSAGE,
     AlreadyAttached,
+    AssistantChunkData,
+    AssistantMessageData,
+    Finish,
+    FinishReason,
     ForeignSessionsDirectory,
     InvalidSessionId,
     LoadedSession,
@@ -22,7 +26,10 @@ from acp_agent.session import (
     SessionLogDamaged,
     SessionNotFound,
     SessionStore,
+    StepData,
+    TextBlock,
     TextContent,
+    TextDelta,
     UnknownEventType,
     UnsupportedVersion,
     default_registry,
@@ -85,7 +92,8 @@ def test_attach_writes_the_header_and_the_events_so_far(store: SessionStore) -> 
 
 
 def test_every_event_is_in_the_file_when_append_returns(store: SessionStore) -> None:
-    """Handed to the OS, not buffered: another reader (a process started after a kill -9) sees it."""
+    """Handed to the OS, not buffered: another reader (a process started after a kill -9) sees it.
+    A streamed chunk's line is the exception (next test)."""
     session = new_session()
     store.attach(session)
     path = store.path_of(session.id)
@@ -96,6 +104,30 @@ def test_every_event_is_in_the_file_when_append_returns(store: SessionStore) -> 
     close_step(session, 1, 1, calls=["c"])
     end_turn(session, 1)
     assert read_json_lines(path) == dumps(session)
+
+
+def test_a_streamed_chunk_is_held_until_the_stores_flush_or_its_logs_next_other_event(store: SessionStore) -> None:
+    """The server flushes the store before each write to stdout, so the chunk's frame still
+    follows its line; a read of the log back flushes first."""
+    session, other = new_session(), new_session(session_id="s-2")
+    store.attach(session), store.attach(other)
+    path = store.path_of(session.id)
+    for log in (session, other):
+        start_turn(log)
+        log.append("step/start", StepData(turn=1, step=1))
+        log.append("assistant/chunk", AssistantChunkData(turn=1, step=1, chunk=TextDelta(index=0, text="a")))
+    on_disk = read_json_lines(path)
+    assert on_disk == dumps(session)[:-1]  # held (`dumps` reads the log back: that flushed it)
+    assert read_json_lines(path) == dumps(session)
+    other_path = store.path_of(other.id)
+    assert read_json_lines(other_path)[-1]["type"] == "step/start"
+    store.flush()  # every log's held lines
+    assert read_json_lines(other_path)[-1]["type"] == "assistant/chunk"
+    session.append("assistant/chunk", AssistantChunkData(turn=1, step=1, chunk=TextDelta(index=0, text="b")))
+    session.append("assistant/chunk", AssistantChunkData(turn=1, step=1, chunk=TextDelta(index=0, text="c")))
+    session.append("assistant/chunk", AssistantChunkData(turn=1, step=1, chunk=Finish(reason=FinishReason(kind="stop"))))
+    session.append("assistant/message", AssistantMessageData(turn=1, step=1, content=[TextBlock(text="abc")]))
+    assert read_json_lines(path)[-5:] == [e.dump() for e in session.all_events()[-5:]]  # with the next event
 
 
 def test_close_flushes_the_open_turn(store: SessionStore) -> None:
@@ -639,3 +671,4 @@ def test_a_loaded_session_without_events_whose_header_changed_is_rewritten(store
     resumed, _ = resume(store, session.id, header=session.header.model_copy(update={"route": "s3"}))
     complete_turn(resumed)
     assert read_json_lines(path) == dumps(resumed)
+
