@@ -28,7 +28,7 @@ class Conversation:
         self._derivation = Derivation()
         for event in self._session.events:
             self._derivation.add(event)
-        return self._session.subscribe(self.add)
+        return self._session.subscribe(self.add, chunks=False)
 
     def add(self, event: SessionEvent) -> None:
         """Extend the conversation with what `event`, just appended to the log, adds to it."""

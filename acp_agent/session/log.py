@@ -59,6 +59,8 @@ class Session:
         self._archive: Archive | None = None
         # Replaced, never mutated, so a subscriber may unsubscribe while being notified.
         self._subscribers: tuple[Subscriber, ...] = ()
+        self._chunk_subscribers: tuple[Subscriber, ...] = ()
+        """Those of `_subscribers` that take the streamed chunks too."""
         self._delivering = False
         self._backlog: deque[SessionEvent] = deque()
         if state is not None:
@@ -144,7 +146,8 @@ class Session:
         try:
             current = event
             while True:
-                for subscriber in self._subscribers:
+                archived = current.type in ARCHIVED_TYPES
+                for subscriber in self._chunk_subscribers if archived else self._subscribers:
                     try:
                         subscriber(current)
                     except Exception as exc:  # the others (the store) must still see every event
@@ -159,9 +162,13 @@ class Session:
             raise failure
         return event
 
-    def subscribe(self, subscriber: Subscriber) -> Disposer:
-        """Call `subscriber` with every event appended from now on, until the disposer runs."""
+    def subscribe(self, subscriber: Subscriber, *, chunks: bool = True) -> Disposer:
+        """Call `subscriber` with every event appended from now on (`chunks` False: but the
+        streamed chunks, `ARCHIVED_TYPES`, which a long answer appends by the thousand), until
+        the disposer runs."""
         self._subscribers = (*self._subscribers, subscriber)
+        if chunks:
+            self._chunk_subscribers = (*self._chunk_subscribers, subscriber)
 
         done = False
 
@@ -169,11 +176,17 @@ class Session:
             nonlocal done
             if not done:  # one occurrence per subscribe, however often the disposer runs
                 done = True
-                remaining = list(self._subscribers)
-                remaining.remove(subscriber)
-                self._subscribers = tuple(remaining)
+                self._subscribers = _without(self._subscribers, subscriber)
+                if chunks:
+                    self._chunk_subscribers = _without(self._chunk_subscribers, subscriber)
 
         return unsubscribe
+
+
+def _without(subscribers: tuple[Subscriber, ...], subscriber: Subscriber) -> tuple[Subscriber, ...]:
+    remaining = list(subscribers)
+    remaining.remove(subscriber)
+    return tuple(remaining)
 
 
 def _seq(event: SessionEvent) -> int:

@@ -6,6 +6,7 @@ import gc
 import json
 import logging
 import os
+from json.encoder import encode_basestring
 from collections.abc import Iterator
 from contextlib import contextmanager
 from itertools import chain
@@ -18,7 +19,7 @@ from pydantic import BaseModel
 import anyio
 
 from acp_agent.kernel.scope import Disposer
-from acp_agent.session.content import ContentBlock, TextContent
+from acp_agent.session.content import ContentBlock, ReasoningDelta, TextContent, TextDelta
 from acp_agent.session.errors import (
     AlreadyAttached,
     InvalidSessionId,
@@ -88,9 +89,34 @@ class LoadedSession:
 
 
 def _line(model: BaseModel) -> bytes:
+    if type(model) is AssistantChunkEvent and (line := _delta_line(model)) is not None:
+        return line
     # The model's own serializer, as model_dump_json uses it, minus a str round trip and per-call
-    # argument handling: about 40% of the cost of writing a streamed chunk.
+    # argument handling.
     return type(model).__pydantic_serializer__.to_json(model, by_alias=True, exclude_none=True) + b"\n"
+
+
+_DELTA_TYPES: Final = {TextDelta: "text-delta", ReasoningDelta: "reasoning-delta"}
+
+
+def _delta_line(event: AssistantChunkEvent) -> bytes | None:
+    """A streamed text or thought delta's line, joined from its fields: the same bytes as the
+    serializer's (a test holds them equal) in a fifth of the time, for the event a long answer
+    logs by the thousand. None for another chunk, or a text that is not Unicode (a lone
+    surrogate: the serializer's rule applies)."""
+    data = event.data
+    chunk = data.chunk
+    kind = _DELTA_TYPES.get(type(chunk))
+    if kind is None or event.ignorable is not None:
+        return None
+    assert isinstance(chunk, (TextDelta, ReasoningDelta))
+    try:
+        return (
+            f'{{"type":"assistant/chunk","seq":{event.seq},"time":{event.time},"data":{{"turn":{data.turn},'
+            f'"step":{data.step},"chunk":{{"type":"{kind}","index":{chunk.index},"text":{encode_basestring(chunk.text)}}}}}}}\n'
+        ).encode()
+    except UnicodeEncodeError:
+        return None
 
 
 class SessionStore:

@@ -135,5 +135,5 @@ def attach_structured_runtime(child: Agent, schema: dict[str, Any]) -> Structure
         owner=scope,
     )
     ctx.get(TOOLS).gate(scope, capture.gate)
-    scope.add(child.session.subscribe(capture.observe))
+    scope.add(child.session.subscribe(capture.observe, chunks=False))
     return capture

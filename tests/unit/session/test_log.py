@@ -60,6 +60,21 @@ def test_subscribers_see_each_kept_event_in_registration_order() -> None:
     assert seen == [("a", 0), ("b", 0), ("a", 1)]
 
 
+def test_a_subscriber_without_chunks_sees_every_other_event() -> None:
+    session = new_session()
+    every: list[str] = []
+    unchunked: list[str] = []
+    session.subscribe(lambda event: every.append(event.type))
+    dispose = session.subscribe(lambda event: unchunked.append(event.type), chunks=False)
+    start_turn(session)
+    open_step(session, 1, 1, chunks=2)
+    assert every.count("assistant/chunk") == 3
+    assert unchunked == [kind for kind in every if kind != "assistant/chunk"]
+    dispose()
+    close_step(session, 1, 1)
+    assert unchunked[-1] == "assistant/message" and every[-1] == "step/end"
+
+
 def test_a_subscriber_may_unsubscribe_while_notified() -> None:
     session = new_session()
     seen: list[str] = []

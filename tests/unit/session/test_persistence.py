@@ -8,6 +8,9 @@ from pathlib import Path
 
 import anyio
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic_core import PydanticSerializationError
 
 from acp_agent.session import (
     INTERRUPTED_MESSAGE,
@@ -20,6 +23,7 @@ from acp_agent.session import (
     InvalidSessionId,
     LoadedSession,
     OpaqueEvent,
+    ReasoningDelta,
     Session,
     SessionBusy,
     SessionHeader,
@@ -35,7 +39,7 @@ from acp_agent.session import (
     default_registry,
     read_log,
 )
-from acp_agent.session.persistence import read_events
+from acp_agent.session.persistence import _line, read_events
 from tests.paths import UPSTREAM
 from tests.unit.session.builders import (
     TitleData,
@@ -672,3 +676,26 @@ def test_a_loaded_session_without_events_whose_header_changed_is_rewritten(store
     complete_turn(resumed)
     assert read_json_lines(path) == dumps(resumed)
 
+
+@settings(max_examples=300, deadline=None)
+@given(
+    kind=st.sampled_from([TextDelta, ReasoningDelta]),
+    text=st.text(),
+    numbers=st.tuples(*[st.integers(min_value=0, max_value=2**53)] * 5),
+)
+def test_a_streamed_delta_is_logged_as_the_same_bytes_the_serializer_writes(
+    kind: type[TextDelta] | type[ReasoningDelta], text: str, numbers: tuple[int, int, int, int, int]
+) -> None:
+    seq, time, turn, step, index = numbers
+    data = AssistantChunkData(turn=turn, step=step, chunk=kind(index=index, text=text))
+    event = default_registry().build("assistant/chunk", seq, time, data)
+    serialized = type(event).__pydantic_serializer__.to_json(event, by_alias=True, exclude_none=True) + b"\n"
+    assert _line(event) == serialized
+    assert json.loads(_line(event)) == event.dump()
+
+
+def test_a_delta_whose_text_is_not_unicode_gets_the_serializers_error() -> None:
+    chunk = TextDelta(index=0, text="\ud800")  # a lone surrogate, as a JSON string may decode to
+    event = default_registry().build("assistant/chunk", 3, 0, AssistantChunkData(turn=1, step=1, chunk=chunk))
+    with pytest.raises(PydanticSerializationError, match="surrogates not allowed"):
+        _line(event)
