@@ -97,21 +97,13 @@ class GeneratedModel:
         return self._paced(self._answer())
 
     async def _paced(self, chunks: Iterator[StreamChunk]) -> AsyncIterator[StreamChunk]:
-        spent = 0.0
-        count = 0
-        while True:
-            start = time.perf_counter()
-            chunk = next(chunks, None)
-            spent += time.perf_counter() - start
-            if chunk is None:
-                break
-            if count % self.config.per_checkpoint == 0:
-                await anyio.lowlevel.checkpoint()
-            count += 1
-            yield chunk
         if self.config.times is not None:  # the model's own time, for the benchmark to take out
-            with open(self.config.times, "a", encoding="utf-8") as times:
-                times.write(f"{spent}\n")
+            chunks = _timed(chunks, self.config.times)
+        every = self.config.per_checkpoint
+        for count, chunk in enumerate(chunks):
+            if count % every == 0:
+                await anyio.lowlevel.checkpoint()
+            yield chunk
 
     def _answer(self) -> Iterator[StreamChunk]:
         index = 0
@@ -159,3 +151,17 @@ def server_env(sessions: Path) -> dict[str, str]:
 
 def apply(ctx: Context, config: Config) -> Disposer:
     return ctx.events.on(STREAM, GeneratedModel(config).listener)
+
+
+def _timed(chunks: Iterator[StreamChunk], times: str) -> Iterator[StreamChunk]:
+    """`chunks`, and once they are all made, the seconds their making took appended to `times`."""
+    spent = 0.0
+    while True:
+        start = time.perf_counter()
+        chunk = next(chunks, None)
+        spent += time.perf_counter() - start
+        if chunk is None:
+            break
+        yield chunk
+    with open(times, "a", encoding="utf-8") as file:
+        file.write(f"{spent}\n")
