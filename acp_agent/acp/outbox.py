@@ -34,8 +34,9 @@ class Outbox:
         """Queue one encoded frame (a whole line)."""
         if self._closed:
             raise anyio.ClosedResourceError
+        if not self._frames:  # else the writer has yet to take those: it will see this one too
+            self._queued.set()
         self._frames.append(frame)
-        self._queued.set()
 
     def close(self) -> None:
         """No more frames: `run` returns once the queued ones are written."""

@@ -96,12 +96,16 @@ def _line(model: BaseModel) -> bytes:
     return type(model).__pydantic_serializer__.to_json(model, by_alias=True, exclude_none=True) + b"\n"
 
 
-_DELTA_TYPES: Final = {TextDelta: "text-delta", ReasoningDelta: "reasoning-delta"}
+_DELTA_TYPES: Final = {TextDelta: b"text-delta", ReasoningDelta: b"reasoning-delta"}
+_DELTA_LINE: Final = (
+    b'{"type":"assistant/chunk","seq":%d,"time":%d,"data":{"turn":%d,"step":%d,'
+    b'"chunk":{"type":"%s","index":%d,"text":%s}}}\n'
+)
 
 
 def _delta_line(event: AssistantChunkEvent) -> bytes | None:
     """A streamed text or thought delta's line, joined from its fields: the same bytes as the
-    serializer's (a test holds them equal) in a fifth of the time, for the event a long answer
+    serializer's (a test holds them equal) in a sixth of the time, for the event a long answer
     logs by the thousand. None for another chunk, or a text that is not Unicode (a lone
     surrogate: the serializer's rule applies)."""
     data = event.data
@@ -111,12 +115,10 @@ def _delta_line(event: AssistantChunkEvent) -> bytes | None:
         return None
     assert isinstance(chunk, (TextDelta, ReasoningDelta))
     try:
-        return (
-            f'{{"type":"assistant/chunk","seq":{event.seq},"time":{event.time},"data":{{"turn":{data.turn},'
-            f'"step":{data.step},"chunk":{{"type":"{kind}","index":{chunk.index},"text":{encode_basestring(chunk.text)}}}}}}}\n'
-        ).encode()
+        text = encode_basestring(chunk.text).encode()
     except UnicodeEncodeError:
         return None
+    return _DELTA_LINE % (event.seq, event.time, data.turn, data.step, kind, chunk.index, text)
 
 
 class SessionStore:
