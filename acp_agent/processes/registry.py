@@ -52,11 +52,15 @@ class ProcessRegistry:
     `group(owner)` makes a command group that ends with `owner` (an agent's scope: its session);
     `close()` ends everything (the server exits). A `Watchdog` is told of every group and process
     as the registry learns of it, and ends them if the server dies without closing the registry.
+    With `watchdog=True` it is started by the first `group` or `add_process`, before any process
+    of the server's exists: a session that never runs a command costs no watchdog, and start-up
+    does not wait for one.
     """
 
-    def __init__(self, *, watchdog: Watchdog | None = None) -> None:
+    def __init__(self, *, watchdog: bool = False) -> None:
         self.prefix = f"{os.getpid()}."
-        self._watchdog = watchdog
+        self._wants_watchdog = watchdog
+        self._watchdog: Watchdog | None = None
         self._count = 0
         self._groups: dict[str, CommandGroup] = {}
         self._owned: dict[int, list[CommandGroup]] = {}
@@ -65,20 +69,19 @@ class ProcessRegistry:
         """Children of ours someone else reaps: group leaders, registered processes, the watchdog."""
         self._processes: set[int] = set()
         """Registered processes and adopted orphans: ended at `close`."""
-        if watchdog is not None:
-            self._direct.add(watchdog.pid)
 
     @classmethod
     def for_this_process(cls) -> ProcessRegistry:
-        """The server's registry: on Linux it becomes a child subreaper and starts the watchdog."""
+        """The server's registry: on Linux it becomes a child subreaper and has a watchdog."""
         if not proc.set_child_subreaper():
             return cls()  # pragma: no cover - no subreaper, no /proc: groups are still ended
-        return cls(watchdog=Watchdog.start(f"{os.getpid()}."))
+        return cls(watchdog=True)
 
     # -- what others register --------------------------------------------------------------------
 
     def group(self, owner: Scope) -> CommandGroup:
         """A new command group, ended (if anything of it is left) when `owner` is disposed."""
+        self._watch()
         self._count += 1
         group = CommandGroup(self, f"{self.prefix}{self._count}")
         owned = self._owned.get(id(owner))
@@ -91,6 +94,7 @@ class ProcessRegistry:
     def add_process(self, pid: int) -> Disposer:
         """Register a child of ours that its starter reaps (a stdio MCP server): ended by `close`
         and by the watchdog. The disposer forgets it (call it once it exited)."""
+        self._watch()
         self._direct.add(pid)
         self._processes.add(pid)
         self._tell(f"+p {pid}")
@@ -168,6 +172,11 @@ class ProcessRegistry:
                     proc.end_process(info.pid)
         for group in groups:
             self._forget(group)
+
+    def _watch(self) -> None:
+        if self._wants_watchdog and self._watchdog is None:
+            self._watchdog = Watchdog.start(self.prefix)
+            self._direct.add(self._watchdog.pid)
 
     def _tell(self, line: str) -> None:
         if self._watchdog is not None:

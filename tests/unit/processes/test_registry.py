@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from acp_agent.kernel.scope import Scope
-from acp_agent.processes.proc import MARKER, marker_of
+from acp_agent.processes.proc import MARKER, marker_of, processes
 from acp_agent.processes.registry import ProcessRegistry, Watchdog
 from acp_agent.processes.watchdog import watch
 from acp_agent.tools.bash import run_command
@@ -102,3 +102,19 @@ async def test_the_watchdog_process_ends_its_groups_when_its_pipe_closes(spawned
     watchdog.tell(f"+g {group.pid}")
     watchdog.stop()
     assert group.wait() == -9
+
+
+def watchdogs() -> list[int]:
+    """This process's children running the watchdog."""
+    mine = [info.pid for info in processes() if info.ppid == os.getpid() and not info.zombie]
+    return [pid for pid in mine if b"acp_agent.processes.watchdog" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+
+
+def test_the_watchdog_starts_with_the_first_group_not_with_the_registry() -> None:
+    registry = ProcessRegistry(watchdog=True)
+    assert watchdogs() == []  # a server whose sessions run no command starts none
+    registry.group(Scope())
+    registry.group(Scope())
+    assert len(watchdogs()) == 1
+    registry.close()
+    assert watchdogs() == []
