@@ -220,9 +220,11 @@ StreamChunk = Annotated[
     Field(discriminator="type"),
 ]
 
-CONTENT_BLOCK_ADAPTER: TypeAdapter[ContentBlock] = TypeAdapter(ContentBlock)
-ASSISTANT_BLOCK_ADAPTER: TypeAdapter[AssistantBlock] = TypeAdapter(AssistantBlock)
-STREAM_CHUNK_ADAPTER: TypeAdapter[StreamChunk] = TypeAdapter(StreamChunk)
+# Built on first use, as the models are (`Model`'s `defer_build`): not at import, at start-up.
+_DEFERRED = ConfigDict(defer_build=True)
+CONTENT_BLOCK_ADAPTER: TypeAdapter[ContentBlock] = TypeAdapter(ContentBlock, config=_DEFERRED)
+ASSISTANT_BLOCK_ADAPTER: TypeAdapter[AssistantBlock] = TypeAdapter(AssistantBlock, config=_DEFERRED)
+STREAM_CHUNK_ADAPTER: TypeAdapter[StreamChunk] = TypeAdapter(StreamChunk, config=_DEFERRED)
 
 
 def parse_chunk(obj: Any) -> StreamChunk:
