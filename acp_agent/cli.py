@@ -4,11 +4,16 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import os
 import sys
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from acp_agent.kernel import Context
 
 PACKAGED_CONFIG = "cordis.yml"
 
@@ -34,20 +39,40 @@ def main(argv: list[str] | None = None) -> int:
         from acp_agent.snapshot.demo import run_demo
 
         return run_demo()
-    from acp_agent.kernel import LoaderError, compose
-
-    try:
-        ctx = compose(args.config or packaged(PACKAGED_CONFIG))
-    except LoaderError as exc:  # a configuration problem: say it plainly, no traceback
-        print(f"acp-agent: {exc}", file=sys.stderr)
-        return 2
     if args.command in ("login", "logout"):
+        ctx = _composed(args.config)
+        if ctx is None:
+            return 2
         from acp_agent.credentials.signin import sign_in, sign_out
         from acp_agent.llm.service import LLM
 
         credentials = ctx.get(LLM).credentials
         return sign_in(credentials.required(), credentials.store) if args.command == "login" else sign_out(credentials.store)
-    from acp_agent.acp.stdio import serve_stdio
+    # Start-up makes many objects that live as long as the server (modules, classes, the
+    # composition) and no garbage: the cyclic collector would only walk them again and again.
+    # It is off until they are made; they are then frozen (left out of every later collection,
+    # which also spares the collections of each turn from walking them).
+    gc.disable()
+    try:
+        ctx = _composed(args.config)
+        if ctx is None:
+            return 2
+        from acp_agent.acp.stdio import serve_stdio
 
+        gc.freeze()
+    finally:
+        gc.enable()
     serve_stdio(ctx)
     return 0
+
+
+def _composed(config: Path | None) -> Context | None:
+    """The composition of `config` (the packaged one by default); None once a configuration
+    problem was said plainly, without a traceback."""
+    from acp_agent.kernel import LoaderError, compose
+
+    try:
+        return compose(config or packaged(PACKAGED_CONFIG))
+    except LoaderError as exc:
+        print(f"acp-agent: {exc}", file=sys.stderr)
+        return None

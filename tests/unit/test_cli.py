@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 from pathlib import Path
 
@@ -30,9 +31,12 @@ def test_a_configuration_problem_is_one_clear_line(
 ) -> None:
     monkeypatch.setenv("ACP_AGENT_FIXTURES", str(tmp_path / "nowhere"))
     monkeypatch.setenv("ACP_AGENT_SESSIONS", str(tmp_path / "sessions"))
+    frozen = gc.get_freeze_count()
     assert main(["--config", str(ROOT / "cordis.snapshot.yml")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("acp-agent: loader row 'model': FixtureNotFound: replay fixture not found")
+    # The collector, paused while a server starts, is on again; only a server freezes its start-up.
+    assert gc.isenabled() and gc.get_freeze_count() == frozen
 
 
 def test_a_sessions_directory_of_another_user_is_refused_at_start(
