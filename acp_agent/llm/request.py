@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, ValidatorFunctionWrapHandler, field_validator
 
 from acp_agent.kernel.models import Model
 from acp_agent.llm.retry import RetryData
@@ -43,6 +43,7 @@ class ToolMessage(Model):
 
 
 Message = Annotated[UserMessage | AssistantMessage | ToolMessage, Field(discriminator="role")]
+_MESSAGE_MODELS = (UserMessage, AssistantMessage, ToolMessage)
 
 
 class ToolSchema(Model):
@@ -71,6 +72,16 @@ class LlmRequest(Model):
     on_retry: Callable[[RetryData], object] | None = Field(default=None, exclude=True, repr=False)
     """Called with each failed attempt an adapter will try again (the caller logs it); not part of
     the request's data."""
+
+    @field_validator("messages", mode="wrap")
+    @classmethod
+    def _taken_as_built(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        """A list of message models (the conversation, derived from validated events) is taken as
+        it is, not copied: validating every message again would cost each call more as the thread
+        grows. Anything else (a dumped request read back) is validated."""
+        if isinstance(value, list) and all(isinstance(message, _MESSAGE_MODELS) for message in value):
+            return value
+        return handler(value)
 
 
 UNSEEN_SOURCES = frozenset({COMMAND_SOURCE})

@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from pydantic import ValidationError
 
 from acp_agent.session.content import ReasoningBlock, TextBlock, ToolCallBlock
 from acp_agent.llm.request import AssistantMessage, LlmRequest, ToolMessage, ToolSchema, UserMessage, derive_messages
@@ -75,3 +78,14 @@ def test_a_request_dumps_in_camel_case() -> None:
     assert dumped["messages"] == [{"role": "tool", "callId": "c1", "content": [{"type": "text", "text": "boom"}], "isError": True}]
     assert (dumped["maxTokens"], dumped["sessionId"], dumped["route"]) == (100, "abc", "s1/c1")
     assert LlmRequest.model_validate(dumped) == request
+
+
+def test_a_request_takes_its_message_models_as_they_are_and_validates_anything_else() -> None:
+    messages: list[Any] = [UserMessage(content=[TextContent(text="hi")])]
+    request = LlmRequest(provider="p", model="m", system="s", messages=messages, route="s1", session_id="a")
+    assert request.messages is messages  # no copy, no second validation: a cost that grew with the thread
+    dumped = {"provider": "p", "model": "m", "system": "s", "route": "s1", "sessionId": "a"}
+    read = LlmRequest.model_validate({**dumped, "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]})
+    assert read.messages == messages
+    with pytest.raises(ValidationError):
+        LlmRequest.model_validate({**dumped, "messages": [*messages, {"role": "nobody"}]})
