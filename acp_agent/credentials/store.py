@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 from collections.abc import Mapping
 from contextlib import suppress
 from pathlib import Path
@@ -79,7 +78,8 @@ class CredentialStore:
 
     def _write(self, keys: Mapping[str, str]) -> None:
         directory = self.path.parent
-        temporary = directory / f".{self.path.name}.{secrets.token_hex(8)}.tmp"
+        # os.urandom, as secrets.token_hex is (whose import, with hashlib, is a cost of every start-up).
+        temporary = directory / f".{self.path.name}.{os.urandom(8).hex()}.tmp"
         try:
             directory.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
             os.chmod(directory, DIR_MODE)  # an existing, wider directory is made private

@@ -8,7 +8,6 @@ stay apart. Names that still collide get `_2`, `_3`, ... in the order the tools 
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterable
 
@@ -29,6 +28,8 @@ def tool_name(server: str, tool: str) -> str:
     name = head + safe(tool)
     if len(name) <= MAX_LENGTH:
         return name
+    import hashlib  # here: only a name this long needs it: its import is no cost of every start-up
+
     digest = hashlib.sha256(f"{server}\0{tool}".encode()).hexdigest()[:_HASH_DIGITS]
     room = MAX_LENGTH - len(digest) - 1
     if len(head) >= room:  # a server name so long that the tool part has no room: cut it too

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import errno
 import os
-import secrets
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -167,7 +166,7 @@ def replace(target: Target, data: bytes) -> None:
             _regular(target, old)
             if old.st_uid != os.geteuid():
                 raise NotOwned(errno.EPERM, "the file belongs to another user", str(target.path))
-        temp = f".{secrets.token_hex(6)}.acp-agent.tmp"
+        temp = f".{os.urandom(6).hex()}.acp-agent.tmp"  # secrets.token_hex, without importing secrets
         # A new file gets the mode any new file would (0o666 less the umask); a replaced one its own.
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600 if old else 0o666, dir_fd=parent)
         try:
