@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 
 from acp_agent.llm.request import ToolSchema
 from acp_agent.mcp.events import ToolInfo
-from acp_agent.tools.base import Tool, ToolCallContext, ToolKind, ToolPresentation, ToolResult
+from acp_agent.tools.base import Tool, ToolCallContext, ToolKind, ToolParams, ToolPresentation, ToolResult
 
 if TYPE_CHECKING:
     from acp_agent.mcp.limits import Limits
@@ -18,7 +18,7 @@ META_SERVER = "mcpServer"
 META_TOOL = "mcpTool"
 
 
-class McpArguments(BaseModel):
+class McpArguments(ToolParams):
     """Whatever object the model passes: the server validates its own arguments."""
 
     model_config = ConfigDict(extra="allow")

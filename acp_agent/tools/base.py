@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from acp_agent.kernel.context import Context, ServiceKey
 from acp_agent.kernel.models import Model
@@ -24,6 +24,15 @@ if TYPE_CHECKING:
 
 ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"]
 """The ACP tool kinds: the editor picks an icon and a treatment from it."""
+
+
+
+class ToolParams(BaseModel):
+    """The base of a tool's parameters model: its validator and schema are built at the first call
+    or model request that needs them, not when the tool's module is imported (at start-up)."""
+
+    model_config = ConfigDict(defer_build=True)
+
 
 ParamsT = TypeVar("ParamsT", bound=BaseModel)
 PickedT = TypeVar("PickedT")

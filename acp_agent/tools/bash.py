@@ -21,7 +21,7 @@ from typing import Final
 
 import anyio
 from anyio.abc import ByteReceiveStream, Process
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from acp_agent.environ import child_environment, hide_variables
 from acp_agent.kernel.context import Context
@@ -30,7 +30,7 @@ from acp_agent.kernel.scope import Disposer, combine
 from acp_agent.processes.registry import PROCESSES, CommandGroup
 from acp_agent.session.content import TextContent
 from acp_agent.session.events import ToolError
-from acp_agent.tools.base import Tool, ToolCallContext, ToolPresentation, ToolResult, code_block
+from acp_agent.tools.base import Tool, ToolCallContext, ToolParams, ToolPresentation, ToolResult, code_block
 from acp_agent.tools.runner import RUNNER_SERVICE, CommandOutcome, CommandRunner
 from acp_agent.tools.registry import TOOLS
 
@@ -41,7 +41,7 @@ _REAP_SECONDS = 5.0
 
 
 # The shape the recorded fixtures call it with. The docstring is model-visible (schema description).
-class BashParams(BaseModel):
+class BashParams(ToolParams):
     """Arguments of the bash tool."""
 
     command: str = Field(description="The shell command to run.")

@@ -13,7 +13,7 @@ from abc import abstractmethod
 from dataclasses import dataclass
 from typing import TypeVar
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from acp_agent.kernel import Context, Disposer, PluginConfig, combine
 from acp_agent.tools.base import (
@@ -21,6 +21,7 @@ from acp_agent.tools.base import (
     Location,
     Tool,
     ToolCallContext,
+    ToolParams,
     ToolPresentation,
     ToolPreview,
     ToolResult,
@@ -36,7 +37,7 @@ from acp_agent.tools.registry import TOOLS
 # The parameter models' field descriptions are model-visible (the schema sent with every request).
 
 
-class PathParams(BaseModel):
+class PathParams(ToolParams):
     """Arguments naming one file."""
 
     path: str = Field(description="The file: relative to the working directory, or an absolute path inside it.")

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from acp_agent.kernel import Context, Disposer, PluginConfig, combine
 from acp_agent.kernel.models import Model
 from acp_agent.session.events import SessionEvent
-from acp_agent.tools.base import Tool, ToolCallContext, ToolPresentation, ToolResult
+from acp_agent.tools.base import Tool, ToolCallContext, ToolParams, ToolPresentation, ToolResult
 from acp_agent.session.persistence import SESSIONS
 from acp_agent.tools.registry import TOOLS
 
@@ -35,7 +35,7 @@ class Todo(Model):
     priority: TodoPriority = Field(default="medium", description="high, medium or low (default medium).")
 
 
-class TodoParams(BaseModel):
+class TodoParams(ToolParams):
     """Arguments of todo_write."""
 
     todos: list[Todo] = Field(description="The whole plan, in order; it replaces the previous one.")
