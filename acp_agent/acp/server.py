@@ -82,6 +82,7 @@ from acp_agent.session.errors import (
     UnsupportedVersion,
 )
 from acp_agent.session.events import AssistantChunkEvent, SessionEvent, SessionHeader, ToolResultEvent, TurnEndReason
+from acp_agent.session.index import gc_paused
 from acp_agent.session.persistence import LoadedSession
 from acp_agent.agent.keys import AGENTS
 from acp_agent.session.persistence import SESSIONS
@@ -304,7 +305,8 @@ class AcpServer:
         """The stored top-level sessions someone prompted, most recently active first, a page at a
         time; `cwd` keeps those of one working directory."""
         cwd = listed_cwd(params.cwd)
-        return list_page(self.ctx.get(SESSIONS).summaries(cwd), params.cursor, self.list_page_size)
+        with gc_paused():  # thousands of summaries made, sorted and dropped, none in a cycle
+            return list_page(self.ctx.get(SESSIONS).summaries(cwd), params.cursor, self.list_page_size)
 
     async def close_session(self, params: CloseSessionParams) -> CloseSessionResult:
         """Cancel what runs, dispose the agent (its log is flushed and closed), forget the session."""

@@ -1,49 +1,75 @@
 """The index of stored sessions: what `session/list` shows of each and who started whom, kept in
-`<root>/index.json` so that neither reads every log.
+`<root>/.index/index.json` so that neither reads every log.
 
 It is a cache; the logs stay the only source. An entry holds a session's summary and the size
 and modification time its log had when the summary was taken. The store updates it when a
 session is created and at each `turn/end` (not per event), writing the whole file aside and
 renaming it over the old one, so a reader sees one or the other. Another process may write it
 meanwhile (its own sessions): the file is read again whenever it changed, and what a lost update
-would hide is found by two staleness checks against the directory: a session directory that is
-new or gone (the root's modification time and link count tell that one is; its listing tells
-which) is summarized from its log or dropped; an entry about to be listed whose log no longer has
-the recorded size and time is summarized again. A missing or unreadable index is rebuilt from the
-logs.
+would hide is found by two staleness checks against the directory:
+
+- a session directory that is new or gone is summarized from its log or dropped. The file
+  records the root's (link count, modification time) as they were before the listing it
+  reflects was taken, and the root is listed again only when they differ: any directory made
+  or removed since changes them. A time too recent to tell a later change in the same clock
+  tick apart is not recorded (the next reader lists the root again);
+- an entry about to be listed whose log no longer has the recorded size and time is
+  summarized again.
+
+A missing or unreadable index is rebuilt from the logs.
+
+The file is JSON lines: first `{"version", "root", "cwds"}`, then one line per working directory
+(in the order of `cwds`), an object of columns (one array per field). A listing of one working
+directory parses only its line, and a turn's update serializes only its session's line (the
+others are written back as they were read). An entry in memory is a plain tuple of plain values,
+which the cyclic collector stops tracking: 5,000 entries make a few dozen containers, not tens of
+thousands (see `gc_paused`).
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import os
 import tempfile
-from collections.abc import Iterable
-from dataclasses import dataclass
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NamedTuple
 
 from acp_agent.session.errors import SessionLogDamaged, UnsupportedVersion
 from acp_agent.session.events import USER_SOURCES, SessionHeader, UserMessageData
-from acp_agent.session.files import FILE_MODE, append_line
+from acp_agent.session.files import FILE_MODE, append_line, private_dir
 from acp_agent.session.titles import session_title
 
 log = logging.getLogger(__name__)
 
+INDEX_DIR = ".index"
+"""The index's directory under the root: its writes leave the root's modification time alone."""
 INDEX_FILE = "index.json"
 SESSION_FILE = "session.jsonl"
 CHILDREN_FILE = "children"
 """In a session's directory: the ids of the children it started, one a line, appended by the
 process that holds the session (so never by two at once); every new session gets one."""
-_VERSION = 1
+_VERSION = 2
+_COLUMNS = ("id", "parentSession", "createdAt", "updatedAt", "title", "prompted", "size", "mtimeNs")
+"""A working directory's line: one array per field, entry `n` of each making its entry `n`."""
+_RACY_NS = 2_000_000_000
+"""A root modified this recently may change again within the same tick of a coarse clock (two
+seconds covers the coarsest file systems) without its time changing: not recorded."""
 Stamp = tuple[int, int]
 """A log's (size, modification time in ns): a summary taken at that stamp is still true."""
+_Row = tuple[str, str | None, str | None, int, int, str | None, bool, int, int]
+"""An entry in memory: a `SessionSummary`'s fields, then the stamp of its log."""
+_Key = str | None
+"""A line of the file: the working directory its sessions' headers name, as they name it."""
 
 
-@dataclass(frozen=True, slots=True)
-class SessionSummary:
-    """What a listing shows of a stored session, and who started it."""
+class SessionSummary(NamedTuple):
+    """What a listing shows of a stored session, and who started it (a tuple: thousands are made
+    for one listing, and a tuple is the cheapest object to make)."""
 
     id: str
     cwd: str | None
@@ -57,43 +83,42 @@ class SessionSummary:
     """Whether the session has such a message (a listing shows only sessions someone prompted)."""
 
 
-@dataclass(slots=True)
-class _Entry:
-    summary: SessionSummary
-    stamp: Stamp
-
-
 class SessionIndex:
-    """The index of the sessions under `root`, held in memory and in `root/index.json`."""
+    """The index of the sessions under `root`, held in memory and in `root/.index/index.json`."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._path = root / INDEX_FILE
-        self._entries: dict[str, _Entry] = {}
-        self._children: dict[str, set[str]] = {}
-        self._file_stamp: Stamp | None = None
-        """The index file's stamp when it was read or written here (None: never)."""
+        self._path = root / INDEX_DIR / INDEX_FILE
+        self._raw: dict[_Key, bytes] = {}
+        """Each working directory's line as the file has it, while nothing here changed it."""
+        self._groups: dict[_Key, dict[str, _Row]] = {}
+        """The working directories whose line was parsed (or made here): their entries by id."""
+        self._normal: dict[str, str] = {}
+        self._file_id: tuple[int, int, int] | None = None
+        """The index file's (inode, size, modification time) when it was read or written here."""
         self._root_stamp: Stamp | None = None
-        """The root's (link count, modification time) when its listing was last compared."""
+        """The root's (link count, modification time) before the listing the entries reflect."""
+        self._changed = False
 
     def summaries(self, cwd: str | None = None) -> list[SessionSummary]:
         """The top-level sessions (of `cwd`, normalized, when given), each checked against its log."""
         self._sync()
         root = os.fspath(self.root)
-        listed = []
-        for session_id, entry in list(self._entries.items()):
-            summary = entry.summary
-            if summary.parent_session is not None or (cwd is not None and (summary.cwd is None or os.path.normpath(summary.cwd) != cwd)):
-                continue
-            stamp = _stamp(f"{root}/{session_id}/{SESSION_FILE}")  # a str: pathlib costs more than the stat
-            if stamp != entry.stamp:
-                fresh = self._summarize(session_id) if stamp is not None else None
-                if fresh is None:
-                    continue
-                summary = fresh.summary
-            listed.append(summary)
+        listed: dict[str, SessionSummary] = {}  # by id: an entry that moved lines is listed once
+        with gc_paused():
+            for key in [key for key in self._keys() if cwd is None or (key is not None and self._normalized(key) == cwd)]:
+                for session_id, row in list(self._group(key).items()):
+                    if row[2] is not None:
+                        continue  # a child
+                    stamp = _stamp(f"{root}/{session_id}/{SESSION_FILE}")  # a str: pathlib costs more than the stat
+                    if stamp is None or stamp[0] != row[7] or stamp[1] != row[8]:
+                        fresh = self._summarize(session_id) if stamp is not None else None
+                        if fresh is None or fresh[2] is not None or fresh[1] != key:
+                            continue  # gone, or no longer what this listing shows (its header changed)
+                        row = fresh
+                    listed[session_id] = SessionSummary._make(row[:7])
         self._save_if_changed()
-        return listed
+        return list(listed.values())
 
     def children_of(self, session_id: str) -> list[str]:
         """The ids of the stored sessions whose header names `session_id` as their parent: from
@@ -103,8 +128,9 @@ class SessionIndex:
             listed = (self.root / session_id / CHILDREN_FILE).read_text(encoding="utf-8").split()
         except FileNotFoundError:
             self._sync()
+            children = {child for rows in self._all().values() for child, row in rows.items() if row[2] == session_id}
             self._save_if_changed()
-            return sorted(self._children.get(session_id, ()))
+            return sorted(children)
         return sorted(child for child in set(listed) if os.path.isdir(self.root / child))
 
     def add_child(self, parent: str, child: str) -> None:
@@ -115,46 +141,77 @@ class SessionIndex:
     def record(self, summary: SessionSummary, stamp: Stamp) -> None:
         """Put a session's summary, taken when its log had `stamp`, in the index and write it."""
         self._sync()
-        self._put(summary.id, _Entry(summary, stamp))
-        self._changed = True
+        self._put((*summary, *stamp))
         self._save_if_changed()
 
     # -- keeping in step with the directory and other writers ---------------------------------
 
-    _changed = False
-
     def _sync(self) -> None:
-        file_stamp = _stamp(self._path)
-        if file_stamp is None or file_stamp != self._file_stamp:
-            self._read(file_stamp)
+        file_id = _file_id(self._path)
+        if file_id is None or file_id != self._file_id:
+            self._read(file_id)
         root = _root_stamp(self.root)
         if root is None or root == self._root_stamp:
             return
-        names = {entry.name for entry in os.scandir(self.root) if entry.is_dir()}
-        for gone in [session_id for session_id in self._entries if session_id not in names]:
+        groups = self._all()
+        known = {session_id for rows in groups.values() for session_id in rows}
+        names = {entry.name for entry in os.scandir(self.root) if entry.is_dir() and entry.name != INDEX_DIR}
+        for gone in known.difference(names):
             self._drop(gone)  # its directory was deleted by hand
-        for name in names.difference(self._entries):
+        for name in names.difference(known):
             self._summarize(name)
-        self._root_stamp = root
+        if time.time_ns() - root[1] < _RACY_NS:
+            self._root_stamp = None  # listed again next time
+        elif root != self._root_stamp:
+            self._root_stamp = root
+            self._changed = True
 
-    def _read(self, file_stamp: Stamp | None) -> None:
-        """The index file's entries, or none (all are summarized again) when it is missing or unreadable."""
-        self._entries, self._children, self._root_stamp = {}, {}, None
-        self._file_stamp = file_stamp
-        if file_stamp is None:
-            self._changed = True  # rebuilt: written once the directory is compared
+    def _read(self, file_id: tuple[int, int, int] | None) -> None:
+        """The index file's lines, or none (all are summarized again) when it is missing or unreadable."""
+        self._raw, self._groups, self._root_stamp = {}, {}, None
+        self._file_id = file_id
+        self._changed = True  # written again if it turns out to be missing or unreadable
+        if file_id is None:
             return
         try:
             with self._path.open("rb") as file:
-                sessions = _sessions(json.load(file))
+                first, *lines = file.read().split(b"\n")
+            root, keys = _catalogue(json.loads(first))
+            if len(lines) != len(keys) + 1 or lines[-1]:
+                raise ValueError(f"{len(keys)} working directories named, {len(lines) - 1} lines")
         except (OSError, ValueError) as exc:
             log.warning("rebuilding the session index %s: %s", self._path, exc)
-            self._changed = True
             return
-        for session_id, entry in sessions:
-            self._put(session_id, entry)
+        self._raw, self._root_stamp, self._changed = dict(zip(keys, lines)), root, False
 
-    def _summarize(self, session_id: str) -> _Entry | None:
+    def _rebuild(self, problem: ValueError) -> None:
+        log.warning("rebuilding the session index %s: %s", self._path, problem)
+        self._raw, self._groups, self._root_stamp, self._changed = {}, {}, None, True
+        self._sync()  # lists the root: every session is summarized from its log
+
+    def _keys(self) -> list[_Key]:
+        return list(dict.fromkeys([*self._raw, *self._groups]))
+
+    def _group(self, key: _Key) -> dict[str, _Row]:
+        """The entries of one working directory, its line parsed on first use (an unreadable line
+        rebuilds the whole index)."""
+        rows = self._groups.get(key)
+        if rows is None:
+            raw = self._raw.get(key)
+            try:
+                rows = {} if raw is None else _rows(json.loads(raw), key)
+            except ValueError as exc:
+                self._rebuild(exc)
+                return self._groups.setdefault(key, {})
+            self._groups[key] = rows
+        return rows
+
+    def _all(self) -> dict[_Key, dict[str, _Row]]:
+        for key in list(self._raw):
+            self._group(key)
+        return self._groups
+
+    def _summarize(self, session_id: str) -> _Row | None:
         """A session's entry made from its log (None for a log that is gone or whose header does
         not read back: loading it names the damage)."""
         path = self.root / session_id / SESSION_FILE
@@ -168,38 +225,53 @@ class SessionIndex:
             log.warning("not listing %s: %s", path, exc)
             self._drop(session_id)
             return None
-        entry = _Entry(summary, stamp)
-        self._put(session_id, entry)
-        self._changed = True
-        return entry
+        row: _Row = (*summary, *stamp)
+        self._put(row)
+        return row
 
-    def _put(self, session_id: str, entry: _Entry) -> None:
-        self._drop(session_id)
-        self._entries[session_id] = entry
-        parent = entry.summary.parent_session
-        if parent is not None:
-            self._children.setdefault(parent, set()).add(session_id)
+    def _put(self, row: _Row) -> None:
+        self._drop(row[0])  # from any line it was in: a load may give a session another cwd
+        self._group(row[1])[row[0]] = row
+        self._touch(row[1])
 
     def _drop(self, session_id: str) -> None:
-        entry = self._entries.pop(session_id, None)
-        if entry is None:
-            return
+        """Drop an entry from the lines parsed here (a line not parsed yet may still hold it: a
+        listing of it finds its log changed or gone)."""
+        for key, rows in self._groups.items():
+            if rows.pop(session_id, None) is not None:
+                self._touch(key)
+
+    def _touch(self, key: _Key) -> None:
+        self._raw.pop(key, None)
         self._changed = True
-        parent = entry.summary.parent_session
-        if parent is not None:
-            self._children.get(parent, set()).discard(session_id)
+
+    def _normalized(self, cwd: str) -> str:
+        """`os.path.normpath(cwd)`, once per working directory (thousands of entries share a few)."""
+        normal = self._normal.get(cwd)
+        if normal is None:
+            normal = self._normal[cwd] = os.path.normpath(cwd)
+        return normal
 
     def _save_if_changed(self) -> None:
         """Write the index aside and rename it over the old one; a failure only costs a rebuild."""
         if not self._changed or not self.root.is_dir():
             return
         self._changed = False
-        data = json.dumps(
-            {"version": _VERSION, "sessions": {session_id: _dump(entry) for session_id, entry in self._entries.items()}},
-            separators=(",", ":"),
-        ).encode()
+        lines = []
+        for key in self._keys():
+            raw = self._raw.get(key)
+            if raw is None:
+                rows = self._groups[key]
+                if not rows:
+                    del self._groups[key]
+                    continue
+                raw = self._raw[key] = _dump(rows)
+            lines.append(raw)
+        first = {"version": _VERSION, "root": self._root_stamp, "cwds": self._keys()}
+        data = b"\n".join([json.dumps(first, separators=(",", ":")).encode(), *lines, b""])
         try:
-            fd, staging = tempfile.mkstemp(dir=self.root, prefix=f".{INDEX_FILE}.", suffix=".tmp")
+            private_dir(self._path.parent)
+            fd, staging = tempfile.mkstemp(dir=self._path.parent, prefix=f".{INDEX_FILE}.", suffix=".tmp")
             try:
                 os.fchmod(fd, FILE_MODE)
                 with os.fdopen(fd, "wb") as file:
@@ -211,9 +283,22 @@ class SessionIndex:
         except OSError as exc:
             log.warning("cannot write the session index %s: %s", self._path, exc)
             return
-        self._file_stamp = _stamp(self._path)
-        if self._root_stamp is not None:
-            self._root_stamp = _root_stamp(self.root)  # the rename touched the root, not its sessions
+        self._file_id = _file_id(self._path)
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """The cyclic collector off while many objects are made at once (a log read back, a
+    listing): every collection they trigger would walk all those made so far again, and the
+    first full one in a fresh process walks everything it imported."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def _stamp(path: str | Path) -> Stamp | None:
@@ -224,6 +309,14 @@ def _stamp(path: str | Path) -> Stamp | None:
     return stat.st_size, stat.st_mtime_ns
 
 
+def _file_id(path: Path) -> tuple[int, int, int] | None:
+    try:
+        stat = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return stat.st_ino, stat.st_size, stat.st_mtime_ns
+
+
 def _root_stamp(root: Path) -> Stamp | None:
     try:
         stat = os.stat(root)
@@ -232,40 +325,41 @@ def _root_stamp(root: Path) -> Stamp | None:
     return stat.st_nlink, stat.st_mtime_ns
 
 
-def _dump(entry: _Entry) -> list[Any]:
-    summary = entry.summary
-    return [
-        summary.cwd,
-        summary.parent_session,
-        summary.created_at,
-        summary.updated_at,
-        summary.title,
-        summary.prompted,
-        entry.stamp[0],
-        entry.stamp[1],
-    ]
+def _dump(rows: dict[str, _Row]) -> bytes:
+    columns = list(zip(*rows.values()))
+    del columns[1]  # the cwd: the line's own
+    data = {name: list(column) for name, column in zip(_COLUMNS, columns[:8], strict=True)}
+    return json.dumps(data, separators=(",", ":")).encode()
 
 
-def _sessions(data: Any) -> Iterable[tuple[str, _Entry]]:
-    """The entries of an index file's JSON; ValueError for anything this version did not write."""
-    if not isinstance(data, dict) or data.get("version") != _VERSION or not isinstance(data.get("sessions"), dict):
+_NONE = type(None)
+
+
+def _catalogue(data: Any) -> tuple[Stamp | None, list[_Key]]:
+    """The root stamp and the working directories of an index file's first line."""
+    if not isinstance(data, dict) or data.get("version") != _VERSION:
         raise ValueError("not an index this version wrote")
-    entries = []
-    for session_id, item in data["sessions"].items():
-        if type(item) is not list or len(item) != 8:
-            raise ValueError(f"entry {session_id!r} is not one this version wrote")
-        cwd, parent, created_at, updated_at, title, prompted, size, mtime_ns = item
-        if not (
-            (cwd is None or type(cwd) is str)
-            and (parent is None or type(parent) is str)
-            and (title is None or type(title) is str)
-            and type(created_at) is type(updated_at) is type(size) is type(mtime_ns) is int
-            and type(prompted) is bool
-        ):
-            raise ValueError(f"entry {session_id!r} is not one this version wrote")
-        summary = SessionSummary(session_id, cwd, parent, created_at, updated_at, title, prompted)
-        entries.append((session_id, _Entry(summary, (size, mtime_ns))))
-    return entries
+    root, keys = data.get("root"), data.get("cwds")
+    if type(keys) is not list or not set(map(type, keys)) <= {str, _NONE} or len(set(keys)) != len(keys):
+        raise ValueError("not an index this version wrote: its working directories")
+    if root is None:
+        return None, keys
+    if type(root) is not list or len(root) != 2 or set(map(type, root)) != {int}:
+        raise ValueError("not an index this version wrote: its root")
+    return (root[0], root[1]), keys
+
+
+def _rows(data: Any, cwd: _Key) -> dict[str, _Row]:
+    """The entries of one working directory's line; ValueError for anything this version did not write."""
+    columns: list[Any] = [data.get(name) for name in _COLUMNS] if isinstance(data, dict) else []
+    if not columns or any(type(column) is not list for column in columns):
+        raise ValueError(f"the line of {cwd!r} is not one this version wrote")
+    ids, parents, created, updated, titles, prompted, sizes, mtimes = columns
+    expected: list[set[type]] = [{str}, {str, _NONE}, {int}, {int}, {str, _NONE}, {bool}, {int}, {int}]
+    if len({len(column) for column in columns}) != 1 or any(not set(map(type, c)) <= t for c, t in zip(columns, expected)):
+        raise ValueError(f"the line of {cwd!r} is not one this version wrote: its columns")
+    cwds = [cwd] * len(ids)
+    return dict(zip(ids, zip(ids, cwds, parents, created, updated, titles, prompted, sizes, mtimes, strict=True), strict=True))
 
 
 # -- a summary from the log itself ------------------------------------------------------------

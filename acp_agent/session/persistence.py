@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import gc
 import json
 import logging
 import os
 from json.encoder import encode_basestring
 from collections.abc import Iterator
-from contextlib import contextmanager
 from itertools import chain
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Final
 
@@ -31,7 +29,7 @@ from acp_agent.session.errors import (
     UnsupportedVersion,
 )
 from acp_agent.session.files import LogFile, SessionLock, append_line, check_owner, private_dir
-from acp_agent.session.index import CHILDREN_FILE, SESSION_FILE, SessionIndex, SessionSummary, json_object, read_header
+from acp_agent.session.index import CHILDREN_FILE, INDEX_DIR, SESSION_FILE, SessionIndex, SessionSummary, gc_paused, json_object, read_header
 from acp_agent.session.titles import session_title
 from acp_agent.session.events import (
     USER_SOURCES,
@@ -138,8 +136,8 @@ class SessionStore:
         """The logs that held a streamed chunk's line since the last `flush`."""
 
     def path_of(self, session_id: str) -> Path:
-        """The log file of a session; ids that could leave `root` are refused."""
-        if session_id in ("", ".", "..") or any(c in session_id for c in ("/", "\\", "\0")):
+        """The log file of a session; ids that could leave `root` (or name the index's directory) are refused."""
+        if session_id in ("", ".", "..", INDEX_DIR) or any(c in session_id for c in ("/", "\\", "\0")):
             raise InvalidSessionId(f"session id {session_id!r} cannot name a directory")
         return self.root / session_id / SESSION_FILE
 
@@ -218,9 +216,9 @@ class SessionStore:
                 return
             file.append(_line(event))
             if event.type == "user/message" and not summary.prompted and _from_user(event):
-                summary = replace(summary, title=session_title(event.data.content), prompted=True)
+                summary = summary._replace(title=session_title(event.data.content), prompted=True)
             elif event.type == "turn/end":
-                summary = replace(summary, updated_at=event.time)
+                summary = summary._replace(updated_at=event.time)
                 self.index.record(summary, file.stamp())
 
         unsubscribe = session.subscribe(write)
@@ -301,7 +299,7 @@ def read_log(path: Path, registry: EventRegistry) -> LoadedSession:
     checked by what the rules read (seq, turn, step) and not built, since the message holds
     their blocks whole (a fork's seed reads them back, see `Session.all_events`). The chunks of
     a step that has no message (one a crash cut short) are kept, built in full."""
-    with path.open("rb") as file, _gc_paused():
+    with path.open("rb") as file, gc_paused():
         first = file.readline()
         header = read_header(path, first)
         reader = _LogReader(path, registry)
@@ -323,20 +321,6 @@ def read_log(path: Path, registry: EventRegistry) -> LoadedSession:
         repaired = True
         _close_open_turn(state, state.open_turn, events)
     return LoadedSession(header, events, repaired, extent, state)
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """The cyclic collector off while a log is read: every collection the new events trigger
-    would walk all those kept so far again (half of a long log's load), and they form no cycles."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 class _LogReader:

@@ -4,23 +4,41 @@ when missing, and kept true against the directory when another process writes.""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from acp_agent.session import Session, SessionHeader, SessionIndex, SessionStore, default_registry
+from acp_agent.session.index import INDEX_DIR, INDEX_FILE
+from tests.paths import ROOT
 from tests.unit.session.builders import close_step, complete_turn, end_turn, new_session, open_step, start_turn
 
+FIELDS = ("id", "parentSession", "createdAt", "updatedAt", "title", "prompted", "size", "mtimeNs")
+OLD = 1_000_000_000  # a root modification time long past (not too recent to record)
 
-FIELDS = ("cwd", "parentSession", "createdAt", "updatedAt", "title", "prompted", "size", "mtimeNs")
+
+def index_lines(root: Path) -> tuple[dict[str, Any], dict[str | None, bytes]]:
+    """The index file's first line, and each working directory's line as written."""
+    first, *lines, end = (root / INDEX_DIR / INDEX_FILE).read_bytes().split(b"\n")
+    head = json.loads(first)
+    assert head["version"] == 2 and end == b""
+    return head, dict(zip(head["cwds"], lines, strict=True))
 
 
 def index_file(root: Path) -> dict[str, dict[str, object]]:
-    """The index file's entries, each with its fields named."""
-    data = json.loads((root / "index.json").read_text())
-    assert data["version"] == 1
-    return {session_id: dict(zip(FIELDS, entry, strict=True)) for session_id, entry in data["sessions"].items()}
+    """The index file's entries by id, each with its fields named (its cwd included)."""
+    entries = {}
+    for cwd, line in index_lines(root)[1].items():
+        columns = json.loads(line)
+        for values in zip(*(columns[name] for name in FIELDS), strict=True):
+            entries[values[0]] = {"cwd": cwd, **dict(zip(FIELDS[1:], values[1:]))}
+    return entries
 
 
 def stored(root: Path, session_id: str, *, turns: int = 1, cwd: str = "/work") -> Session:
@@ -35,58 +53,151 @@ def stored(root: Path, session_id: str, *, turns: int = 1, cwd: str = "/work") -
     return session
 
 
+def age_root(root: Path) -> None:
+    """Give the root a modification time old enough for the index to record it."""
+    os.utime(root, ns=(OLD, OLD))
+
+
 def test_a_session_is_indexed_when_created_and_at_each_turn_end_not_per_event(tmp_path: Path) -> None:
     store = SessionStore(tmp_path, registry=default_registry())
     session = new_session(session_id="s")
     store.attach(session)
     assert index_file(tmp_path)["s"]["prompted"] is False
-    written = (tmp_path / "index.json").stat().st_mtime_ns
+    written = (tmp_path / INDEX_DIR / INDEX_FILE).stat().st_mtime_ns
     turn = start_turn(session, "Fix   the\nbuild")
     open_step(session, turn, 1, chunks=5)
     close_step(session, turn, 1)
-    assert (tmp_path / "index.json").stat().st_mtime_ns == written  # nothing until the turn ends
+    assert (tmp_path / INDEX_DIR / INDEX_FILE).stat().st_mtime_ns == written  # nothing until the turn ends
     end_turn(session, turn)
     entry = index_file(tmp_path)["s"]
     assert (entry["title"], entry["prompted"], entry["updatedAt"]) == ("Fix the build", True, session.events[-1].time)
-    assert sorted(path.name for path in tmp_path.iterdir()) == ["index.json", "s"]  # nothing left aside
+    assert sorted(path.name for path in tmp_path.iterdir()) == [INDEX_DIR, "s"]
+    assert [path.name for path in (tmp_path / INDEX_DIR).iterdir()] == [INDEX_FILE]  # nothing left aside
+    assert (tmp_path / INDEX_DIR).stat().st_mode & 0o777 == 0o700
+    assert (tmp_path / INDEX_DIR / INDEX_FILE).stat().st_mode & 0o777 == 0o600
 
 
 def test_a_missing_or_unreadable_index_is_rebuilt_from_the_logs(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     stored(tmp_path, "a")
     stored(tmp_path, "b", turns=2)
-    (tmp_path / "index.json").unlink()
+    (tmp_path / INDEX_DIR / INDEX_FILE).unlink()
     assert sorted(s.id for s in SessionIndex(tmp_path).summaries()) == ["a", "b"]
     assert sorted(index_file(tmp_path)) == ["a", "b"]
-    for garbage in ("not json", '{"version": 1, "sessions": {"a": [3]}}', '{"version": 1, "sessions": {"a": [3, null, 1, 1, null, false, 1, 1]}}', '{"version": 2}'):
-        (tmp_path / "index.json").write_text(garbage)
+    head = '{"version": 2, "root": null, "cwds": ["/work"]}\n'
+    for garbage in (
+        "not json",
+        '{"version": 1, "sessions": {}}',
+        '{"version": 2, "root": [1], "cwds": []}\n',
+        head,  # a line missing
+        head + '{"id": ["a"]}\n',
+        head + '{"id": ["a"], "parentSession": [null], "createdAt": [1], "updatedAt": [1], "title": [null],'
+        ' "prompted": ["yes"], "size": [1], "mtimeNs": [1]}\n',
+    ):
+        (tmp_path / INDEX_DIR / INDEX_FILE).write_text(garbage)
+        caplog.clear()
         assert sorted(s.id for s in SessionIndex(tmp_path).summaries()) == ["a", "b"]
-    assert "rebuilding the session index" in caplog.text
+        assert "rebuilding the session index" in caplog.text
+        assert sorted(index_file(tmp_path)) == ["a", "b"]
+
+
+def test_a_listing_of_one_cwd_parses_only_its_line_and_a_turn_rewrites_only_its_own(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    stored(tmp_path, "a", cwd="/one")
+    stored(tmp_path, "b", cwd="/two")
+    SessionIndex(tmp_path).summaries()
+    _, lines = index_lines(tmp_path)
+    stored(tmp_path, "a", cwd="/one", turns=2)  # an update of /one's line: /two's is written back as it was
+    assert index_lines(tmp_path)[1]["/two"] == lines["/two"] and index_lines(tmp_path)[1]["/one"] != lines["/one"]
+    age_root(tmp_path)
+    SessionIndex(tmp_path).summaries()  # the root's stamp recorded: a fresh index need not list it
+    path = tmp_path / INDEX_DIR / INDEX_FILE
+    path.write_bytes(path.read_bytes().replace(lines["/two"], b'{"id": 3}'))
+    assert [s.id for s in SessionIndex(tmp_path).summaries("/one")] == ["a"]
+    assert "rebuilding" not in caplog.text  # /two's line was never read
+    assert sorted(s.id for s in SessionIndex(tmp_path).summaries()) == ["a", "b"]
+    assert "rebuilding the session index" in caplog.text and sorted(index_file(tmp_path)) == ["a", "b"]
+
+
+def test_the_root_is_listed_again_only_when_it_changed_since_the_index_recorded_it(tmp_path: Path) -> None:
+    stored(tmp_path, "a")
+    SessionIndex(tmp_path).summaries()
+    assert index_lines(tmp_path)[0]["root"] is None  # just modified: a change in the same tick would not show
+    age_root(tmp_path)
+    SessionIndex(tmp_path).summaries()
+    recorded = index_lines(tmp_path)[0]["root"]
+    assert recorded == [os.stat(tmp_path).st_nlink, OLD]
+    # A directory renamed while the root keeps its time and link count goes unseen: the recorded
+    # stamp is trusted, and the entry whose log is gone is not listed.
+    os.rename(tmp_path / "a", tmp_path / "b")
+    age_root(tmp_path)
+    assert SessionIndex(tmp_path).summaries() == []
+    os.rename(tmp_path / "b", tmp_path / "a")
+    stored(tmp_path, "c")  # made since: the root's time changed, it is listed again
+    assert sorted(s.id for s in SessionIndex(tmp_path).summaries()) == ["a", "c"]
 
 
 def test_a_session_directory_deleted_by_hand_drops_out(tmp_path: Path) -> None:
     stored(tmp_path, "a")
     stored(tmp_path, "b")
+    age_root(tmp_path)
     index = SessionIndex(tmp_path)
     assert len(index.summaries()) == 2
     shutil.rmtree(tmp_path / "a")
     assert [s.id for s in index.summaries()] == ["b"]
     assert sorted(index_file(tmp_path)) == ["b"]
+    assert [s.id for s in SessionIndex(tmp_path).summaries()] == ["b"]
 
 
 def test_what_another_process_wrote_meanwhile_is_found_and_a_lost_update_repaired(tmp_path: Path) -> None:
     stored(tmp_path, "a")
+    age_root(tmp_path)
     index = SessionIndex(tmp_path)  # this process's view
     assert [s.id for s in index.summaries()] == ["a"]
-    stale = json.loads((tmp_path / "index.json").read_text())
+    stale = (tmp_path / INDEX_DIR / INDEX_FILE).read_bytes()
     # Another process creates a session and prompts "a" again; then a third one, which read the
     # index before, renames its own copy over it: both updates are lost from the file.
     stored(tmp_path, "b")
     later = stored(tmp_path, "a", turns=3)
-    (tmp_path / "index.json").write_text(json.dumps(stale))
+    (tmp_path / INDEX_DIR / INDEX_FILE).write_bytes(stale)
     summaries = {s.id: s for s in index.summaries()}
     assert sorted(summaries) == ["a", "b"]
     assert summaries["a"].updated_at == later.events[-1].time
     assert index_file(tmp_path)["a"]["updatedAt"] == later.events[-1].time  # written back
+
+
+WRITER = """
+import sys
+from pathlib import Path
+from acp_agent.session import Session, SessionHeader, SessionStore, default_registry
+from tests.unit.session.builders import complete_turn
+
+root, prefix, count = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+store = SessionStore(root, registry=default_registry())
+sessions = []
+for n in range(count):
+    session = Session(SessionHeader(id=f"{prefix}{n}", created_at=1, cwd=f"/{prefix}"), registry=store.registry)
+    store.attach(session)
+    sessions.append(session)
+for _ in range(3):
+    for session in sessions:
+        complete_turn(session)
+store.close()
+print(" ".join(f"{s.id}={s.events[-1].time}" for s in sessions))
+"""
+
+
+def test_a_writer_in_another_process_at_the_same_time_loses_nothing_for_good(tmp_path: Path) -> None:
+    command = [sys.executable, "-c", textwrap.dedent(WRITER), str(tmp_path)]
+    others = [subprocess.Popen([*command, prefix, "25"], cwd=ROOT, stdout=subprocess.PIPE, text=True) for prefix in ("p", "q")]
+    outputs = [process.communicate(timeout=60)[0] for process in others]
+    assert all(process.returncode == 0 for process in others)
+    ends = dict(pair.split("=") for output in outputs for pair in output.split())
+    assert len(ends) == 50
+    for _ in range(2):  # the listing repairs what a lost update left behind, and writes it back
+        listed = {s.id: s.updated_at for s in SessionIndex(tmp_path).summaries()}
+        assert listed == {session_id: int(time) for session_id, time in ends.items()}
+    assert {session_id: entry["updatedAt"] for session_id, entry in index_file(tmp_path).items()} == listed
 
 
 def test_children_are_found_through_the_index_and_a_cwd_keeps_its_own(tmp_path: Path) -> None:
@@ -118,11 +229,11 @@ def test_a_child_whose_parent_is_stored_elsewhere_is_indexed_alone(tmp_path: Pat
 
 def test_an_index_that_cannot_be_written_costs_only_a_rebuild(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     stored(tmp_path, "a")
-    (tmp_path / "index.json").unlink()
-    (tmp_path / "index.json").mkdir()  # in the way of the rename
+    (tmp_path / INDEX_DIR / INDEX_FILE).unlink()
+    (tmp_path / INDEX_DIR / INDEX_FILE).mkdir()  # in the way of the rename
     assert [s.id for s in SessionIndex(tmp_path).summaries()] == ["a"]
     assert "cannot write the session index" in caplog.text
-    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+    assert not [p for p in (tmp_path / INDEX_DIR).iterdir() if p.name.endswith(".tmp")]
 
 
 def test_an_empty_or_missing_root_has_no_sessions(tmp_path: Path) -> None:
