@@ -57,13 +57,16 @@ class LogFile:
     @classmethod
     def reopen(cls, path: Path, end: int) -> LogFile:
         """An existing log continued after its first `end` bytes (what follows is a torn tail,
-        dropped). `end` ends a line without its newline, which is written again here."""
+        dropped). `end` ends a line without its newline, which is written again here. A log
+        that is that line's newline longer has no tail and is left as it is: a load that repairs
+        nothing writes nothing (the log keeps its time, and the session index its summary)."""
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
         try:
             os.fchmod(fd, FILE_MODE)
-            os.ftruncate(fd, end)
             log = cls(fd)
-            log.append(b"\n")
+            if os.fstat(fd).st_size != end + 1:
+                os.ftruncate(fd, end)
+                log.append(b"\n")
         except BaseException:
             os.close(fd)
             raise

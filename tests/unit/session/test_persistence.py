@@ -201,12 +201,29 @@ def test_reattaching_a_loaded_session_continues_its_file(store: SessionStore, ta
     assert resumed.all_events()[session.next_seq].type == "turn/end"  # the repair
 
 
-def test_a_loaded_session_whose_header_changed_is_rewritten_whole(store: SessionStore) -> None:
+def one_turn_stored(store: SessionStore) -> tuple[Session, Path]:
+    """A session of one complete turn, and its log as this store's file."""
     session = new_session()
     complete_turn(session)
     path = store.path_of(session.id)
     path.parent.mkdir(parents=True)
     write_lines(path, jsonl(session))
+    return session, path
+
+
+def test_a_load_that_repairs_nothing_leaves_the_file_as_it_was(store: SessionStore) -> None:
+    session, path = one_turn_stored(store)
+    os.utime(path, ns=(1, 1))
+    before = path.read_bytes()
+    resumed, loaded = resume(store, session.id)
+    assert not loaded.repaired
+    assert (path.read_bytes(), path.stat().st_mtime_ns) == (before, 1)  # the index's summary still holds
+    complete_turn(resumed)
+    assert read_json_lines(path) == dumps(resumed)
+
+
+def test_a_loaded_session_whose_header_changed_is_rewritten_whole(store: SessionStore) -> None:
+    session, path = one_turn_stored(store)
     moved = session.header.model_copy(update={"route": "s9"})
     resumed, _ = resume(store, session.id, header=moved)
     assert read_json_lines(path)[0]["route"] == "s9"
