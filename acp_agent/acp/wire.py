@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from acp_agent.acp import errors
 from acp_agent.acp.children import ChildSession, Frame
 from acp_agent.acp.connection import Connection
-from acp_agent.acp.schema import ClientCapabilities, SessionNotification, SessionUpdate
+from acp_agent.acp.schema import ClientCapabilities, SessionUpdate
 from acp_agent.acp.updates import ShownText, UpdateFrames, UpdateMapper
 from acp_agent.kernel.scope import Disposer
 
@@ -82,8 +82,11 @@ class Wire:
         return entry
 
     def update(self, session_id: str, update: SessionUpdate) -> None:
-        """Queue one `session/update` notification: the only way one goes out, with `chunk`."""
-        self.conn.notify("session/update", SessionNotification(session_id=session_id, update=update).dump())
+        """Queue one `session/update` notification: the only way one goes out, with `chunk`. Its
+        params are `SessionNotification`'s, joined from the update's own dump: the update is a
+        model already, and the notification's validator (every update type's) would be built for
+        the first update, the command list a new session announces."""
+        self.conn.notify("session/update", {"sessionId": session_id, "update": update.dump()})
 
     def chunk(self, shown_on: AgentWire, shown: ShownText) -> None:
         """Queue the `session/update` of one streamed chunk of an agent's text (the hot path: its

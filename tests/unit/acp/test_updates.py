@@ -103,6 +103,7 @@ def wire(update: Any) -> dict[str, Any]:
     """The update as it goes out, checked against the official model on the way."""
     assert update is not None
     params = SessionNotification(session_id="s", update=update).dump()
+    assert params["update"] == update.dump()  # what `Wire.update` sends: the update's own dump
     parsed = official.SessionNotification.model_validate(params)
     assert parsed.model_dump(mode="json", by_alias=True, exclude_unset=True) == params
     return dict(params["update"])
