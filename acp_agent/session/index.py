@@ -104,16 +104,20 @@ class SessionIndex:
         """The top-level sessions (of `cwd`, normalized, when given), each checked against its log."""
         self._sync()
         root = os.fspath(self.root)
+
+        def wanted(key: _Key) -> bool:
+            return cwd is None or (key is not None and self._normalized(key) == cwd)
+
         listed: dict[str, SessionSummary] = {}  # by id: an entry that moved lines is listed once
         with gc_paused():
-            for key in [key for key in self._keys() if cwd is None or (key is not None and self._normalized(key) == cwd)]:
+            for key in [key for key in self._keys() if wanted(key)]:
                 for session_id, row in list(self._group(key).items()):
                     if row[2] is not None:
                         continue  # a child
                     stamp = _stamp(f"{root}/{session_id}/{SESSION_FILE}")  # a str: pathlib costs more than the stat
                     if stamp is None or stamp[0] != row[7] or stamp[1] != row[8]:
                         fresh = self._summarize(session_id) if stamp is not None else None
-                        if fresh is None or fresh[2] is not None or fresh[1] != key:
+                        if fresh is None or fresh[2] is not None or not wanted(fresh[1]):
                             continue  # gone, or no longer what this listing shows (its header changed)
                         row = fresh
                     listed[session_id] = SessionSummary._make(row[:7])
@@ -257,7 +261,7 @@ class SessionIndex:
         if not self._changed or not self.root.is_dir():
             return
         self._changed = False
-        lines = []
+        keys, lines = [], []
         for key in self._keys():
             raw = self._raw.get(key)
             if raw is None:
@@ -266,8 +270,9 @@ class SessionIndex:
                     del self._groups[key]
                     continue
                 raw = self._raw[key] = _dump(rows)
+            keys.append(key)
             lines.append(raw)
-        first = {"version": _VERSION, "root": self._root_stamp, "cwds": self._keys()}
+        first = {"version": _VERSION, "root": self._root_stamp, "cwds": keys}
         data = b"\n".join([json.dumps(first, separators=(",", ":")).encode(), *lines, b""])
         try:
             private_dir(self._path.parent)

@@ -166,6 +166,22 @@ def test_what_another_process_wrote_meanwhile_is_found_and_a_lost_update_repaire
     assert index_file(tmp_path)["a"]["updatedAt"] == later.events[-1].time  # written back
 
 
+def test_a_session_a_load_gave_another_cwd_moves_lines_even_past_a_lost_update(tmp_path: Path) -> None:
+    stored(tmp_path, "a", cwd="/one")
+    age_root(tmp_path)
+    SessionIndex(tmp_path).summaries()
+    stale = (tmp_path / INDEX_DIR / INDEX_FILE).read_bytes()
+    store = SessionStore(tmp_path, registry=default_registry())
+    loaded = store.load("a")
+    header = loaded.header.model_copy(update={"cwd": "/two"})
+    store.attach(Session(header, registry=store.registry, seed=loaded.events, state=loaded.state), loaded=loaded)
+    store.close()
+    assert ([s.id for s in SessionIndex(tmp_path).summaries("/one")], [s.id for s in SessionIndex(tmp_path).summaries("/two")]) == ([], ["a"])
+    (tmp_path / INDEX_DIR / INDEX_FILE).write_bytes(stale)  # the move lost: "a" is in /one's line again
+    assert [(s.id, s.cwd) for s in SessionIndex(tmp_path).summaries()] == [("a", "/two")]
+    assert [s.id for s in SessionIndex(tmp_path).summaries("/two")] == ["a"]  # written back in its new line
+
+
 WRITER = """
 import sys
 from pathlib import Path
