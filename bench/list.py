@@ -32,6 +32,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from benchmodel import machine
+
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "cordis.record.yml"
 LIST_TARGET_MS = 60
@@ -160,7 +162,7 @@ def main() -> int:
     median = {name: statistics.median(values) for name, values in figures.items()}
     cwd_ratio = median["list cwd"] / median["list cwd, matching alone"]
     load_ratio = median["load"] / median["load, alone"]
-    print(f"nproc {os.cpu_count()}, Python {sys.version.split()[0]}; {args.sessions:,} stored sessions, median of {args.runs} runs (ms)")
+    print(f"{machine()}; {args.sessions:,} stored sessions, median of {args.runs} runs (ms)")
     for name, value in median.items():
         print(f"  {name:<26} {value:8.1f}")
     print(f"list over {args.sessions:,}:  {median['list']:.1f} ms (target <= {LIST_TARGET_MS} ms)")
