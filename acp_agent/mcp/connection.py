@@ -376,6 +376,11 @@ class Connection:
             if exc.error.code == CONNECTION_CLOSED:
                 return await self._lost()
             return ToolResult.failure(exc.error.message, CALL_FAILED)
+        # The server said during the call that its tools changed (it sends that before the
+        # result): the call ends once they are listed again, so the new list is in the log
+        # before the call's result, whatever the two tasks' timing.
+        with anyio.move_on_after(limits.call_timeout):
+            await self._listed.wait()
         tool_result, images = convert(result, limits.max_output_bytes)
         if images:
             call.show(images=images)
