@@ -238,8 +238,10 @@ class AcpServer:
                 compaction=self.wire.client.compaction,
                 child_sessions=self.wire.client.child_sessions,
             )
-            self.wire.child_ids.update(_descendants(stored))
             self.wire.send(frames)  # each frame queued as it is built, none kept
+        # Its children take only `session/cancel`, whether this client saw them replayed or not
+        # (a resumed session's client may know their ids from before).
+        self.wire.child_ids.update(self._descendant_ids(session_id))
         return agent
 
     def _open(self, agent: Agent) -> None:
@@ -285,6 +287,19 @@ class AcpServer:
             raise errors.session_not_found(session_id) from None
         except (SessionLogDamaged, UnsupportedVersion) as exc:
             raise errors.internal_error(f"cannot load session {loading or session_id!r}: {exc}") from None
+
+    def _descendant_ids(self, session_id: str) -> set[str]:
+        """The ids of the stored sessions `session_id` started, and theirs, recursively (from
+        their parents' children files: no log is read)."""
+        store = self.ctx.get(SESSIONS)
+        found: set[str] = set()
+        pending = [session_id]
+        while pending:
+            for child_id in store.children_of(pending.pop()):
+                if child_id not in found and child_id != session_id:  # a cycle, only ever written by hand
+                    found.add(child_id)
+                    pending.append(child_id)
+        return found
 
     def _children(self, session_id: str) -> list[StoredLog]:
         """The stored logs of the children `session_id` started (the stored sessions whose header
@@ -473,12 +488,6 @@ def logged_tools(ctx: Context, stored: StoredLog) -> dict[str, Tool[Any]]:
         found.update(mcp_logged_tools(log_.events, ctx.get(MCP).limits))
         pending += log_.children
     return found
-
-
-def _descendants(stored: StoredLog) -> Iterator[str]:
-    for child in stored.children:
-        yield child.header.id
-        yield from _descendants(child)
 
 
 def _content_block(index: int, block: dict[str, Any]) -> ContentBlock:

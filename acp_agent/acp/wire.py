@@ -68,7 +68,8 @@ class Wire:
         self.sessions: dict[str, AcpSession] = {}
         """The sessions open on this connection, by id."""
         self.child_ids: set[str] = set()
-        """The children this connection has shown (live or replayed): they take only `session/cancel`."""
+        """The children this connection has shown live, and the stored descendants of the sessions
+        it loaded or resumed: they take only `session/cancel`."""
         self._shown: dict[str, AgentWire] = {}
 
     def session(self, session_id: str) -> AcpSession:

@@ -275,6 +275,22 @@ async def test_resume_reopens_without_replaying_and_the_conversation_goes_on(sto
     assert turns(store.log(session_id)) == [(1, "completed"), (2, "completed")]
 
 
+async def test_a_resumed_sessions_child_takes_only_cancel_though_this_client_never_saw_it(store: Store) -> None:
+    call = {"id": "call_kid", "name": "subagent", "arguments": {"description": "Count", "prompt": "Count to 2."}}
+    async with store.serve({"s1": [{"toolCalls": [call]}, {"text": "Two."}], "s1/call_kid": [{"text": "2"}]}) as wire:
+        session_id = await store.new_session(wire)
+        answered, _ = await prompt(wire, session_id, text("Count."))
+        assert result_of(answered) == {"stopReason": "end_turn"}
+    [child_id] = (store.sessions / session_id / "children").read_text(encoding="utf-8").split()
+    async with store.serve({}) as wire:
+        assert opened(await wire.request("session/resume", {"sessionId": session_id, "cwd": str(store.cwd)}))
+        refused = await wire.request("session/prompt", {"sessionId": child_id, "prompt": [text("Hi.")]})
+        unknown = await wire.request("session/prompt", {"sessionId": "nobody", "prompt": [text("Hi.")]})
+    message = f"Invalid params: session {child_id} is a subagent session; it accepts only session/cancel"
+    assert error_of(refused) == (-32602, message)
+    assert error_of(unknown) == (-32002, "Resource not found: session 'nobody'")
+
+
 async def test_close_cancels_the_running_prompt_flushes_the_log_and_the_session_loads_again(store: Store) -> None:
     async with store.serve([{"hang": True}, {"text": "Back."}]) as wire:
         session_id = await store.new_session(wire)
