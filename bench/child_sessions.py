@@ -16,14 +16,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
+
+from benchmodel import machine
+from client import Spawned
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "cordis.record.yml"
@@ -42,6 +42,8 @@ def script(prompts: int) -> dict[str, list[dict[str, Any]]]:
 
 
 class Server:
+    """A server on a store of its own, with one session, for a client with or without child sessions."""
+
     def __init__(self, workdir: Path, prompts: int, child_sessions: bool) -> None:
         workdir.mkdir()
         (workdir / "script.json").write_text(json.dumps(script(prompts)), encoding="utf-8")
@@ -54,43 +56,27 @@ class Server:
             "ACP_AGENT_CONFIG": str(workdir / "config"),
             "ACP_AGENT_PERMISSIONS": "allow",
         }
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "acp_agent", "--config", str(CONFIG)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
-        )  # fmt: skip
-        self.next_id = 0
+        self.spawned = Spawned([sys.executable, "-m", "acp_agent", "--config", str(CONFIG)], env)
         self.frames = 0
+        """Every frame read so far, answers included."""
         capabilities = {"subagents": {}} if child_sessions else {}
         self.call("initialize", {"protocolVersion": 1, "clientCapabilities": capabilities})
         self.session = self.call("session/new", {"cwd": str(workdir), "mcpServers": []})["sessionId"]
 
     def call(self, method: str, params: dict[str, Any]) -> Any:
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.next_id += 1
-        line = json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
-        self.process.stdin.write(line.encode() + b"\n")
-        self.process.stdin.flush()
-        while True:
-            frame = json.loads(self.process.stdout.readline())
-            self.frames += 1
-            if frame.get("id") == self.next_id and "method" not in frame:
-                if "error" in frame:
-                    raise RuntimeError(f"{method}: {frame['error']}")
-                return frame["result"]
+        result = self.spawned.request(method, params)
+        self.frames += self.spawned.frames + 1
+        return result
 
     def prompt(self) -> float:
         """Seconds from the prompt to its answer."""
-        began = time.perf_counter()
         result = self.call("session/prompt", {"sessionId": self.session, "prompt": [{"type": "text", "text": "Go."}]})
-        elapsed = time.perf_counter() - began
         if result != {"stopReason": "end_turn"}:
             raise RuntimeError(f"the prompt answered {result}")
-        return elapsed
+        return self.spawned.seconds
 
     def close(self) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.close()
-        self.process.wait()
+        self.spawned.close()
 
 
 def main() -> int:
@@ -113,7 +99,7 @@ def main() -> int:
         sessions.close()
     anchor, measured = statistics.median(times["plain"]), statistics.median(times["sessions"])
     ratio = measured / anchor
-    print(f"machine: {os.cpu_count()} cpus, Python {platform.python_version()} ({platform.machine()})")
+    print(machine())
     print(f"prompts: {args.prompts} each (after {args.warmup} warm-up), one subagent call answered at once")
     print(f"without child sessions (anchor): {anchor * 1000:7.2f} ms median, {frames['plain'] / total:5.1f} frames a prompt")
     print(f"with child sessions:             {measured * 1000:7.2f} ms median, {frames['sessions'] / total:5.1f} frames a prompt")

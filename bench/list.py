@@ -24,7 +24,6 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -33,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmodel import machine
+from client import Spawned
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "cordis.record.yml"
@@ -66,37 +66,12 @@ def write_log(root: Path, session_id: str, cwd: str, created_at: int, prompt: st
     (directory / "children").write_text("", encoding="utf-8")  # a new session's, as the store makes it
 
 
-class Server:
-    """A spawned server on one store, answering requests one at a time."""
-
-    def __init__(self, sessions: Path, script: Path) -> None:
-        env = {**os.environ, "ACP_AGENT_SESSIONS": str(sessions), "ACP_AGENT_SCRIPT": str(script)}
-        command = [sys.executable, "-m", "acp_agent", "--config", str(CONFIG)]
-        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
-        self.next_id = 0
-        self.request("initialize", {"protocolVersion": 1})
-
-    def request(self, method: str, params: dict[str, Any]) -> tuple[float, dict[str, Any]]:
-        """Seconds until the answer (every frame before it read and parsed), and the answer."""
-        assert self.process.stdin and self.process.stdout
-        self.next_id += 1
-        start = time.perf_counter()
-        self.process.stdin.write(json.dumps({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}).encode() + b"\n")
-        self.process.stdin.flush()
-        while True:
-            line = self.process.stdout.readline()
-            if not line:
-                raise RuntimeError("the server exited before answering")
-            frame = json.loads(line)
-            if frame.get("id") == self.next_id:
-                if "error" in frame:
-                    raise RuntimeError(f"{method} failed: {frame['error']}")
-                return time.perf_counter() - start, frame
-
-    def close(self) -> None:
-        assert self.process.stdin
-        self.process.stdin.close()
-        self.process.wait()
+def serve(sessions: Path, script: Path) -> Spawned:
+    """A server spawned on one store, initialized."""
+    env = {**os.environ, "ACP_AGENT_SESSIONS": str(sessions), "ACP_AGENT_SCRIPT": str(script)}
+    server = Spawned([sys.executable, "-m", "acp_agent", "--config", str(CONFIG)], env)
+    server.request("initialize", {"protocolVersion": 1})
+    return server
 
 
 def main() -> int:
@@ -123,29 +98,29 @@ def main() -> int:
         time.sleep(2)  # a store in use last had a session directory made seconds ago, or more: the
         # index records the root's time only once it is too old to hide a later change (session/index.py)
         for store in (big, matching, alone):  # the index, built once, as in a store in use
-            server = Server(store, script)
+            server = serve(store, script)
             server.request("session/list", {})
             server.close()
 
         def list_all() -> tuple[float, float]:
-            server = Server(big, script)
-            first, _ = server.request("session/list", {})
-            second, _ = server.request("session/list", {})
+            server = serve(big, script)
+            server.request("session/list", {})
+            first = server.seconds
+            server.request("session/list", {})
             server.close()
-            return first, second
+            return first, server.seconds
 
         def list_cwd(store: Path) -> float:
-            server = Server(store, script)
-            taken, answer = server.request("session/list", {"cwd": cwds[0]})
-            assert len(answer["result"]["sessions"]) > 0
+            server = serve(store, script)
+            assert len(server.request("session/list", {"cwd": cwds[0]})["sessions"]) > 0
             server.close()
-            return taken
+            return server.seconds
 
         def load(store: Path) -> float:
-            server = Server(store, script)
-            taken, _ = server.request("session/load", {"sessionId": small, "cwd": cwds[0], "mcpServers": []})
+            server = serve(store, script)
+            server.request("session/load", {"sessionId": small, "cwd": cwds[0], "mcpServers": []})
             server.close()
-            return taken
+            return server.seconds
 
         figures: dict[str, list[float]] = {}
         for _ in range(args.runs):

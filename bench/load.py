@@ -21,19 +21,17 @@ machine.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from long_session import write_session  # noqa: E402  (a script beside this one)
+from client import Spawned  # noqa: E402  (scripts beside this one)
+from long_session import write_session  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "cordis.record.yml"
@@ -54,50 +52,15 @@ def floor_once(path: Path) -> float:
     return float(out.stdout)
 
 
-def peak_rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmHWM in /proc status")
-
-
 def server_once(env: dict[str, str], session_id: str, cwd: str) -> tuple[float, float, int]:
     """Seconds from `session/load` to its answer, the server's peak RSS (MB), frames replayed."""
-    command = [sys.executable, "-m", "acp_agent", "--config", str(CONFIG)]
-    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
-    assert process.stdin and process.stdout
-
-    def send(frame: dict[str, Any]) -> None:
-        assert process.stdin
-        process.stdin.write(json.dumps(frame).encode() + b"\n")
-        process.stdin.flush()
-
-    def answer(request_id: int) -> tuple[dict[str, Any], int]:
-        assert process.stdout
-        frames = 0
-        while True:
-            line = process.stdout.readline()
-            if not line:
-                raise RuntimeError("the server exited before answering")
-            frame = json.loads(line)
-            if frame.get("id") == request_id:
-                return frame, frames
-            frames += 1
-
+    server = Spawned([sys.executable, "-m", "acp_agent", "--config", str(CONFIG)], env)
     try:
-        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}})
-        answer(1)
-        start = time.perf_counter()
-        send({"jsonrpc": "2.0", "id": 2, "method": "session/load", "params": {"sessionId": session_id, "cwd": cwd, "mcpServers": []}})
-        frame, frames = answer(2)
-        elapsed = time.perf_counter() - start
-        if "error" in frame:
-            raise RuntimeError(f"session/load failed: {frame['error']}")
-        rss = peak_rss_mb(process.pid)
+        server.request("initialize", {"protocolVersion": 1})
+        server.request("session/load", {"sessionId": session_id, "cwd": cwd, "mcpServers": []})
+        return server.seconds, server.peak_rss_mb(), server.frames
     finally:
-        process.stdin.close()
-        process.wait()
-    return elapsed, rss, frames
+        server.close()
 
 
 def main() -> int:

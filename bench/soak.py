@@ -16,23 +16,20 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 from benchmodel import composition, machine, server_env
+from client import status_kb
 from turns import NOTES, Client
 
 TARGET = 1.10
 
 
 def rss_kb(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    raise RuntimeError(f"no VmRSS for process {pid}")
+    return status_kb(pid, "VmRSS")
 
 
 async def soak(args: argparse.Namespace, tmp: Path) -> tuple[int, list[tuple[int, int]]]:

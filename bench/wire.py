@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -37,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmodel import composition, machine, server_env, word
+from client import peak_rss_mb
 
 TARGETS = {"raw": 0.5, "sdk": 1.5}
 RSS_TARGET_MB = 100
@@ -98,14 +98,6 @@ def produce_sdk(deltas: int) -> None:
 
 
 # -- the client ------------------------------------------------------------------------------------
-
-
-def peak_rss_mb(pid: int) -> float:
-    """A live process's peak resident set (`VmHWM`), in MB."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError(f"no VmHWM for process {pid}")
 
 
 async def time_prompt(command: list[str], env: dict[str, str], cwd: str, deltas: int) -> tuple[float, float]:
