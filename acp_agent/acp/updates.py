@@ -379,6 +379,7 @@ class UpdateMapper:
     def _result(self, data: ToolResultData) -> SessionUpdate:
         tool = self._tools.pop(data.call_id, None)
         shown = self._shown.pop(data.call_id, [])
+        self._inputs.pop(data.call_id, None)  # read only while the call runs (its child's task)
         result = ToolResult(content=data.content, is_error=data.is_error, error=data.error)
         paragraphs = tool.render_result(result) if tool is not None and not result.is_error else [result.plain_text()]
         if result.error is None and any(isinstance(item, ToolCallTerminal) for item in shown):
