@@ -27,12 +27,12 @@ class Outbox:
         self._interval = interval
         self._frames: list[bytes] = []
         self._queued = anyio.Event()
-        self._closed = False
+        """Set by the first frame queued since the writer took the others (or by `close`)."""
         self._closing = anyio.Event()
 
     def put(self, frame: bytes) -> None:
         """Queue one encoded frame (a whole line)."""
-        if self._closed:
+        if self._closing.is_set():
             raise anyio.ClosedResourceError
         if not self._frames:  # else the writer has yet to take those: it will see this one too
             self._queued.set()
@@ -40,18 +40,17 @@ class Outbox:
 
     def close(self) -> None:
         """No more frames: `run` returns once the queued ones are written."""
-        self._closed = True
-        self._queued.set()
         self._closing.set()
+        self._queued.set()
 
     async def run(self) -> None:
         """Write the queued frames until `close`, then what is left."""
         while True:
             while not self._frames:
-                if self._closed:
+                if self._closing.is_set():
                     return
                 await self._queued.wait()
-                self._queued = anyio.Event()
+            self._queued = anyio.Event()
             frames, self._frames = self._frames, []
             await self._write(b"".join(frames))
             with anyio.move_on_after(self._interval):  # what comes meanwhile goes in the next write

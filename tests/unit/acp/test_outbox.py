@@ -52,8 +52,25 @@ async def test_close_writes_what_is_queued_and_nothing_more() -> None:
 async def test_closed_with_nothing_queued_writes_nothing() -> None:
     pipe = Pipe()
     outbox = Outbox(pipe.write)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(outbox.run)
-        await anyio.sleep(0.01)
-        outbox.close()
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(outbox.run)
+            await anyio.sleep(0.01)
+            outbox.close()
     assert pipe.writes == []
+
+
+async def test_what_gathered_during_the_interval_goes_in_the_next_write() -> None:
+    pipe = Pipe()
+    outbox = Outbox(pipe.write, interval=0.01)
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(outbox.run)
+            outbox.put(b"1\n")
+            await pipe.wrote.wait()
+            pipe.wrote = anyio.Event()
+            for frame in (b"2\n", b"3\n", b"4\n"):
+                outbox.put(frame)
+            await pipe.wrote.wait()  # the interval ended, with no close
+            outbox.close()
+    assert pipe.writes == [b"1\n", b"2\n3\n4\n"]
