@@ -54,6 +54,12 @@ class StoredLog:
     events: Sequence[SessionEvent]
     children: list[StoredLog] = field(default_factory=list)
 
+    def descendants(self) -> Iterator[StoredLog]:
+        """Its children, theirs, and so on."""
+        for child in self.children:
+            yield child
+            yield from child.descendants()
+
 
 def history_updates(
     log: StoredLog,
@@ -74,7 +80,7 @@ def history_updates(
     An iterator: the frames go out as they are built."""
     mapper = UpdateMapper(lookup, context_window=context_window, live=False, compaction=compaction)
     replay = _Replay(child_lookup, context_window, child_sessions)
-    return iter(replay.log(log, mapper, log.header.id, top_level=True))
+    return replay.log(log, mapper, log.header.id, top_level=True)
 
 
 @dataclass(frozen=True)

@@ -62,4 +62,5 @@ async def dispatch(request: dict[str, Any], text: str, methods: Methods, context
 
 
 def _serializable(response: Any) -> Any:
+    # `to_serializable` itself does not match the type the dispatcher declares for `post_process`.
     return to_serializable(response)

@@ -13,8 +13,6 @@ from pydantic import PositiveInt
 from acp_agent.acp.frames import MAX_FRAME_BYTES
 from acp_agent.kernel import Context, Disposer, PluginConfig, ServiceKey
 
-DEFAULT_ANSWER_EVERY_MS = 200
-
 name = "connection"
 inject: tuple[str, ...] = ()
 
@@ -23,7 +21,7 @@ class ConnectionConfig(PluginConfig):
     max_frame_bytes: PositiveInt = MAX_FRAME_BYTES
     """The longest frame (one line of JSON) read from the client; a longer one is skipped as it
     arrives, never held whole, and answered -32600 with id null."""
-    child_answer_every_ms: PositiveInt | None = DEFAULT_ANSWER_EVERY_MS
+    child_answer_every_ms: PositiveInt | None = 200
     """For a client without child sessions: a child's answer, on the card of the call that started
     it, is replaced at each text block's end and, while a block streams, at most this often (ms of
     the child's clock). None: at block ends only (the replayed scenarios, whose chunk times are

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
@@ -17,7 +17,7 @@ import acp_agent
 from acp_agent.acp import auth, client_services, errors, modes, permission_client
 from acp_agent.acp.connection import Connection
 from acp_agent.acp.jsonrpc import JsonRpcError, Methods, Success
-from acp_agent.acp.plugin import CONNECTION, DEFAULT_ANSWER_EVERY_MS
+from acp_agent.acp.plugin import CONNECTION, ConnectionConfig
 from acp_agent.acp.schema import (
     PROTOCOL_VERSION,
     AgentCapabilities,
@@ -81,7 +81,7 @@ from acp_agent.session.errors import (
     SessionNotFound,
     UnsupportedVersion,
 )
-from acp_agent.session.events import AssistantChunkEvent, SessionEvent, SessionHeader, ToolResultEvent, TurnEndReason
+from acp_agent.session.events import AssistantChunkEvent, SessionEvent, ToolResultEvent, TurnEndReason
 from acp_agent.session.index import gc_paused
 from acp_agent.session.persistence import LoadedSession
 from acp_agent.agent.keys import AGENTS
@@ -241,7 +241,10 @@ class AcpServer:
             self.wire.send(frames)  # each frame queued as it is built, none kept
         # Its children take only `session/cancel`, whether this client saw them replayed or not
         # (a resumed session's client may know their ids from before).
-        self.wire.child_ids.update(self._descendant_ids(session_id))
+        if stored is not None:
+            self.wire.child_ids.update(log_.header.id for log_ in stored.descendants())
+        else:
+            self.wire.child_ids.update(self._descendant_ids(session_id))
         return agent
 
     def _open(self, agent: Agent) -> None:
@@ -290,7 +293,7 @@ class AcpServer:
 
     def _descendant_ids(self, session_id: str) -> set[str]:
         """The ids of the stored sessions `session_id` started, and theirs, recursively (from
-        their parents' children files: no log is read)."""
+        their parents' children files: no log is read; a load has them from its replay's logs)."""
         store = self.ctx.get(SESSIONS)
         found: set[str] = set()
         pending = [session_id]
@@ -358,7 +361,7 @@ class AcpServer:
     ) -> None:
         """Forward `agent`'s activity to `session_id` on the wire, now and for its children
         (`child`: it shows as a child session)."""
-        connection = self.ctx.find(CONNECTION)
+        connection = self.ctx.find(CONNECTION) or ConnectionConfig()
         mapper = UpdateMapper(
             lambda name: self.ctx.get(TOOLS).get(name, agent.scope),
             origin,
@@ -366,7 +369,7 @@ class AcpServer:
             shown=agent.session.events,  # a loaded session's: its title was shown already
             notices=self.wire.client.notices,
             compaction=self.wire.client.compaction,
-            answer_every_ms=connection.child_answer_every_ms if connection is not None else DEFAULT_ANSWER_EVERY_MS,
+            answer_every_ms=connection.child_answer_every_ms,
         )
         shown_on = AgentWire(session_id, mapper, child)
         agent.scope.add(self.wire.show(agent.id, shown_on))
@@ -482,11 +485,8 @@ def logged_tools(ctx: Context, stored: StoredLog) -> dict[str, Tool[Any]]:
     if not ctx.has(MCP):
         return {}
     found: dict[str, Tool[Any]] = {}
-    pending = [stored]
-    while pending:
-        log_ = pending.pop()
+    for log_ in (stored, *stored.descendants()):
         found.update(mcp_logged_tools(log_.events, ctx.get(MCP).limits))
-        pending += log_.children
     return found
 
 
