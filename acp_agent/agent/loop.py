@@ -157,7 +157,7 @@ async def _run_step(
     agent: Agent, progress: TurnProgress, steering: list[Sequence[ContentBlock]]
 ) -> TurnEndReason | None:
     """One model call and the tool calls it asks for; a reason when the turn ends here."""
-    session, turn = agent.session, progress.turn
+    session = agent.session
     for content in steering:
         session.append("user/message", UserMessageData(content=list(content), source=Source(kind="steer")))
     steering.clear()

@@ -38,7 +38,6 @@ import acp_agent
 from acp_agent.credentials import ApiKey, Credentials, KeyCheck, MissingKey
 from acp_agent.environ import hide_variables
 from acp_agent.kernel import SHUTDOWN, Context, Disposer, PluginConfig, combine
-from acp_agent.kernel.models import Model
 from acp_agent.llm import codes
 from acp_agent.session.content import StreamChunk
 from acp_agent.llm.errors import LlmError

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import logging
-import os
-from json.encoder import encode_basestring
 from collections.abc import Iterator
-from itertools import chain
 from dataclasses import dataclass
+from itertools import chain
+from json.encoder import encode_basestring
 from pathlib import Path
-from typing import Any, BinaryIO, Final
+from typing import Any, Final
 
 from pydantic import BaseModel
 
@@ -26,7 +23,6 @@ from acp_agent.session.errors import (
     SessionLogDamaged,
     SessionNotFound,
     UnknownEventType,
-    UnsupportedVersion,
 )
 from acp_agent.session.files import LogFile, SessionLock, append_line, check_owner, private_dir
 from acp_agent.session.index import CHILDREN_FILE, INDEX_DIR, SESSION_FILE, SessionIndex, SessionSummary, gc_paused, json_object, read_header
@@ -50,8 +46,6 @@ from acp_agent.session.invariants import LogState
 from acp_agent.session.log import Session
 from acp_agent.session.registry import EventRegistry
 from acp_agent.kernel.context import ServiceKey
-
-log = logging.getLogger(__name__)
 
 INTERRUPTED_MESSAGE = "interrupted: the process stopped before this call finished"
 LOCK_WAIT_SECONDS = 3.0

@@ -79,9 +79,9 @@ class Tree:
     _asked: dict[str, Call] = field(default_factory=dict)
     """The calls of the agent's permission requests, by encoded id."""
     _stray: list[str] = field(default_factory=list)
+    """The client's lines that are neither requests nor answers (a scenario's garbage), quoted."""
     _headers: dict[str, dict[str, Any]] = field(default_factory=dict)
     """The logs' headers by session id (a child session's names its parent and delegating call)."""
-    """The client's lines that are neither requests nor answers (a scenario's garbage), quoted."""
 
     def render(self, lines: Sequence[Line]) -> list[str]:
         names, delegations = _calls_in_logs(self.logs)
