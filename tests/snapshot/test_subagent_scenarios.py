@@ -233,7 +233,9 @@ def test_a_child_session_is_announced_told_its_task_shows_its_work_and_ends_idle
     answer = next(i for i, f in enumerate(frames(result)) if is_response(f) and "stopReason" in (f.get("result") or {}))
     last_end = max(i for i, f in enumerate(frames(result)) if ((session_update(f) or {}).get("state") or {}).get("state") == "idle")
     assert last_end < answer
-    assert top not in {u.get("sessionId") for u in on_session(result, top) if u["sessionUpdate"] == "subagent_update"}
+    # Each child is announced on its immediate parent's session only.
+    assert {u.get("sessionId") for u in on_session(result, top) if u["sessionUpdate"] == "subagent_update"} == {child}
+    assert {u.get("sessionId") for u in on_session(result, child) if u["sessionUpdate"] == "subagent_update"} == {grandchild}
 
 
 def test_cancelling_one_child_by_its_session_id_leaves_the_other_and_the_parent_running(scenario_run: Run) -> None:

@@ -63,11 +63,12 @@ def test_a_session_is_indexed_when_created_and_at_each_turn_end_not_per_event(tm
     session = new_session(session_id="s")
     store.attach(session)
     assert index_file(tmp_path)["s"]["prompted"] is False
-    written = (tmp_path / INDEX_DIR / INDEX_FILE).stat().st_mtime_ns
+    index = tmp_path / INDEX_DIR / INDEX_FILE
+    written = index.stat().st_ino, index.read_bytes()  # a write renames a new file over it
     turn = start_turn(session, "Fix   the\nbuild")
     open_step(session, turn, 1, chunks=5)
     close_step(session, turn, 1)
-    assert (tmp_path / INDEX_DIR / INDEX_FILE).stat().st_mtime_ns == written  # nothing until the turn ends
+    assert (index.stat().st_ino, index.read_bytes()) == written  # nothing until the turn ends
     end_turn(session, turn)
     entry = index_file(tmp_path)["s"]
     assert (entry["title"], entry["prompted"], entry["updatedAt"]) == ("Fix the build", True, session.events[-1].time)

@@ -39,7 +39,7 @@ from acp_agent.session import (
     default_registry,
     read_log,
 )
-from acp_agent.session.persistence import _line, read_events
+from acp_agent.session.persistence import _delta_line, _line, read_events
 from acp_agent.session.index import INDEX_DIR, INDEX_FILE
 from tests.paths import UPSTREAM
 from tests.unit.session.builders import (
@@ -708,6 +708,7 @@ def test_a_streamed_delta_is_logged_as_the_same_bytes_the_serializer_writes(
     data = AssistantChunkData(turn=turn, step=step, chunk=kind(index=index, text=text))
     event = default_registry().build("assistant/chunk", seq, time, data)
     serialized = type(event).__pydantic_serializer__.to_json(event, by_alias=True, exclude_none=True) + b"\n"
+    assert _delta_line(event) == serialized  # the joined line itself, not the fallback to the serializer
     assert _line(event) == serialized
     assert json.loads(_line(event)) == event.dump()
 
