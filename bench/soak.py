@@ -74,7 +74,7 @@ def main() -> int:
     print(f"  {args.sessions} more, open / closed:           {again / 1024:7.1f} / {closed_again / 1024:.1f} MB")
     ratio = closed / start
     print(f"  ratio after close / start: {ratio:.3f} (target <= {TARGET}); {'met' if ratio <= TARGET else 'MISSED'}")
-    return 0
+    return 0 if ratio <= TARGET else 1
 
 
 if __name__ == "__main__":

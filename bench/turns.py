@@ -175,7 +175,7 @@ def main() -> int:
     print("  apart: the OpenAI-compatible adapter's encoding of the turn's last request")
     for turn, spent in encodings.items():
         print(f"    turn {turn:3}: {spent * 1000:7.2f} ms")
-    return 0
+    return 0 if ratio <= TARGET else 1
 
 
 if __name__ == "__main__":
