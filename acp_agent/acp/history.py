@@ -79,7 +79,7 @@ def history_updates(
     is replayed as one (`children.py`), announced before its traffic, ending with its final state.
     An iterator: the frames go out as they are built."""
     mapper = UpdateMapper(lookup, context_window=context_window, live=False, compaction=compaction)
-    replay = _Replay(child_lookup, context_window, child_sessions)
+    replay = _Replay(child_lookup, context_window, compaction, child_sessions)
     return replay.log(log, mapper, log.header.id, top_level=True)
 
 
@@ -87,6 +87,7 @@ def history_updates(
 class _Replay:
     lookup: ToolLookup
     context_window: int | None
+    compaction: bool
     child_sessions: bool
 
     def log(
@@ -159,7 +160,11 @@ class _Replay:
         yield child.announce()
         yield parent_id, parent.link_child(call_id, header.id)
         own = UpdateMapper(
-            self.lookup, replace(origin, own_session=True), context_window=self.context_window, live=False
+            self.lookup,
+            replace(origin, own_session=True),
+            context_window=self.context_window,
+            live=False,
+            compaction=self.compaction,  # as the live child session's mapper shows its compactions
         )
         yield from self.log(stored, own, header.id, child)
         yield from child.end(result)

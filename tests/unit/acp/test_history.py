@@ -14,6 +14,7 @@ from acp_agent.acp.schema import SessionNotification
 from acp_agent.session import (
     AssistantChunkData,
     AssistantMessageData,
+    CompactionData,
     Finish,
     FinishReason,
     ReasoningBlock,
@@ -312,3 +313,17 @@ def test_a_loaded_log_shows_each_message_block_whole_and_the_deltas_of_a_step_cu
         "agent_thought_chunk So then",
         "agent_message_chunk Cut short",
     ]
+
+
+def test_a_child_sessions_compaction_is_replayed_as_it_showed_live() -> None:
+    """With child sessions and compaction updates, a child's compaction comes back as
+    `compaction_update`s on its own session, not as the card a client without them sees."""
+    parent = Log("p", route="s1").user(TextContent(text="Go.")).model(calls=(("call_k", "subagent"),)).end()
+    kid = Log("k", route="s1/call_k", spawn_call_id="call_k", parent="p").user(TextContent(text="Task."))
+    kid.session.append("compaction", CompactionData(turn=kid.turn, summary="Sum", cut_seq=0, tokens=42, trigger="threshold"))
+    kid.model(text="Done").end()
+    stored = parent.stored(kid.stored())
+    frames = history_updates(stored, TOOLS.get, TOOLS.get, context_window=1000, compaction=True, child_sessions=True)
+    kid_updates = [SessionNotification(session_id=s, update=u).dump()["update"] for s, u in frames if s == "k"]
+    assert [u["status"] for u in kid_updates if u["sessionUpdate"] == "compaction_update"] == ["completed"]
+    assert not [u for u in kid_updates if u["sessionUpdate"] == "tool_call"]
