@@ -118,7 +118,8 @@ async def logged(agent: Agent, kind: str, chunk: str | None = None) -> None:
 
     unsubscribe = agent.session.subscribe(watch)
     try:
-        if not any(matches(event) for event in agent.session.events):
+        # Every event, the streamed chunks a store keeps on disk only included.
+        if not any(matches(event) for event in agent.session.all_events()):
             with anyio.fail_after(5):
                 await seen.wait()
     finally:
