@@ -19,10 +19,14 @@ pytestmark = pytest.mark.anyio
 OPEN = [{"op": "initialize"}, {"op": "newSession"}]
 
 
-async def run_fake(tmp_path: Path, steps: list[dict[str, Any]], at_eof: str = "exit", **extra: Any) -> RunResult:
+async def run_fake(
+    tmp_path: Path, steps: list[dict[str, Any]], at_eof: str = "exit", timeout: float = 10.0, **extra: Any
+) -> RunResult:
+    """Run `steps` against the fake server. The step timeout is long (a loaded machine starts the
+    fake slowly) except in the tests that wait for it to pass."""
     scenario = write_scenario(tmp_path / "scenario", steps, **extra)
     (tmp_path / "work").mkdir()
-    return await run_scenario(scenario, tmp_path / "work", server=fake_server(at_eof), timeout=0.5)
+    return await run_scenario(scenario, tmp_path / "work", server=fake_server(at_eof), timeout=timeout)
 
 
 async def test_a_clean_run_has_no_failures(tmp_path: Path) -> None:
@@ -151,12 +155,13 @@ async def test_what_the_server_should_not_do_is_reported(tmp_path: Path) -> None
 
 
 async def test_a_step_without_answer_times_out_and_ends_the_driving(tmp_path: Path) -> None:
-    result = await run_fake(tmp_path, [*OPEN, {"op": "prompt", "text": "hang"}, {"op": "prompt", "text": "quick"}])
+    steps = [*OPEN, {"op": "prompt", "text": "hang"}, {"op": "prompt", "text": "quick"}]
+    result = await run_fake(tmp_path, steps, timeout=0.5)
     assert result.failures == ["step 3 (prompt): no answer within 0.5 s"]
 
 
 async def test_a_server_that_ignores_eof_is_killed(tmp_path: Path) -> None:
-    result = await run_fake(tmp_path, OPEN, at_eof="linger")
+    result = await run_fake(tmp_path, OPEN, at_eof="linger", timeout=0.5)
     assert result.failures == ["the server did not exit within 0.5 s of its stdin closing (killed)"]
 
 
