@@ -12,7 +12,9 @@ config, scripted model), timed from the request to its answer:
 - `list cwd`: `session/list {cwd}` over the whole store, beside the same request over the store
   that holds only the matching sessions (target: within 2x);
 - `load`: `session/load` of the small session beside all the others, beside the same load in
-  the store that holds it alone (target: no growth, within 1.2x for the machine's noise).
+  the store that holds it alone (target: no growth, within 1.2x for the machine's noise);
+- `new`: `session/new` beside all the others, beside the same in the store of the small session
+  (no target; measured last, since each adds a session directory).
 
     python bench/list.py [--sessions 5000] [--runs 5]
 """
@@ -134,15 +136,27 @@ def main() -> int:
                 ("load, alone", load(alone)),
             ):
                 figures.setdefault(name, []).append(value * 1000)
+
+        def new(store: Path) -> float:
+            server = serve(store, script)
+            server.request("session/new", {"cwd": cwds[0], "mcpServers": []})
+            server.close()
+            return server.seconds
+
+        for _ in range(args.runs):  # last: each adds a session directory, which the next listing would list
+            figures.setdefault("new", []).append(new(big) * 1000)
+            figures.setdefault("new, alone", []).append(new(alone) * 1000)
     median = {name: statistics.median(values) for name, values in figures.items()}
     cwd_ratio = median["list cwd"] / median["list cwd, matching alone"]
     load_ratio = median["load"] / median["load, alone"]
+    new_ratio = median["new"] / median["new, alone"]
     print(f"{machine()}; {args.sessions:,} stored sessions, median of {args.runs} runs (ms)")
     for name, value in median.items():
         print(f"  {name:<26} {value:8.1f}")
     print(f"list over {args.sessions:,}:  {median['list']:.1f} ms (target <= {LIST_TARGET_MS} ms)")
     print(f"list with a cwd:  {cwd_ratio:.2f}x the store of the matching sessions alone (target <= {CWD_TARGET}x)")
     print(f"small load:       {load_ratio:.2f}x the store that holds it alone (target <= {LOAD_TARGET}x)")
+    print(f"new session:      {new_ratio:.2f}x in the store that holds one (no target: it records its entry, lists nothing)")
     met = median["list"] <= LIST_TARGET_MS and cwd_ratio <= CWD_TARGET and load_ratio <= LOAD_TARGET
     print("all targets met" if met else "TARGET MISSED")
     return 0 if met else 1

@@ -6,7 +6,9 @@ and modification time its log had when the summary was taken. The store updates 
 session is created and at each `turn/end` (not per event), writing the whole file aside and
 renaming it over the old one, so a reader sees one or the other. Another process may write it
 meanwhile (its own sessions): the file is read again whenever it changed, and what a lost update
-would hide is found by two staleness checks against the directory:
+would hide is found by two staleness checks against the directory, which a reader (a listing,
+a look-up of children) makes; an update adds its entry to those of the file and keeps the
+root's recorded stamp, so it lists nothing however many sessions are stored:
 
 - a session directory that is new or gone is summarized from its log or dropped. The file
   records the root's (link count, modification time) as they were before the listing it
@@ -143,17 +145,20 @@ class SessionIndex:
             append_line(self.root / parent / CHILDREN_FILE, child)
 
     def record(self, summary: SessionSummary, stamp: Stamp) -> None:
-        """Put a session's summary, taken when its log had `stamp`, in the index and write it."""
-        self._sync()
+        """Put a session's summary, taken when its log had `stamp`, in the index and write it.
+
+        Only the file is read again (when another process changed it), not the root: the entries
+        stay those of the recorded root stamp plus this one, so the next listing still finds
+        what was made or removed since (the session's own directory included). A session made
+        beside thousands of stored ones costs no listing of them."""
+        self._sync_file()
         self._put((*summary, *stamp))
         self._save_if_changed()
 
     # -- keeping in step with the directory and other writers ---------------------------------
 
     def _sync(self) -> None:
-        file_id = _file_id(self._path)
-        if file_id is None or file_id != self._file_id:
-            self._read(file_id)
+        self._sync_file()
         root = _root_stamp(self.root)
         if root is None or root == self._root_stamp:
             return
@@ -169,6 +174,11 @@ class SessionIndex:
         elif root != self._root_stamp:
             self._root_stamp = root
             self._changed = True
+
+    def _sync_file(self) -> None:
+        file_id = _file_id(self._path)
+        if file_id is None or file_id != self._file_id:
+            self._read(file_id)
 
     def _read(self, file_id: tuple[int, int, int] | None) -> None:
         """The index file's lines, or none (all are summarized again) when it is missing or unreadable."""

@@ -138,6 +138,22 @@ def test_the_root_is_listed_again_only_when_it_changed_since_the_index_recorded_
     assert sorted(s.id for s in SessionIndex(tmp_path).summaries()) == ["a", "c"]
 
 
+def test_an_update_lists_no_directory_and_the_next_listing_finds_what_it_did_not_see(tmp_path: Path) -> None:
+    stored(tmp_path, "a")
+    age_root(tmp_path)
+    SessionIndex(tmp_path).summaries()
+    recorded = index_lines(tmp_path)[0]["root"]
+    stale = (tmp_path / INDEX_DIR / INDEX_FILE).read_bytes()
+    stored(tmp_path, "b")
+    (tmp_path / INDEX_DIR / INDEX_FILE).write_bytes(stale)  # b's update lost
+    stored(tmp_path, "c")  # an update: it adds c to the file, lists nothing and keeps the root's stamp
+    assert sorted(index_file(tmp_path)) == ["a", "c"]
+    assert index_lines(tmp_path)[0]["root"] == recorded
+    age_root(tmp_path)
+    assert sorted(s.id for s in SessionIndex(tmp_path).summaries()) == ["a", "b", "c"]  # the root changed since
+    assert sorted(index_file(tmp_path)) == ["a", "b", "c"]
+
+
 def test_a_session_directory_deleted_by_hand_drops_out(tmp_path: Path) -> None:
     stored(tmp_path, "a")
     stored(tmp_path, "b")
