@@ -66,11 +66,12 @@ class Events:
         A listener calls `await next()` to defer to the rest of the chain, or returns without
         calling it and so owns the call (this is how a test model short-circuits the real one).
         """
-        listeners = self.listeners(name)
+        return await _chain(name, self.listeners(name), args, 0)
 
-        async def call(i: int) -> Any:
-            if i == len(listeners):
-                raise NoListener(f"no listener of {name!r} handled the call")
-            return await listeners[i](*args, next=lambda: call(i + 1))
 
-        return await call(0)
+async def _chain(name: str, listeners: list[Listener], args: tuple[Any, ...], i: int) -> Any:
+    """The waterfall from listener `i` on. A module function, not a closure calling itself: such a
+    closure is a reference cycle holding the call's arguments until the cyclic collector runs."""
+    if i == len(listeners):
+        raise NoListener(f"no listener of {name!r} handled the call")
+    return await listeners[i](*args, next=lambda: _chain(name, listeners, args, i + 1))

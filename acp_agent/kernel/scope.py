@@ -37,19 +37,9 @@ class Scope:
         if self.disposed:
             disposer()
             raise ScopeDisposed("cannot register in a disposed scope")
-        done = False
-
-        def dispose_once() -> None:
-            nonlocal done
-            if done:
-                return
-            done = True
-            if dispose_once in self._disposers:
-                self._disposers.remove(dispose_once)
-            disposer()
-
-        self._disposers.append(dispose_once)
-        return dispose_once
+        registration = _Registration(self, disposer)
+        self._disposers.append(registration)
+        return registration
 
     def child(self) -> Scope:
         """A new scope disposed together with this one (or earlier, on its own)."""
@@ -70,5 +60,30 @@ class Scope:
                 failure = failure or exc
         if self._release is not None:
             self._release()
+            self._release = None
         if failure is not None:
             raise failure
+
+
+class _Registration:
+    """A disposer owned by a scope, run at most once (early, or by the scope) and then forgotten.
+
+    It lets go of its scope and its disposer when it runs, and nothing refers back to it: what the
+    disposer reached (a closed session's objects) is freed by reference counting then, instead of
+    waiting, pinned in a reference cycle, for a full collection of the cyclic collector.
+    """
+
+    __slots__ = ("_scope", "_disposer")
+
+    def __init__(self, scope: Scope, disposer: Disposer) -> None:
+        self._scope: Scope | None = scope
+        self._disposer: Disposer | None = disposer
+
+    def __call__(self) -> None:
+        scope, disposer = self._scope, self._disposer
+        if scope is None or disposer is None:
+            return
+        self._scope = self._disposer = None
+        if self in scope._disposers:
+            scope._disposers.remove(self)
+        disposer()

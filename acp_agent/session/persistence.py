@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 from itertools import chain
 from json.encoder import encode_basestring
 from pathlib import Path
@@ -113,6 +114,19 @@ def _delta_line(event: AssistantChunkEvent) -> bytes | None:
     return _DELTA_LINE % (event.seq, event.time, data.turn, data.step, kind, chunk.index, text)
 
 
+class _Attachment:
+    """An attached session's open log: what detaching it lets go of. Its detach is a method of the
+    store bound to it, not a closure that compares itself with the store's entry: such a closure
+    is a reference cycle, which keeps a closed session's objects until the cyclic collector runs."""
+
+    __slots__ = ("file", "lock", "unsubscribe")
+
+    def __init__(self, file: LogFile, lock: SessionLock, unsubscribe: Disposer) -> None:
+        self.file = file
+        self.lock = lock
+        self.unsubscribe = unsubscribe
+
+
 class SessionStore:
     """Session logs under `root`, as `root/<session id>/session.jsonl`, private to the user (files
     0600, directories 0700). A session attached here is locked against every other process (and
@@ -124,7 +138,7 @@ class SessionStore:
         self.registry = registry
         self.lock_wait = lock_wait
         self.index = SessionIndex(root)
-        self._attached: dict[str, Disposer] = {}
+        self._attached: dict[str, _Attachment] = {}
         self._claims: dict[str, SessionLock] = {}
         self._holding: list[LogFile] = []
         """The logs that held a streamed chunk's line since the last `flush`."""
@@ -215,17 +229,16 @@ class SessionStore:
                 summary = summary._replace(updated_at=event.time)
                 self.index.record(summary, file.stamp())
 
-        unsubscribe = session.subscribe(write)
+        attachment = _Attachment(file, lock, session.subscribe(write))
+        self._attached[session.id] = attachment
+        return partial(self._detach, session.id, attachment)
 
-        def detach() -> None:
-            if self._attached.get(session.id) is detach:
-                del self._attached[session.id]
-                unsubscribe()
-                file.close()
-                lock.release()
-
-        self._attached[session.id] = detach
-        return detach
+    def _detach(self, session_id: str, attachment: _Attachment) -> None:
+        if self._attached.get(session_id) is attachment:
+            del self._attached[session_id]
+            attachment.unsubscribe()
+            attachment.file.close()
+            attachment.lock.release()
 
     def flush(self) -> None:
         """Hand every held line (the streamed chunks' of every attached log) to the operating
@@ -239,8 +252,8 @@ class SessionStore:
 
     def close(self) -> None:
         """Detach every session and let go of every claim."""
-        for detach in list(self._attached.values()):
-            detach()
+        for session_id, attachment in list(self._attached.items()):
+            self._detach(session_id, attachment)
         for lock in self._claims.values():
             lock.release()
         self._claims.clear()

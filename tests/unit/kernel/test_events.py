@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -223,3 +225,29 @@ async def test_a_waterfall_listener_may_handle_no_listener_from_the_rest() -> No
 
     events.on("llm", fallback)
     assert await events.waterfall("llm") == "fallback"
+
+
+@pytest.mark.anyio
+async def test_a_waterfall_lets_go_of_its_arguments_when_it_returns_without_the_cyclic_collector() -> None:
+    class Request:
+        pass
+
+    events = Events()
+
+    async def passing(request: Request, *, next: Next) -> Any:
+        return await next()
+
+    async def owning(request: Request, *, next: Next) -> str:
+        return "owned"
+
+    events.on("llm", passing)
+    events.on("llm", owning)
+    request = Request()
+    held = weakref.ref(request)
+    gc.disable()  # only reference counting frees the request: a chain in a cycle would keep it
+    try:
+        assert await events.waterfall("llm", request) == "owned"
+        del request
+        assert held() is None
+    finally:
+        gc.enable()

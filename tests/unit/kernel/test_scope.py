@@ -223,3 +223,28 @@ def test_a_combined_disposer_can_be_owned_by_a_scope() -> None:
     scope.add(recorder(log, "c"))
     scope.dispose()
     assert log == ["c", "b", "a"]
+
+
+class Held:
+    """Something a disposer holds (as a session's disposers hold its log and its agent)."""
+
+    def release(self) -> None:
+        pass
+
+
+def test_what_a_disposer_holds_is_freed_once_it_ran_without_the_cyclic_collector() -> None:
+    gc.disable()  # only reference counting frees anything: a registration in a cycle would keep it
+    try:
+        scope = Scope()
+        early_held, late_held, child_held = Held(), Held(), Held()
+        early = scope.add(early_held.release)
+        scope.add(late_held.release)
+        scope.child().add(child_held.release)
+        early_ref, late_ref, child_ref = (weakref.ref(held) for held in (early_held, late_held, child_held))
+        del early_held, late_held, child_held
+        early()
+        assert early_ref() is None and late_ref() is not None
+        scope.dispose()
+        assert late_ref() is None and child_ref() is None
+    finally:
+        gc.enable()
