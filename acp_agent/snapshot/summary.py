@@ -1,12 +1,12 @@
 """The tree view of a run (`acp-agent demo` prints it; each snapshot starts with it).
 
 Read from the interleaved frames (`transcript.interleave`), so it shows what an editor's user saw,
-in the order the snapshot shows it: each prompt, then the parent's thoughts and messages, each
+in the order the snapshot shows it: each prompt (one sent to a child session says so), then the parent's thoughts and messages, each
 tool call (its name from the session logs, and what the user answered when asked), under each
 delegating call the child's own tool calls (nested by the `_meta.acpAgent.parentToolCallId` they
 carry on the wire; a child session's frames, thoughts and messages too, by the delegating call its
 log's header names) and, last, `└ <status>: <the result the parent got>`; where the client
-cancelled; then the stop reason. With `requests`, every other request the client sent gets one
+cancelled (between prompts, a line of its own); then the stop reason. With `requests`, every other request the client sent gets one
 line with its outcome (what a session load replayed below it).
 """
 
@@ -33,6 +33,7 @@ BRANCH, LAST = "  │ ", "  └ "
 """How a delegating call's nested lines and its result line start (below the call's own indent)."""
 CANCEL = "  (the client cancels)"
 CANCEL_CHILD = "  (the client cancels a child session that has ended)"
+"""During a prompt; between prompts the line stands alone, unindented."""
 LEFT_OVER = "after the last answer:"
 STRAY = 60
 """How much of a garbage line the summary quotes."""
@@ -82,6 +83,8 @@ class Tree:
     """The client's lines that are neither requests nor answers (a scenario's garbage), quoted."""
     _headers: dict[str, dict[str, Any]] = field(default_factory=dict)
     """The logs' headers by session id (a child session's names its parent and delegating call)."""
+    _prompting: set[str] = field(default_factory=set)
+    """The encoded ids of the prompts not answered yet."""
 
     def render(self, lines: Sequence[Line]) -> list[str]:
         names, delegations = _calls_in_logs(self.logs)
@@ -112,6 +115,8 @@ class Tree:
     def _client(self, frame: Frame, out: list[str]) -> None:
         if isinstance(frame, dict) and "method" in frame and "id" in frame:
             self._sent[encode(frame["id"])] = frame
+            if frame["method"] == "session/prompt":
+                self._prompting.add(encode(frame["id"]))
         elif isinstance(frame, dict) and frame.get("method") == "session/cancel":
             session = str((frame.get("params") or {}).get("sessionId"))
             header = self._headers.get(session)
@@ -119,8 +124,10 @@ class Tree:
                 self._items.append(CANCEL)
             elif (call := self._calls.get(self._key(str(header["parentSession"]), str(header.get("spawnCallId"))))) is not None:
                 call.children.append(CANCEL)  # one child session cancelled
-            else:
+            elif self._prompting:
                 self._items.append(CANCEL_CHILD)
+            else:
+                out.append(CANCEL_CHILD.strip())
         elif isinstance(frame, dict) and "method" in frame:
             if self.requests:
                 out.append(f"{frame['method']}: a notification, no answer")
@@ -134,9 +141,13 @@ class Tree:
     def _answered(self, response: dict[str, Any], names: dict[str, str], delegations: set[str]) -> list[str]:
         """The lines for a request the agent answered, with what it showed since the last answer."""
         request = self._sent.get(encode(response.get("id")), {})
+        self._prompting.discard(encode(response.get("id")))
         items = self._flush(names, delegations)
         if request.get("method") == "session/prompt":
-            return ["", f"> {_prompt_text(request['params']['prompt'])}", "", *items, f"  {_outcome(response)}", ""]
+            params = request["params"]
+            header = self._headers.get(str(params.get("sessionId"))) or {}
+            to = f"  (to the child session {header['id']})" if header.get("parentSession") is not None else ""
+            return ["", f"> {_prompt_text(params['prompt'])}{to}", "", *items, f"  {_outcome(response)}", ""]
         if not self.requests:
             return []
         if not request:  # the answer to a line that is no request of ours: garbage, on purpose

@@ -18,9 +18,11 @@ def request(request_id: int, method: str, **params: Any) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
 
 
-def summary(frames: list[Any], sent: list[Any], after: list[tuple[int, ...]]) -> list[str]:
+def summary(
+    frames: list[Any], sent: list[Any], after: list[tuple[int, ...]], logs: dict[str, list[Any]] | None = None
+) -> list[str]:
     encode = lambda item: item if isinstance(item, str) else json.dumps(item)  # noqa: E731
-    result = RunResult([encode(f) for f in frames], "", {}, Path("/cwd"), [encode(s) for s in sent], 0, [], sent_after=after)
+    result = RunResult([encode(f) for f in frames], "", logs or {}, Path("/cwd"), [encode(s) for s in sent], 0, [], sent_after=after)
     return normalize_run(result).summary
 
 
@@ -74,3 +76,32 @@ def test_a_load_shows_what_it_replayed_under_its_line() -> None:
         {"jsonrpc": "2.0", "id": 1, "result": {}},
     ]
     assert summary(frames, sent, [()]) == ["session/load: ok", "  user: look: [image]", "  tool c: ls [completed]", "      a.txt"]
+
+
+def test_a_prompt_to_a_child_session_says_so_and_a_cancel_between_prompts_stands_alone() -> None:
+    top, child = "aaaaaaaa-0000-4000-8000-000000000001", "aaaaaaaa-0000-4000-8000-000000000002"
+    logs: dict[str, list[Any]] = {"s1": [{"type": "session", "id": top}], "s1/c1": [{"type": "session", "id": child, "parentSession": top}]}
+    cancel = {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": child}}
+    sent = [
+        request(1, "session/prompt", sessionId=child, prompt=[{"type": "text", "text": "again"}]),
+        cancel,
+        request(2, "session/prompt", sessionId=top, prompt=[{"type": "text", "text": "go"}]),
+        cancel,
+    ]
+    frames = [
+        {"jsonrpc": "2.0", "id": 1, "error": {"code": -32602, "message": "a subagent session"}},
+        {"jsonrpc": "2.0", "id": 2, "result": {"stopReason": "end_turn"}},
+    ]
+    assert summary(frames, sent, [(), (0,), (0,), (0,)], logs) == [
+        "> again  (to the child session {{sessionId:2}})",
+        "",
+        "  error -32602: a subagent session",
+        "",
+        "(the client cancels a child session that has ended)",
+        "",
+        "> go",
+        "",
+        "  (the client cancels a child session that has ended)",
+        "  stop reason: end_turn",
+        "",
+    ]
