@@ -46,11 +46,13 @@ from acp_agent.acp.schema import (
     Text,
 )
 from acp_agent.acp.content import wire_content
+from acp_agent.acp.updates import UpdateMapper
 from acp_agent.session.titles import brief
 from acp_agent.session.content import TextContent, Usage
 from acp_agent.session.events import (
     AssistantMessageEvent,
     SessionEvent,
+    SessionHeader,
     ToolResultData,
     TurnEndEvent,
     TurnEndReason,
@@ -127,6 +129,15 @@ class ChildSession:
     reason: TurnEndReason | None = None
     tokens: Tokens = field(default_factory=Tokens)
     ended: bool = False
+
+    @classmethod
+    def opened(cls, header: SessionHeader, route: str, parent_id: str, parent: UpdateMapper) -> tuple[ChildSession, list[Frame]]:
+        """The child session of `header`'s agent, started by a call that `parent` mapped on
+        `parent_id`'s session, and the frames that open it: its announce, then the link on the
+        call's card."""
+        call_id = header.spawn_call_id or ""
+        child = cls(header.id, parent_id, route, header.cwd, parent.raw_input(call_id))
+        return child, [child.announce(), (parent_id, parent.link_child(call_id, header.id))]
 
     def announce(self) -> Frame:
         task = self.task if isinstance(self.task, dict) else {}

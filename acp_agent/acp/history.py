@@ -78,9 +78,8 @@ def history_updates(
     result's text shows instead. `child_sessions`: the client takes child sessions, and each child
     is replayed as one (`children.py`), announced before its traffic, ending with its final state.
     An iterator: the frames go out as they are built."""
-    mapper = UpdateMapper(lookup, context_window=context_window, live=False, compaction=compaction)
     replay = _Replay(child_lookup, context_window, compaction, child_sessions)
-    return replay.log(log, mapper, log.header.id, top_level=True)
+    return replay.log(log, replay.mapper(lookup), log.header.id, top_level=True)
 
 
 @dataclass(frozen=True)
@@ -89,6 +88,10 @@ class _Replay:
     context_window: int | None
     compaction: bool
     child_sessions: bool
+
+    def mapper(self, lookup: ToolLookup, origin: ChildOrigin | None = None) -> UpdateMapper:
+        """A mapper that shows a stored agent as its live one was shown (`origin`: a child's)."""
+        return UpdateMapper(lookup, origin, context_window=self.context_window, live=False, compaction=self.compaction)
 
     def log(
         self,
@@ -154,19 +157,11 @@ class _Replay:
         call_id = header.spawn_call_id or ""
         origin = ChildOrigin(route=header.route or header.id, parent_tool_call_id=parent.wire_id(call_id))
         if not self.child_sessions:
-            yield from self.log(stored, UpdateMapper(self.lookup, origin, live=False), parent_id)
+            yield from self.log(stored, self.mapper(self.lookup, origin), parent_id)
             return
-        child = ChildSession(header.id, parent_id, origin.route, header.cwd, parent.raw_input(call_id))
-        yield child.announce()
-        yield parent_id, parent.link_child(call_id, header.id)
-        own = UpdateMapper(
-            self.lookup,
-            replace(origin, own_session=True),
-            context_window=self.context_window,
-            live=False,
-            compaction=self.compaction,  # as the live child session's mapper shows its compactions
-        )
-        yield from self.log(stored, own, header.id, child)
+        child, opening = ChildSession.opened(header, origin.route, parent_id, parent)
+        yield from opening
+        yield from self.log(stored, self.mapper(self.lookup, replace(origin, own_session=True)), header.id, child)
         yield from child.end(result)
 
 

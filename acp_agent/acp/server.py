@@ -403,10 +403,9 @@ class AcpServer:
             self._watch(agent, parent.session_id, origin)
             return
         # Announced before anything of it goes out: it is published, its loop has not started.
-        task = parent.mapper.raw_input(call_id)
-        child = ChildSession(agent.id, parent.session_id, agent.route, agent.session.cwd, task)
+        child, opening = ChildSession.opened(header, agent.route, parent.session_id, parent.mapper)
         parent.children[call_id] = child
-        self.wire.send([child.announce(), (parent.session_id, parent.mapper.link_child(call_id, agent.id))])
+        self.wire.send(opening)
         self._watch(agent, agent.id, replace(origin, own_session=True), child)
 
     async def prompt(self, params: PromptParams) -> PromptResult:
