@@ -44,7 +44,7 @@ async def test_close_writes_what_is_queued_and_nothing_more() -> None:
     outbox.close()
     with pytest.raises(anyio.ClosedResourceError):
         outbox.put(b"late\n")
-    with anyio.fail_after(1):
+    with anyio.fail_after(10):
         await outbox.run()
     assert pipe.writes == [b"a\n"]
 
