@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -85,7 +84,8 @@ class Agent:
         self.route = route
         self.conversation = Conversation(session)
         """What the model sees of the session (the factory has it follow the log once published)."""
-        self._inbox: deque[Ticket] = deque()
+        self._inbox: list[Ticket] = []
+        """A list, not a deque: it holds a message or two, and an empty deque costs 760 bytes."""
         self._wake = anyio.Event()
         self._idle = anyio.Event()
         self._idle.set()
@@ -168,6 +168,25 @@ class Agent:
         else:
             await self._stopped.wait()
 
+    async def _run_next(self) -> None:
+        """Run the first queued turn. Its own frame, so the loop waiting for the next message holds
+        nothing of this one (its ticket, content and events; its cancel scope): an idle session
+        keeps none of that."""
+        ticket = self._running = self._inbox.pop(0)
+        # The turn's cancel scope (what `cancel()` cancels) is made here, already cancelled when
+        # a cancel came while the message waited in the queue.
+        turn = self._turn = TurnControl()
+        if ticket.cancelled:
+            turn.scope.cancel()
+        try:
+            ticket.settle(await run_turn(self, ticket, turn))
+        finally:
+            self._turn = self._running = None
+            if not ticket.done.is_set():
+                ticket.settle(TurnDisposed())
+        if ticket.held:
+            await ticket.released.wait()
+
     async def _run(self) -> None:
         self._loop = anyio.CancelScope()
         if self._disposed:  # disposed before its loop ran
@@ -180,20 +199,7 @@ class Agent:
                         await self._wake.wait()
                         self._wake = anyio.Event()
                         continue
-                    ticket = self._running = self._inbox.popleft()
-                    # The turn's cancel scope (what `cancel()` cancels) is made here, already
-                    # cancelled when a cancel came while the message waited in the queue.
-                    turn = self._turn = TurnControl()
-                    if ticket.cancelled:
-                        turn.scope.cancel()
-                    try:
-                        ticket.settle(await run_turn(self, ticket, turn))
-                    finally:
-                        self._turn = self._running = None
-                        if not ticket.done.is_set():
-                            ticket.settle(TurnDisposed())
-                    if ticket.held:
-                        await ticket.released.wait()
+                    await self._run_next()
         finally:
             for ticket in self._inbox:
                 ticket.settle(TurnDisposed())

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import json
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -339,6 +341,22 @@ async def test_cancelling_an_idle_agent_does_nothing(scripted: Callable[..., Con
         agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
         agent.cancel("nothing runs")
         assert (await agent.followup(text("x")).wait()).kind == "completed"
+
+
+async def test_an_idle_agent_holds_nothing_of_its_last_turn(scripted: Callable[..., Context], tmp_path: Path) -> None:
+    ctx = scripted([{"text": "done"}])
+    async with ctx.running():
+        agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
+        ticket = agent.followup(text("go"))
+        assert (await ticket.wait()).kind == "completed"
+        await agent.when_idle()
+        held = weakref.ref(ticket)
+        gc.disable()  # reference counting alone: what the waiting loop still held would stay
+        try:
+            del ticket
+            assert held() is None
+        finally:
+            gc.enable()
 
 
 async def test_a_synchronous_setup_and_a_child_route(scripted: Callable[..., Context], tmp_path: Path) -> None:
