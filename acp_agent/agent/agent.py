@@ -87,15 +87,18 @@ class Agent:
         self._inbox: list[Ticket] = []
         """A list, not a deque: it holds a message or two, and an empty deque costs 760 bytes."""
         self._wake = anyio.Event()
-        self._idle = anyio.Event()
-        self._idle.set()
+        self._busy: anyio.Event | None = None
+        """Set when the agent is idle again; None while it is. Events are made only for a wait: an
+        anyio event holds a 760-byte deque, and a server keeps hundreds of idle sessions."""
         self._turn: TurnControl | None = None
         """The running turn's cancel scope and steering: this agent owns them (see `_run`)."""
         self._running: Ticket | None = None
         self._loop: anyio.CancelScope | None = None
         """The loop's scope, made when the loop starts (an agent may be built outside a running
         event loop)."""
-        self._stopped = anyio.Event()
+        self._stopped: anyio.Event | None = None
+        """Set when the loop has stopped: made by the first `dispose` that waits for it."""
+        self._finished = False
         self._disposed = False
 
     @property
@@ -105,7 +108,7 @@ class Agent:
     @property
     def busy(self) -> bool:
         """Whether a turn is running or queued."""
-        return not self._idle.is_set()
+        return self._busy is not None
 
     def start(self) -> None:
         self.ctx.tasks.start_soon(self._run, name=f"agent {self.route}")
@@ -125,8 +128,8 @@ class Agent:
             ticket.settle(TurnDisposed())
             return ticket
         self._inbox.append(ticket)
-        if self._idle.is_set():
-            self._idle = anyio.Event()
+        if self._busy is None:
+            self._busy = anyio.Event()
         self._wake.set()
         return ticket
 
@@ -152,7 +155,10 @@ class Agent:
 
     async def when_idle(self) -> None:
         """Return once no turn runs and none is queued."""
-        await self._idle.wait()
+        if self._busy is None:
+            await anyio.lowlevel.checkpoint()
+        else:
+            await self._busy.wait()
 
     async def dispose(self) -> None:
         """Stop the loop (an open turn ends `disposed`), wait for quiescence, unwind the scope.
@@ -163,10 +169,23 @@ class Agent:
             self._disposed = True
             if self._loop is not None:
                 self._loop.cancel()
-            await self._stopped.wait()
+            await self._until_stopped()
             self.scope.dispose()
         else:
-            await self._stopped.wait()
+            await self._until_stopped()
+
+    async def _until_stopped(self) -> None:
+        if self._finished:
+            await anyio.lowlevel.checkpoint()
+            return
+        if self._stopped is None:
+            self._stopped = anyio.Event()
+        await self._stopped.wait()
+
+    def _idle_again(self) -> None:
+        if self._busy is not None:
+            self._busy.set()
+            self._busy = None
 
     async def _run_next(self) -> None:
         """Run the first queued turn. Its own frame, so the loop waiting for the next message holds
@@ -195,7 +214,7 @@ class Agent:
             with self._loop:
                 while True:
                     if not self._inbox:
-                        self._idle.set()
+                        self._idle_again()
                         await self._wake.wait()
                         self._wake = anyio.Event()
                         continue
@@ -204,6 +223,8 @@ class Agent:
             for ticket in self._inbox:
                 ticket.settle(TurnDisposed())
             self._inbox.clear()
-            self._idle.set()
-            self._stopped.set()
+            self._idle_again()
+            self._finished = True
+            if self._stopped is not None:
+                self._stopped.set()
 
