@@ -65,8 +65,10 @@ class Ticket:
 class Agent:
     """One agent: its session log, options, route, scope, and the loop running its turns.
 
-    The loop task lives in the context's task group; `dispose()` stops it (an open turn ends
-    `disposed`), waits until it has stopped, and unwinds the agent's scope.
+    Its loop is a task in the context's task group that runs while turns are queued: started
+    when a message comes to an idle agent, it ends once the queue is empty (an idle agent holds
+    no task, coroutine or cancel scope). `dispose()` stops it (an open turn ends `disposed`), waits
+    until it has stopped, and unwinds the agent's scope.
     """
 
     def __init__(
@@ -86,19 +88,21 @@ class Agent:
         """What the model sees of the session (the factory has it follow the log once published)."""
         self._inbox: list[Ticket] = []
         """A list, not a deque: it holds a message or two, and an empty deque costs 760 bytes."""
-        self._wake = anyio.Event()
         self._busy: anyio.Event | None = None
         """Set when the agent is idle again; None while it is. Events are made only for a wait: an
         anyio event holds a 760-byte deque, and a server keeps hundreds of idle sessions."""
         self._turn: TurnControl | None = None
         """The running turn's cancel scope and steering: this agent owns them (see `_run`)."""
         self._running: Ticket | None = None
+        self._started = False
+        self._looping = False
+        """A loop task runs the queue, or is about to."""
         self._loop: anyio.CancelScope | None = None
-        """The loop's scope, made when the loop starts (an agent may be built outside a running
-        event loop)."""
+        """The running loop's scope (what `dispose` cancels)."""
         self._stopped: anyio.Event | None = None
-        """Set when the loop has stopped: made by the first `dispose` that waits for it."""
-        self._finished = False
+        """Set when the loop stops: made by a `dispose` that waits for it."""
+        self._ended = False
+        """The loop was stopped (disposed, or its task group cancelled): no loop runs again."""
         self._disposed = False
 
     @property
@@ -111,7 +115,14 @@ class Agent:
         return self._busy is not None
 
     def start(self) -> None:
-        self.ctx.tasks.start_soon(self._run, name=f"agent {self.route}")
+        """Run the turns queued so far, and those to come."""
+        self._started = True
+        self._spawn()
+
+    def _spawn(self) -> None:
+        if self._started and self._inbox and not self._looping and not self._ended:
+            self._looping = True
+            self.ctx.tasks.start_soon(self._run, name=f"agent {self.route}")
 
     def followup(
         self, content: Sequence[ContentBlock], source: str = "user", body: TurnBody | None = None, *, hold: bool = False
@@ -130,7 +141,7 @@ class Agent:
         self._inbox.append(ticket)
         if self._busy is None:
             self._busy = anyio.Event()
-        self._wake.set()
+        self._spawn()
         return ticket
 
     def steer(self, content: Sequence[ContentBlock]) -> None:
@@ -175,7 +186,7 @@ class Agent:
             await self._until_stopped()
 
     async def _until_stopped(self) -> None:
-        if self._finished:
+        if not self._looping:
             await anyio.lowlevel.checkpoint()
             return
         if self._stopped is None:
@@ -207,24 +218,26 @@ class Agent:
             await ticket.released.wait()
 
     async def _run(self) -> None:
-        self._loop = anyio.CancelScope()
+        """Run the queued turns until none is left (a message queued meanwhile is run by this
+        loop: the check that ends it and its end take no turn of the event loop between them)."""
+        loop = self._loop = anyio.CancelScope()
         if self._disposed:  # disposed before its loop ran
-            self._loop.cancel()
+            loop.cancel()
+        emptied = False
         try:
-            with self._loop:
-                while True:
-                    if not self._inbox:
-                        self._idle_again()
-                        await self._wake.wait()
-                        self._wake = anyio.Event()
-                        continue
+            with loop:
+                while self._inbox:
                     await self._run_next()
+                emptied = True
         finally:
-            for ticket in self._inbox:
-                ticket.settle(TurnDisposed())
-            self._inbox.clear()
+            self._loop = None
+            self._looping = False
+            if not emptied:  # stopped: the queued messages end their turns unrun
+                self._ended = True
+                for ticket in self._inbox:
+                    ticket.settle(TurnDisposed())
+                self._inbox.clear()
             self._idle_again()
-            self._finished = True
             if self._stopped is not None:
                 self._stopped.set()
 

@@ -343,20 +343,32 @@ async def test_cancelling_an_idle_agent_does_nothing(scripted: Callable[..., Con
         assert (await agent.followup(text("x")).wait()).kind == "completed"
 
 
-async def test_an_idle_agent_holds_nothing_of_its_last_turn(scripted: Callable[..., Context], tmp_path: Path) -> None:
-    ctx = scripted([{"text": "done"}])
+async def test_an_idle_agent_holds_nothing_of_its_last_turn_and_runs_no_task(
+    scripted: Callable[..., Context], tmp_path: Path
+) -> None:
+    ctx = scripted([{"text": "done"}, {"text": "again"}])
     async with ctx.running():
         agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
+        assert not agent.busy and not loops(agent)  # nothing queued yet: no loop
         ticket = agent.followup(text("go"))
+        assert agent.busy
         assert (await ticket.wait()).kind == "completed"
         await agent.when_idle()
+        await anyio.sleep(0)  # the loop's task ends right after the agent is idle
+        assert not agent.busy and not loops(agent)
         held = weakref.ref(ticket)
-        gc.disable()  # reference counting alone: what the waiting loop still held would stay
+        gc.disable()  # reference counting alone: anything still holding the ticket would keep it
         try:
             del ticket
             assert held() is None
         finally:
             gc.enable()
+        assert (await agent.followup(text("more")).wait()).kind == "completed"  # a new loop runs it
+    assert [m.content[0].text for m in agent.conversation.messages() if m.role == "assistant"] == ["done", "again"]
+
+
+def loops(agent: Agent) -> list[str]:
+    return [task.name for task in anyio.get_running_tasks() if task.name == f"agent {agent.route}"]
 
 
 async def test_a_synchronous_setup_and_a_child_route(scripted: Callable[..., Context], tmp_path: Path) -> None:
