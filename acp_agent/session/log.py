@@ -65,14 +65,14 @@ class Session:
         """Events appended while delivering (seldom more than one): a list, as an empty deque costs 760 bytes."""
         if state is not None:
             self.state = state.copy()
-            self._events = [_kept(event) for event in seed]
+            self._events = list(seed)
         else:
             self.state = LogState(registry)
             self._events = []
             for event in seed:
                 self.state.check(event)
                 self.state.apply(event)
-                self._events.append(_kept(event))
+                self._events.append(event)
         if not self.state.balanced:
             raise UnbalancedSeed(f"a seed must end balanced, but turn {self.state.open_turn} is open")
 
@@ -135,7 +135,7 @@ class Session:
         self.state.check(event)
         self.state.apply(event)
         if self._archive is None or event.type not in ARCHIVED_TYPES:
-            self._events.append(_kept(event))
+            self._events.append(event)
         if self._delivering:
             # Appended by a subscriber: delivered once every subscriber has seen the current
             # event, so all of them (the store among them) see the log in seq order.
@@ -187,36 +187,6 @@ def _without(subscribers: tuple[Subscriber, ...], subscriber: Subscriber) -> tup
     remaining = list(subscribers)
     remaining.remove(subscriber)
     return tuple(remaining)
-
-
-_FIELDS_SETS: dict[tuple[type[BaseModel], frozenset[str]], frozenset[str]] = {}
-"""One frozenset per model class and fields set, shared by every kept event that has it."""
-
-
-def _kept(event: SessionEvent) -> SessionEvent:
-    """`event`, as the log keeps it in memory: each model in it (the event, its data, the models
-    in those) shares the one frozen set of the fields it was given with every other kept model of
-    its class given those fields. pydantic makes a set of them for each model it validates (216
-    bytes, 728 past four fields): about 10 KB of every session held open, for a record nothing
-    reads (no event is dumped `exclude_unset`). Frozen, since a logged event is never changed:
-    setting a field of one now raises instead of marking it set on all of them.
-
-    The streamed chunks (`ARCHIVED_TYPES`) are left as they are: they are the most numerous, and
-    leave memory once a store holds them."""
-    if event.type in ARCHIVED_TYPES:
-        return event
-    models: list[BaseModel] = [event]
-    while models:
-        model = models.pop()
-        given = model.__pydantic_fields_set__
-        shared = _FIELDS_SETS.setdefault((type(model), frozenset(given)), frozenset(given))
-        object.__setattr__(model, "__pydantic_fields_set__", shared)
-        for value in model.__dict__.values():
-            if isinstance(value, BaseModel):
-                models.append(value)
-            elif isinstance(value, list):
-                models.extend(item for item in value if isinstance(item, BaseModel))
-    return event
 
 
 def _seq(event: SessionEvent) -> int:

@@ -256,23 +256,3 @@ def test_a_session_that_left_events_on_disk_needs_its_store_to_read_them() -> No
     assert source.next_seq == session.next_seq - 1  # the state was copied, not shared
     with pytest.raises(RuntimeError, match="no store holds it"):
         session.all_events()
-
-
-def test_kept_events_share_one_frozen_fields_set_per_model_class_and_fields() -> None:
-    first, second = new_session(session_id="a"), new_session(session_id="b")
-    for session in (first, second):
-        complete_turn(session, calls=["c1"])
-    pairs = [(a, b) for a, b in zip(first.events, second.events, strict=True) if a.type != "assistant/chunk"]
-    assert len(pairs) == 11 and all(a.__pydantic_fields_set__ is b.__pydantic_fields_set__ for a, b in pairs)
-    assert all(a.data.__pydantic_fields_set__ is b.data.__pydantic_fields_set__ for a, b in pairs)
-    message = next(event for event in first.events if event.type == "user/message")
-    assert message.data.content[0].model_fields_set == {"text"}  # still what it was given
-    with pytest.raises(AttributeError):  # a logged event is never changed
-        message.data.content[0].text = "changed"
-
-
-def test_the_streamed_chunks_keep_their_own_fields_set() -> None:
-    session = new_session()  # no store: its chunks stay in memory, each as pydantic made it
-    complete_turn(session)
-    chunks = [event for event in session.events if event.type == "assistant/chunk"]
-    assert chunks and all(type(chunk.__pydantic_fields_set__) is set for chunk in chunks)
