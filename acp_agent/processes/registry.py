@@ -218,6 +218,7 @@ class Watchdog:
             self._process.wait(_WATCHDOG_STOP_SECONDS)
         except subprocess.TimeoutExpired:  # pragma: no cover - it only sweeps /proc, then exits
             self._process.kill()
+            self._process.wait()  # reaped: gone, not a zombie, when this returns
 
 
 PROCESSES: Final = ServiceKey[ProcessRegistry]("processes")
