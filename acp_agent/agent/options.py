@@ -13,7 +13,7 @@ class AgentDefaults(Model):
 
     provider: str = "deepseek"
     """The provider a model call names: the adapter row serving it (`openai_compat`'s `provider`)."""
-    model: str = "deepseek-chat"
+    model: str = "deepseek-flash"
     max_tokens: int | None = None
     max_steps: int = 50
     """Model calls one turn may make before it ends with `max-steps` (a runaway guard)."""
