@@ -18,8 +18,8 @@ class AgentDefaults(Model):
     max_steps: int = 50
     """Model calls one turn may make before it ends with `max-steps` (a runaway guard)."""
     context_window: int = Field(default=128000, gt=0)
-    """The model's context window in tokens (DeepSeek's by default): how full the context is, as
-    the editor shows it (`usage_update`), is measured against it."""
+    """The model's context window in tokens (by default less than DeepSeek's current model's):
+    how full the context is, as the editor shows it (`usage_update`), is measured against it."""
 
 
 class AgentOptions(AgentDefaults):
