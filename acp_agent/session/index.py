@@ -316,28 +316,26 @@ def gc_paused() -> Iterator[None]:
         gc.enable()
 
 
-def _stamp(path: str | Path) -> Stamp | None:
+def _stat(path: str | Path) -> os.stat_result | None:
     try:
-        stat = os.stat(path)
+        return os.stat(path)
     except FileNotFoundError:
         return None
-    return stat.st_size, stat.st_mtime_ns
+
+
+def _stamp(path: str | Path) -> Stamp | None:
+    stat = _stat(path)
+    return None if stat is None else (stat.st_size, stat.st_mtime_ns)
 
 
 def _file_id(path: Path) -> tuple[int, int, int] | None:
-    try:
-        stat = os.stat(path)
-    except FileNotFoundError:
-        return None
-    return stat.st_ino, stat.st_size, stat.st_mtime_ns
+    stat = _stat(path)
+    return None if stat is None else (stat.st_ino, stat.st_size, stat.st_mtime_ns)
 
 
 def _root_stamp(root: Path) -> Stamp | None:
-    try:
-        stat = os.stat(root)
-    except FileNotFoundError:
-        return None
-    return stat.st_nlink, stat.st_mtime_ns
+    stat = _stat(root)
+    return None if stat is None else (stat.st_nlink, stat.st_mtime_ns)
 
 
 def _dump(rows: dict[str, _Row]) -> bytes:
