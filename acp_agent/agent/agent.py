@@ -199,9 +199,8 @@ class Agent:
             self._busy = None
 
     async def _run_next(self) -> None:
-        """Run the first queued turn. Its own frame, so the loop waiting for the next message holds
-        nothing of this one (its ticket, content and events; its cancel scope): an idle session
-        keeps none of that."""
+        """Run the first queued turn. Its own frame, so nothing of the turn (its ticket, content
+        and events; its cancel scope) outlives it in the loop: an idle session keeps none of that."""
         ticket = self._running = self._inbox.pop(0)
         # The turn's cancel scope (what `cancel()` cancels) is made here, already cancelled when
         # a cancel came while the message waited in the queue.
