@@ -91,7 +91,9 @@ class LogFile:
     def flush(self) -> None:
         """Hand what `hold` kept to the operating system."""
         if self._held:
-            self._write(self._held)
+            # A copy: a write that fails must leave the held lines as they were, and resizable
+            # (a view of the buffer itself would still export it from the failure's traceback).
+            self._write(bytes(self._held))
             self._held.clear()
 
     def stamp(self) -> tuple[int, int]:
@@ -101,8 +103,10 @@ class LogFile:
         return stat.st_size, stat.st_mtime_ns
 
     def close(self) -> None:
-        self.flush()
-        os.close(self._fd)
+        try:
+            self.flush()
+        finally:
+            os.close(self._fd)
 
     def _write(self, data: bytes | bytearray) -> None:
         view = memoryview(data)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
@@ -47,6 +48,8 @@ from acp_agent.session.invariants import LogState
 from acp_agent.session.log import Session
 from acp_agent.session.registry import EventRegistry
 from acp_agent.kernel.context import ServiceKey
+
+log = logging.getLogger(__name__)
 
 INTERRUPTED_MESSAGE = "interrupted: the process stopped before this call finished"
 LOCK_WAIT_SECONDS = 3.0
@@ -245,9 +248,16 @@ class SessionStore:
         system. The server's writer runs this before each write to stdout: a chunk's frame never
         reaches the wire before its line. Each other event's line is written as it is logged,
         with what its log held, so a chunk's line waits at most until its frame goes out or the
-        next other event of its session, whichever is first."""
+        next other event of its session, whichever is first.
+
+        A line that cannot be written (a full disk) stays held and is only logged here: the
+        session's next line fails its turn, as any other line that cannot be written does (a
+        failure here would stop the writer of every session's frames)."""
         for file in self._holding:
-            file.flush()
+            try:
+                file.flush()
+            except OSError as exc:
+                log.warning("cannot write a session log: %s", exc)
         self._holding.clear()
 
     def close(self) -> None:

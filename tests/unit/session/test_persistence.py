@@ -135,6 +135,30 @@ def test_a_streamed_chunk_is_held_until_the_stores_flush_or_its_logs_next_other_
     assert read_json_lines(path)[-5:] == [e.dump() for e in session.all_events()[-5:]]  # with the next event
 
 
+def test_a_held_line_that_cannot_be_written_fails_the_sessions_next_line_not_the_flush(
+    store: SessionStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    session = new_session()
+    store.attach(session)
+    start_turn(session)
+    session.append("step/start", StepData(turn=1, step=1))
+    session.append("assistant/chunk", AssistantChunkData(turn=1, step=1, chunk=TextDelta(index=0, text="a")))
+    fd = store._attached[session.id].file._fd
+    saved, full = os.dup(fd), os.open("/dev/full", os.O_WRONLY)
+    os.dup2(full, fd)  # the disk is full from here on
+    os.close(full)
+    try:
+        store.flush()  # the server's writer goes on
+        assert "cannot write a session log" in caplog.text
+        with pytest.raises(OSError):
+            session.append("assistant/message", AssistantMessageData(turn=1, step=1, content=[TextBlock(text="a")]))
+    finally:
+        os.dup2(saved, fd)
+        os.close(saved)
+    session.append("step/end", StepData(turn=1, step=1))  # room again: what was held is written once, in order
+    assert read_json_lines(store.path_of(session.id)) == dumps(session)
+
+
 def test_close_flushes_the_open_turn(store: SessionStore) -> None:
     session = new_session()
     store.attach(session)
