@@ -186,7 +186,7 @@ class UpdateMapper:
         """Inside a compaction step: its text is the summary."""
         self._compactions = sum(isinstance(event, CompactionEvent) for event in shown)
         self._inputs: dict[str, Any] = {}
-        """Each call's raw input, by call id (a delegating call's task)."""
+        """Each running call's raw input, by call id (a delegating call's task), until its result."""
         self._children: dict[str, str] = {}
         """The child session each running call started, by call id."""
         self._answer = _AnswerCard(origin, answer_every_ms) if origin is not None and not origin.own_session else None
@@ -203,7 +203,8 @@ class UpdateMapper:
         return {**(meta or {}), META_KEY: {**(meta or {}).get(META_KEY, {}), **extra}}
 
     def raw_input(self, call_id: str) -> Any:
-        """The raw input of the latest call of that id this mapper saw (None if it saw none)."""
+        """The raw input of the running call of that id (None once its result was mapped, or for
+        a call this mapper did not see)."""
         return self._inputs.get(call_id)
 
     def link_child(self, call_id: str, child_id: str) -> SessionUpdate:

@@ -52,9 +52,9 @@ class ProcessRegistry:
     `group(owner)` makes a command group that ends with `owner` (an agent's scope: its session);
     `close()` ends everything (the server exits). A `Watchdog` is told of every group and process
     as the registry learns of it, and ends them if the server dies without closing the registry.
-    With `watchdog=True` it is started by the first `group` or `add_process`, before any process
-    of the server's exists: a session that never runs a command costs no watchdog, and start-up
-    does not wait for one.
+    With `watchdog=True` it is started by the first `group` (before its command is spawned) or
+    `add_process` (right after that process started): a session that never runs a command costs
+    no watchdog, and start-up does not wait for one.
     """
 
     def __init__(self, *, watchdog: bool = False) -> None:
