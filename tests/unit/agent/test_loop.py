@@ -343,7 +343,7 @@ async def test_cancelling_an_idle_agent_does_nothing(scripted: Callable[..., Con
         assert (await agent.followup(text("x")).wait()).kind == "completed"
 
 
-async def test_an_idle_agent_holds_nothing_of_its_last_turn_and_runs_no_task(
+async def test_an_idle_agent_holds_no_ticket_of_its_last_turn_and_runs_no_task(
     scripted: Callable[..., Context], tmp_path: Path
 ) -> None:
     ctx = scripted([{"text": "done"}, {"text": "again"}])
