@@ -33,7 +33,7 @@ BRANCH, LAST = "  │ ", "  └ "
 """How a delegating call's nested lines and its result line start (below the call's own indent)."""
 CANCEL = "  (the client cancels)"
 CANCEL_CHILD = "  (the client cancels a child session that has ended)"
-"""During a prompt; between prompts the line stands alone, unindented."""
+"""Either cancel line, under the prompt it came during; between prompts it stands alone, unindented."""
 LEFT_OVER = "after the last answer:"
 STRAY = 60
 """How much of a garbage line the summary quotes."""
@@ -120,14 +120,16 @@ class Tree:
         elif isinstance(frame, dict) and frame.get("method") == "session/cancel":
             session = str((frame.get("params") or {}).get("sessionId"))
             header = self._headers.get(session)
-            if header is None or header.get("parentSession") is None:
-                self._items.append(CANCEL)
-            elif (call := self._calls.get(self._key(str(header["parentSession"]), str(header.get("spawnCallId"))))) is not None:
-                call.children.append(CANCEL)  # one child session cancelled
-            elif self._prompting:
-                self._items.append(CANCEL_CHILD)
+            if header is not None and header.get("parentSession") is not None:
+                call = self._calls.get(self._key(str(header["parentSession"]), str(header.get("spawnCallId"))))
+                if call is not None:
+                    call.children.append(CANCEL)  # one child session cancelled
+                    return
+            line = CANCEL if header is None or header.get("parentSession") is None else CANCEL_CHILD
+            if self._prompting:  # under the prompt it came during
+                self._items.append(line)
             else:
-                out.append(CANCEL_CHILD.strip())
+                out.append(line.strip())
         elif isinstance(frame, dict) and "method" in frame:
             if self.requests:
                 out.append(f"{frame['method']}: a notification, no answer")
@@ -145,8 +147,8 @@ class Tree:
         items = self._flush(names, delegations)
         if request.get("method") == "session/prompt":
             params = request["params"]
-            header = self._headers.get(str(params.get("sessionId"))) or {}
-            to = f"  (to the child session {header['id']})" if header.get("parentSession") is not None else ""
+            session = str(params.get("sessionId"))
+            to = f"  (to the child session {session})" if (self._headers.get(session) or {}).get("parentSession") is not None else ""
             return ["", f"> {_prompt_text(params['prompt'])}{to}", "", *items, f"  {_outcome(response)}", ""]
         if not self.requests:
             return []

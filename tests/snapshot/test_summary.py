@@ -79,12 +79,14 @@ def test_a_load_shows_what_it_replayed_under_its_line() -> None:
 
 
 def test_a_prompt_to_a_child_session_says_so_and_a_cancel_between_prompts_stands_alone() -> None:
+    """A cancel of either kind sent between prompts is a line of its own, not one of the next prompt's."""
     top, child = "aaaaaaaa-0000-4000-8000-000000000001", "aaaaaaaa-0000-4000-8000-000000000002"
     logs: dict[str, list[Any]] = {"s1": [{"type": "session", "id": top}], "s1/c1": [{"type": "session", "id": child, "parentSession": top}]}
     cancel = {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": child}}
     sent = [
         request(1, "session/prompt", sessionId=child, prompt=[{"type": "text", "text": "again"}]),
         cancel,
+        {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": top}},
         request(2, "session/prompt", sessionId=top, prompt=[{"type": "text", "text": "go"}]),
         cancel,
     ]
@@ -92,12 +94,13 @@ def test_a_prompt_to_a_child_session_says_so_and_a_cancel_between_prompts_stands
         {"jsonrpc": "2.0", "id": 1, "error": {"code": -32602, "message": "a subagent session"}},
         {"jsonrpc": "2.0", "id": 2, "result": {"stopReason": "end_turn"}},
     ]
-    assert summary(frames, sent, [(), (0,), (0,), (0,)], logs) == [
+    assert summary(frames, sent, [(), (0,), (0,), (0,), (0,)], logs) == [
         "> again  (to the child session {{sessionId:2}})",
         "",
         "  error -32602: a subagent session",
         "",
         "(the client cancels a child session that has ended)",
+        "(the client cancels)",
         "",
         "> go",
         "",
