@@ -28,6 +28,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from benchmodel import machine
 from client import Spawned
 from long_session import write_session
 
@@ -66,7 +67,9 @@ def main() -> int:
     parser.add_argument("--events", type=int, nargs="+", default=[1_000, 10_000, 100_000])
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
-    print(f"nproc {os.cpu_count()}, Python {sys.version.split()[0]}; median of {args.runs} runs")
+    if len(args.events) < 3:
+        parser.error("--events needs three sizes or more: linearity compares the time each adds")
+    print(f"{machine()}; median of {args.runs} runs")
     print(f"{'events':>8} {'lines':>8} {'floor ms':>9} {'load ms':>9} {'ratio':>6} {'peak MB':>8} {'frames':>7} {'ms/1k more':>10}")
     measured: list[tuple[int, float]] = []  # (lines, load seconds) of each size
     per_thousand: list[float] = []
@@ -101,7 +104,7 @@ def main() -> int:
                 f"{lines - 1:>8,} {lines:>8,} {floor * 1000:>9.1f} {load * 1000:>9.1f} {ratio:>5.2f}x"
                 f" {peak:>8.1f} {frames:>7,} {slope}"
             )
-    growth = per_thousand[-1] / min(per_thousand[:-1]) if len(per_thousand) > 1 else 1.0
+    growth = per_thousand[-1] / min(per_thousand[:-1])
     met = largest[0] <= RATIO_TARGET and largest[1] <= RSS_TARGET_MB and growth <= LINEAR_TARGET
     print(f"targets: load <= {RATIO_TARGET}x floor, peak RSS <= {RSS_TARGET_MB} MB (the largest load's),")
     print(f"         time per event added, up to the largest size, within {LINEAR_TARGET}x of that up to the smaller ones (now {growth:.2f}x)")
