@@ -94,6 +94,9 @@ class Connection:
         self._methods = methods
         self.max_frame_bytes = max_frame_bytes
         self._outbox = Outbox(write)
+        self.send: Callable[[bytes], None] = self._outbox.put
+        """Queue a frame already encoded (one line, as `encode` makes it), in the order of the
+        others: the outbox's own `put`, as it is called once per streamed chunk."""
         self._waiters: dict[int, _Waiter] = {}
         self._abandoned: set[int] = set()
         """Requests whose caller stopped waiting (cancelled, timed out): their late answers are
@@ -247,10 +250,6 @@ class Connection:
     def notify(self, method: str, params: dict[str, Any]) -> None:
         """Queue a notification; frames go out in the order they are queued."""
         self._outbox.put(encode({"jsonrpc": "2.0", "method": method, "params": params}))
-
-    def send(self, frame: bytes) -> None:
-        """Queue a frame already encoded (one line, as `encode` makes it), in the same order."""
-        self._outbox.put(frame)
 
     async def request(self, method: str, params: dict[str, Any]) -> Any:
         """Ask the client; the result, or `ClientError` for an error answer or a closed connection."""

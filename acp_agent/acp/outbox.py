@@ -28,11 +28,15 @@ class Outbox:
         self._frames: list[bytes] = []
         self._queued = anyio.Event()
         """Set by the first frame queued since the writer took the others (or by `close`)."""
-        self._closing = anyio.Event()
+        self._closing = False
+        self._pause = anyio.CancelScope()
+        """The writer's wait between two writes, which `close` cuts short. A sleep in a scope of
+        its own, not a wait with a timeout: a scope's timeout cancels the wait, a cost paid at
+        every write of a streamed answer."""
 
     def put(self, frame: bytes) -> None:
         """Queue one encoded frame (a whole line)."""
-        if self._closing.is_set():
+        if self._closing:
             raise anyio.ClosedResourceError
         if not self._frames:  # else the writer has yet to take those: it will see this one too
             self._queued.set()
@@ -40,18 +44,21 @@ class Outbox:
 
     def close(self) -> None:
         """No more frames: `run` returns once the queued ones are written."""
-        self._closing.set()
+        self._closing = True
         self._queued.set()
+        self._pause.cancel()
 
     async def run(self) -> None:
         """Write the queued frames until `close`, then what is left."""
         while True:
             while not self._frames:
-                if self._closing.is_set():
+                if self._closing:
                     return
                 await self._queued.wait()
             self._queued = anyio.Event()
             frames, self._frames = self._frames, []
             await self._write(b"".join(frames))
-            with anyio.move_on_after(self._interval):  # what comes meanwhile goes in the next write
-                await self._closing.wait()  # unless the connection closes: then at once
+            if not self._closing:  # what comes meanwhile goes in the next write, unless the
+                self._pause = anyio.CancelScope()  # connection closes: then at once
+                with self._pause:
+                    await anyio.sleep(self._interval)

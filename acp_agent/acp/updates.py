@@ -113,13 +113,15 @@ class UpdateFrames:
     update."""
 
     def __init__(self, session_id: str) -> None:
-        self._head = b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":' + encode_text(session_id)
+        head = b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":' + encode_text(session_id)
+        self._heads = {
+            kind: head + b',"update":{"sessionUpdate":"' + kind.encode() + b'","content":{"type":"text","text":'
+            for kind in ("agent_message_chunk", "agent_thought_chunk")
+        }
 
     def text(self, shown: ShownText) -> bytes:
         kind, text = shown
-        return b"".join(
-            (self._head, b',"update":{"sessionUpdate":"', kind.encode(), b'","content":{"type":"text","text":', encode_text(text), b"}}}}\n")
-        )
+        return self._heads[kind] + encode_text(text) + b"}}}}\n"
 
 
 class UpdateMapper:

@@ -196,10 +196,11 @@ async def model_call(agent: Agent, progress: TurnProgress, request: LlmRequest) 
     session, turn, step, assembler = agent.session, progress.turn, progress.step, progress.assembler
     assert step is not None and assembler is not None  # open_step came first
     stream = await agent.ctx.get(LLM).stream(request)
+    append, feed = session.append_chunk, assembler.feed
     async with aclosing(stream):
         async for chunk in stream:
-            session.append("assistant/chunk", {"turn": turn, "step": step, "chunk": chunk})  # one validation: the cheapest event
-            assembler.feed(chunk)
+            append(turn, step, chunk)
+            feed(chunk)
     finish = assembler.finish
     if finish is None:
         raise LlmError("the model stream ended without a finish chunk", "STREAM_CLOSED")

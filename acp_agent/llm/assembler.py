@@ -53,13 +53,13 @@ class BlockAssembler:
         self.finish: FinishReason | None = None
 
     def feed(self, chunk: StreamChunk) -> None:
-        match chunk:
-            case BlockStart():
-                self._blocks[chunk.index] = _Partial(chunk.block_type)
+        match chunk:  # the deltas first: nearly every chunk is one
             case TextDelta():
                 self._partial(chunk.index, "text").parts.append(chunk.text)
             case ReasoningDelta():
                 self._partial(chunk.index, "reasoning").parts.append(chunk.text)
+            case BlockStart():
+                self._blocks[chunk.index] = _Partial(chunk.block_type)
             case ToolCallDelta():
                 partial = self._partial(chunk.index, "tool-call")
                 partial.call_id = chunk.id or partial.call_id

@@ -235,6 +235,28 @@ class AssistantChunkEvent(SessionEvent):
     type: Literal["assistant/chunk"] = "assistant/chunk"
     data: AssistantChunkData
 
+    @classmethod
+    def streamed(cls, seq: int, time: int, turn: int, step: int, chunk: StreamChunk) -> AssistantChunkEvent:
+        """The event validation makes of these values, made without it: the most numerous event,
+        one per streamed chunk, whose values are typed already (the chunk is a model the adapter
+        made, the numbers are the log's). It sets what `model_construct` sets (a test holds the
+        two equal), in a little over half the time validating takes."""
+        data = _new(AssistantChunkData)
+        _set(data, "__dict__", {"turn": turn, "step": step, "chunk": chunk})
+        _set(data, "__pydantic_fields_set__", {"turn", "step", "chunk"})
+        _set(data, "__pydantic_extra__", None)
+        _set(data, "__pydantic_private__", None)
+        event = _new(cls)
+        _set(event, "__dict__", {"type": "assistant/chunk", "seq": seq, "time": time, "data": data, "ignorable": None})
+        _set(event, "__pydantic_fields_set__", {"type", "seq", "time", "data"})
+        _set(event, "__pydantic_extra__", None)
+        _set(event, "__pydantic_private__", None)
+        return event
+
+
+_new = object.__new__
+_set = object.__setattr__
+
 
 class AssistantMessageEvent(SessionEvent):
     type: Literal["assistant/message"] = "assistant/message"

@@ -47,7 +47,8 @@ class LogState:
 
     def check_chunk(self, seq: int, turn: int, step: int) -> None:
         """`check` for an `assistant/chunk` known by its envelope alone (a load that keeps the
-        chunks on disk reads only what the rules need)."""
+        chunks on disk reads only what the rules need; a streamed chunk's `Session.append_chunk`,
+        before its event is made)."""
         if seq != self.next_seq:
             raise InvariantViolation("seq-contiguous", f"expected seq {self.next_seq}, got {seq}")
         self._check_in_step("assistant/chunk", turn, step)

@@ -11,7 +11,8 @@ from pydantic import BaseModel
 
 from acp_agent.kernel.scope import Disposer
 from acp_agent.session.errors import UnbalancedSeed
-from acp_agent.session.events import SessionEvent, SessionHeader
+from acp_agent.session.content import StreamChunk
+from acp_agent.session.events import AssistantChunkEvent, SessionEvent, SessionHeader
 from acp_agent.session.invariants import LogState
 from acp_agent.session.registry import EventRegistry
 
@@ -130,12 +131,29 @@ class Session:
         event = self.registry.build(type, self.state.next_seq, self._clock(), data, ignorable=ignorable)
         return self.append_event(event)
 
+    def append_chunk(self, turn: int, step: int, chunk: StreamChunk) -> SessionEvent:
+        """`append` of an `assistant/chunk` (the hot path: one per streamed chunk): the event is
+        made without validation (`AssistantChunkEvent.streamed`) and checked only by the rules
+        a chunk has."""
+        state = self.state
+        seq = state.next_seq
+        state.check_chunk(seq, turn, step)
+        event = AssistantChunkEvent.streamed(seq, self._clock(), turn, step, chunk)
+        state.advance()
+        if self._archive is None:
+            self._events.append(event)
+        return self._deliver(event)
+
     def append_event(self, event: SessionEvent) -> SessionEvent:
         """Log a prebuilt event as it is (its own seq and time; repair uses this)."""
         self.state.check(event)
         self.state.apply(event)
         if self._archive is None or event.type not in ARCHIVED_TYPES:
             self._events.append(event)
+        return self._deliver(event)
+
+    def _deliver(self, event: SessionEvent) -> SessionEvent:
+        """Show a kept event to the subscribers (see the class)."""
         if self._delivering:
             # Appended by a subscriber: delivered once every subscriber has seen the current
             # event, so all of them (the store among them) see the log in seq order.

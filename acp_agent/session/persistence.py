@@ -87,6 +87,10 @@ class LoadedSession:
 def _line(model: BaseModel) -> bytes:
     if type(model) is AssistantChunkEvent and (line := _delta_line(model)) is not None:
         return line
+    return _serialized(model)
+
+
+def _serialized(model: BaseModel) -> bytes:
     # The model's own serializer, as model_dump_json uses it, minus a str round trip and per-call
     # argument handling.
     return type(model).__pydantic_serializer__.to_json(model, by_alias=True, exclude_none=True) + b"\n"
@@ -222,7 +226,7 @@ class SessionStore:
         def write(event: SessionEvent) -> None:
             nonlocal summary
             if type(event) is AssistantChunkEvent:  # held for the next write (see `flush`)
-                if file.hold(_line(event)):
+                if file.hold(_delta_line(event) or _serialized(event)):
                     self._holding.append(file)
                 return
             file.append(_line(event))

@@ -7,10 +7,20 @@ import pytest
 from pydantic import ValidationError
 
 from acp_agent.session import (
+    AssistantChunkEvent,
     SessionHeader,
     TurnEndEvent,
     UnsupportedVersion,
     default_registry,
+)
+from acp_agent.session.content import (
+    BlockEnd,
+    Finish,
+    FinishReason,
+    ReasoningDelta,
+    StreamChunk,
+    TextBlock,
+    TextDelta,
 )
 from tests.paths import UPSTREAM
 
@@ -118,3 +128,26 @@ def test_optional_fields_are_dumped_only_when_set() -> None:
         "data": {"turn": 1, "step": 1, "content": [{"type": "text", "text": "par"}], "interrupted": True},
     }
     assert default_registry().parse(message).dump() == message
+
+
+@pytest.mark.parametrize(
+    "chunk",
+    [
+        TextDelta(index=0, text="héllo "),
+        ReasoningDelta(index=1, text="so"),
+        BlockEnd(index=0, block=TextBlock(text="héllo ")),
+        Finish(reason=FinishReason(kind="stop")),
+    ],
+)
+def test_a_streamed_chunk_event_is_the_event_validation_makes(chunk: StreamChunk) -> None:
+    validated = default_registry().build("assistant/chunk", 7, 1234, {"turn": 2, "step": 3, "chunk": chunk})
+    streamed = AssistantChunkEvent.streamed(7, 1234, 2, 3, chunk)
+    assert type(streamed) is type(validated) and type(streamed.data) is type(validated.data)
+    assert streamed == validated and repr(streamed) == repr(validated)
+    assert streamed.model_dump_json() == validated.model_dump_json() and streamed.dump() == validated.dump()
+    for made in (streamed, streamed.data):  # what pydantic keeps beside the fields, as validation sets it
+        twin = validated if made is streamed else validated.data
+        assert made.model_fields_set == twin.model_fields_set
+        assert made.__pydantic_extra__ == twin.__pydantic_extra__ and made.__pydantic_private__ == twin.__pydantic_private__
+    assert streamed.model_copy(update={"seq": 8}).seq == 8 and streamed.model_fields_set == validated.model_fields_set
+    assert AssistantChunkEvent.streamed(7, 1234, 2, 3, chunk).model_fields_set is not streamed.model_fields_set

@@ -15,6 +15,7 @@ from acp_agent.session import (
     default_registry,
     now_ms,
 )
+from acp_agent.session.content import TextDelta
 from tests.unit.session.builders import (
     close_step,
     complete_turn,
@@ -256,3 +257,31 @@ def test_a_session_that_left_events_on_disk_needs_its_store_to_read_them() -> No
     assert source.next_seq == session.next_seq - 1  # the state was copied, not shared
     with pytest.raises(RuntimeError, match="no store holds it"):
         session.all_events()
+
+
+def test_append_chunk_logs_and_shows_what_append_does() -> None:
+    made = []
+    for by_chunk in (False, True):
+        session = new_session()
+        start_turn(session)
+        session.append("step/start", StepData(turn=1, step=1))
+        seen: list[SessionEvent] = []
+        session.subscribe(seen.append)
+        chunk = TextDelta(index=0, text="x")
+        event = session.append_chunk(1, 1, chunk) if by_chunk else session.append("assistant/chunk", {"turn": 1, "step": 1, "chunk": chunk})
+        made.append((event, seen, session.next_seq, list(session.events)))
+    assert made[0] == made[1]
+    assert made[1][1] == [made[1][0]] and made[1][0].seq == 3
+
+
+def test_append_chunk_refuses_a_chunk_outside_the_open_step_and_logs_nothing() -> None:
+    session = new_session()
+    start_turn(session)
+    seen: list[SessionEvent] = []
+    session.subscribe(seen.append)
+    with pytest.raises(InvariantViolation, match="no open step"):
+        session.append_chunk(1, 1, TextDelta(index=0, text="x"))
+    session.append("step/start", StepData(turn=1, step=1))
+    with pytest.raises(InvariantViolation, match="turn 1 step 2"):
+        session.append_chunk(1, 2, TextDelta(index=0, text="x"))
+    assert session.next_seq == 3 and [event.type for event in seen] == ["step/start"]
