@@ -2,9 +2,13 @@
 
 A model that kept a 100k-delta answer as chunk models (the replay and scripted models compile
 their scripts ahead, about 55 MB for such an answer) would be what fills the server's memory, and
-one that encoded the request would add its own cost to the server's. This one builds each chunk
-when the agent asks for the next one and reads nothing of the request but whether the last
+one that encoded the request would add its own cost to the server's. This one makes each answer's
+chunks as the agent asks for the next one, and reads nothing of the request but whether the last
 message is a tool result (then it answers; otherwise, with `tool` set, it first calls the tool).
+Its deltas are made once per word and yielded again wherever the word comes back, so a delta
+costs it what one costs the replay model, which yields the models it compiled ahead: validating
+a model for every delta would add the model's own time (about a tenth of a delta's) to what the
+benchmarks measure of the server.
 
 Like the replay model, it passes through the event loop before each chunk (`perCheckpoint`
 chunks per pass: a network read that brings several events at once), so a cancel lands between
@@ -26,8 +30,9 @@ import os
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from itertools import chain, cycle, islice
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import yaml
@@ -106,19 +111,13 @@ class GeneratedModel:
             yield chunk
 
     def _answer(self) -> Iterator[StreamChunk]:
-        index = 0
-        if self.config.reasoning:
-            yield BlockStart(index=index, block_type="reasoning")
-            for i in range(self.config.reasoning):
-                yield ReasoningDelta(index=index, text=word(i))
-            yield BlockEnd(index=index, block=ReasoningBlock(text=words(self.config.reasoning)))
-            index += 1
-        yield BlockStart(index=index, block_type="text")
-        for i in range(self.config.text):
-            yield TextDelta(index=index, text=word(i))
-        yield BlockEnd(index=index, block=TextBlock(text=words(self.config.text)))
-        yield UsageChunk(usage=Usage(input_tokens=100, output_tokens=self.config.text + self.config.reasoning))
-        yield Finish(reason=FinishReason(kind="stop"))
+        """The answer's chunks: the reasoning's block, if any, the text's, the usage and the
+        finish, iterated without a Python frame per chunk (as the replay model iterates its list)."""
+        blocks: list[tuple[Literal["reasoning", "text"], int]] = [("reasoning", self.config.reasoning)] if self.config.reasoning else []
+        blocks.append(("text", self.config.text))
+        usage = Usage(input_tokens=100, output_tokens=self.config.text + self.config.reasoning)
+        ending: list[StreamChunk] = [UsageChunk(usage=usage), Finish(reason=FinishReason(kind="stop"))]
+        return chain(*(_block(index, kind, count) for index, (kind, count) in enumerate(blocks)), ending)
 
     def _tool_call(self, call: int) -> Iterator[StreamChunk]:
         assert self.config.tool is not None
@@ -151,6 +150,18 @@ def server_env(sessions: Path) -> dict[str, str]:
 
 def apply(ctx: Context, config: Config) -> Disposer:
     return ctx.events.on(STREAM, GeneratedModel(config).listener)
+
+
+def _block(index: int, kind: Literal["reasoning", "text"], count: int) -> Iterator[StreamChunk]:
+    """A block of `count` one-word deltas, one model per word, each yielded again wherever its
+    word comes back (see the module), between the block's start and its end."""
+    if kind == "text":
+        deltas: list[StreamChunk] = [TextDelta(index=index, text=word(i)) for i in range(len(WORDS))]
+        end = BlockEnd(index=index, block=TextBlock(text=words(count)))
+    else:
+        deltas = [ReasoningDelta(index=index, text=word(i)) for i in range(len(WORDS))]
+        end = BlockEnd(index=index, block=ReasoningBlock(text=words(count)))
+    return chain([BlockStart(index=index, block_type=kind)], islice(cycle(deltas), count), [end])
 
 
 def _timed(chunks: Iterator[StreamChunk], times: str) -> Iterator[StreamChunk]:

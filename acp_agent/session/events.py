@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from acp_agent.kernel.models import Model
 from acp_agent.session.content import AssistantBlock, ContentBlock, StreamChunk, Usage
@@ -242,20 +242,25 @@ class AssistantChunkEvent(SessionEvent):
         made, the numbers are the log's). It sets what `model_construct` sets (a test holds the
         two equal), in a little over half the time validating takes."""
         data = _new(AssistantChunkData)
-        _set(data, "__dict__", {"turn": turn, "step": step, "chunk": chunk})
-        _set(data, "__pydantic_fields_set__", {"turn", "step", "chunk"})
-        _set(data, "__pydantic_extra__", None)
-        _set(data, "__pydantic_private__", None)
+        _set_dict(data, {"turn": turn, "step": step, "chunk": chunk})
+        _set_fields_set(data, {"turn", "step", "chunk"})
+        _set_extra(data, None)
+        _set_private(data, None)
         event = _new(cls)
-        _set(event, "__dict__", {"type": "assistant/chunk", "seq": seq, "time": time, "data": data, "ignorable": None})
-        _set(event, "__pydantic_fields_set__", {"type", "seq", "time", "data"})
-        _set(event, "__pydantic_extra__", None)
-        _set(event, "__pydantic_private__", None)
+        _set_dict(event, {"type": "assistant/chunk", "seq": seq, "time": time, "data": data, "ignorable": None})
+        _set_fields_set(event, {"type", "seq", "time", "data"})
+        _set_extra(event, None)
+        _set_private(event, None)
         return event
 
 
+# The slots every pydantic model has, set through their descriptors (what `object.__setattr__`
+# finds for each name, without looking it up).
 _new = object.__new__
-_set = object.__setattr__
+_set_dict = vars(BaseModel)["__dict__"].__set__
+_set_fields_set = vars(BaseModel)["__pydantic_fields_set__"].__set__
+_set_extra = vars(BaseModel)["__pydantic_extra__"].__set__
+_set_private = vars(BaseModel)["__pydantic_private__"].__set__
 
 
 class AssistantMessageEvent(SessionEvent):
