@@ -82,6 +82,7 @@ from acp_agent.session.errors import (
     UnsupportedVersion,
 )
 from acp_agent.session.events import AssistantChunkEvent, SessionEvent, ToolResultEvent, TurnEndReason
+from acp_agent.session.log import StreamedChunk
 from acp_agent.session.index import gc_paused
 from acp_agent.session.persistence import LoadedSession
 from acp_agent.agent.keys import AGENTS
@@ -374,14 +375,15 @@ class AcpServer:
         shown_on = AgentWire(session_id, mapper, child)
         agent.scope.add(self.wire.show(agent.id, shown_on))
 
+        def forward_chunk(streamed: StreamedChunk) -> None:  # the hot path: no event made for a chunk's text
+            if mapper.summarizing:  # a compaction's summary, as its event maps
+                forward(AssistantChunkEvent.streamed(*streamed))
+            elif (shown := mapper.text(streamed[4])) is not None:
+                self.wire.chunk(shown_on, shown)
+            elif (card := mapper.answer(streamed)) is not None:  # a child's answer, on its card
+                self.wire.update(session_id, card)
+
         def forward(event: SessionEvent) -> None:
-            if type(event) is AssistantChunkEvent and not mapper.summarizing:  # the hot path: one event per chunk
-                shown = mapper.text(event)
-                if shown is not None:
-                    self.wire.chunk(shown_on, shown)
-                elif (card := mapper.answer(event)) is not None:  # a child's answer, on its card
-                    self.wire.update(session_id, card)
-                return
             if child is not None:  # its task, when it comes; its usage and end, kept
                 self.wire.send(child.see(event))
             if isinstance(event, ToolResultEvent) and (started := shown_on.children.pop(event.data.call_id, None)):
@@ -389,7 +391,7 @@ class AcpServer:
             for update in mapper.updates(event):
                 self.wire.update(session_id, update)
 
-        agent.scope.add(agent.session.subscribe(forward))
+        agent.scope.add(agent.session.subscribe(forward, chunks=forward_chunk))
 
     def _on_published(self, agent: Agent) -> None:
         header = agent.session.header

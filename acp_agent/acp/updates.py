@@ -28,6 +28,7 @@ from acp_agent.acp.schema import (
     ToolCallTerminal,
     UsageUpdate,
 )
+from acp_agent.session.log import StreamedChunk
 from acp_agent.session.titles import session_title
 from acp_agent.commands.events import CommandReplyEvent
 from acp_agent.compaction import texts as compaction_texts
@@ -38,6 +39,7 @@ from acp_agent.session.content import (
     BlockStart,
     ReasoningBlock,
     ReasoningDelta,
+    StreamChunk,
     TextBlock,
     TextContent,
     TextDelta,
@@ -223,7 +225,7 @@ class UpdateMapper:
             case AssistantChunkEvent() if self._summarizing:
                 return self._summary_chunk(event)
             case AssistantChunkEvent():
-                shown = self.text(event)
+                shown = self.text(event.data.chunk)
                 return None if shown is None else ContentChunk(session_update=shown[0], content=Text(text=shown[1]))
             case AssistantMessageEvent():
                 self._streamed.clear()  # the call is over; the next one numbers its blocks anew
@@ -277,7 +279,7 @@ class UpdateMapper:
         return ToolCallStart(tool_call_id=compaction_id, title=compaction_texts.CARD_TITLE, kind="think", status="in_progress")
 
     def _summary_chunk(self, event: AssistantChunkEvent) -> SessionUpdate | None:
-        shown = self.text(event)  # the summary's text, however it streamed; thoughts are not shown
+        shown = self.text(event.data.chunk)  # the summary's text, however it streamed; thoughts are not shown
         if shown is None or shown[0] != "agent_message_chunk" or self._compaction is None or not self._compaction_updates:
             return None
         return CompactionSummaryChunk(compaction_id=self._compaction, content=Text(text=shown[1]))
@@ -311,13 +313,12 @@ class UpdateMapper:
         card_status: ToolCallStatus = "completed" if status == "completed" else "failed"  # no `cancelled` for a card
         return ToolCallProgress(tool_call_id=compaction_id, status=card_status, content=text_content([text]))
 
-    def text(self, event: AssistantChunkEvent) -> ShownText | None:
+    def text(self, chunk: StreamChunk) -> ShownText | None:
         """What a chunk shows: the kind of chunk and its text, or None. The hot path, one call
         per streamed chunk: the live wire builds the frame from it directly (`UpdateFrames`). A
         child shown on its top-level session shows none (see `answer`)."""
         if self._answer is not None:
             return None
-        chunk = event.data.chunk
         match chunk:
             case TextDelta():
                 self._streamed.add(chunk.index)
@@ -335,10 +336,10 @@ class UpdateMapper:
                 return "agent_thought_chunk", text
         return None
 
-    def answer(self, event: AssistantChunkEvent) -> SessionUpdate | None:
+    def answer(self, streamed: StreamedChunk) -> SessionUpdate | None:
         """For a child shown on its top-level session: the update of its delegating card that a
-        chunk of its answer brings, if any (None for any other agent)."""
-        return self._answer.see(event) if self._answer is not None else None
+        chunk of its answer brings, if any (None, and no event made, for any other agent)."""
+        return self._answer.see(AssistantChunkEvent.streamed(*streamed)) if self._answer is not None else None
 
     def _usage(self, usage: Usage | None) -> SessionUpdate | None:
         if usage is None or self._context_window is None:

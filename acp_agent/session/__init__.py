@@ -81,7 +81,7 @@ from acp_agent.session.events import (
     UserMessageEvent,
 )
 from acp_agent.session.invariants import LogState
-from acp_agent.session.log import Session, completed_turn_prefix, now_ms
+from acp_agent.session.log import ChunkSubscriber, Session, StreamedChunk, completed_turn_prefix, now_ms
 from acp_agent.session.persistence import (
     INTERRUPTED_MESSAGE,
     LOCK_WAIT_SECONDS,
@@ -130,6 +130,8 @@ __all__ = [
     "ReasoningDelta",
     "ResourceLink",
     "Session",
+    "StreamedChunk",
+    "ChunkSubscriber",
     "SessionBusy",
     "SessionError",
     "SessionEvent",

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import time
+import weakref
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from pydantic import BaseModel
 
@@ -17,8 +18,13 @@ from acp_agent.session.invariants import LogState
 from acp_agent.session.registry import EventRegistry
 
 Subscriber = Callable[[SessionEvent], None]
+StreamedChunk = tuple[int, int, int, int, StreamChunk]
+"""A streamed chunk as `append_chunk` logs it: its event's seq, time, turn, step and chunk."""
+ChunkSubscriber = Callable[[StreamedChunk], None]
 Archive = Callable[[], Iterable[SessionEvent]]
 """Reads back, in seq order, every event a store has written of a session."""
+
+T = TypeVar("T")
 
 ARCHIVED_TYPES: Final = frozenset({"assistant/chunk"})
 """Events a session lets go of once a store holds them: the streamed chunks, by far the most
@@ -59,8 +65,11 @@ class Session:
         self._archive: Archive | None = None
         # Replaced, never mutated, so a subscriber may unsubscribe while being notified.
         self._subscribers: tuple[Subscriber, ...] = ()
-        self._chunk_subscribers: tuple[Subscriber, ...] = ()
-        """Those of `_subscribers` that take the streamed chunks too."""
+        """Those shown every event but the streamed chunks."""
+        self._chunk_subscribers: tuple[ChunkSubscriber, ...] = ()
+        """Those shown the streamed chunks: their fields, or their events (`_ChunkEvents`)."""
+        self._chunk_event: AssistantChunkEvent | None = None
+        """The event of the chunk being delivered, once one was made (`event_of`)."""
         self._delivering = False
         self._backlog: list[SessionEvent] = []
         """Events appended while delivering (seldom more than one): a list, as an empty deque costs 760 bytes."""
@@ -131,63 +140,85 @@ class Session:
         event = self.registry.build(type, self.state.next_seq, self._clock(), data, ignorable=ignorable)
         return self.append_event(event)
 
-    def append_chunk(self, turn: int, step: int, chunk: StreamChunk) -> SessionEvent:
-        """`append` of an `assistant/chunk` (the hot path: one per streamed chunk): the event is
-        made without validation (`AssistantChunkEvent.streamed`) and checked only by the rules
-        a chunk has."""
+    def append_chunk(self, turn: int, step: int, chunk: StreamChunk) -> None:
+        """`append` of an `assistant/chunk` (the hot path: one per streamed chunk), checked only
+        by the rules a chunk has. Its event is made only for what reads events: the log in
+        memory (until a store holds it) and the subscribers that take the chunks' events; the
+        others are shown its fields (see `subscribe`)."""
         state = self.state
         seq = state.next_seq
         state.check_chunk(seq, turn, step)
-        event = AssistantChunkEvent.streamed(seq, self._clock(), turn, step, chunk)
+        streamed = (seq, self._clock(), turn, step, chunk)
         state.advance()
-        if self._archive is None:
+        if self._archive is None:  # kept in memory: its event is made now
+            event = AssistantChunkEvent.streamed(*streamed)
             self._events.append(event)
-        return self._deliver(event)
+            self._deliver(event)
+        else:
+            self._deliver(streamed)
 
     def append_event(self, event: SessionEvent) -> SessionEvent:
-        """Log a prebuilt event as it is (its own seq and time; repair uses this)."""
+        """Log a prebuilt event as it is (its own seq and time; repair uses this). A chunk marked
+        ignorable is refused (ValueError): its type is a core one, which every reader knows, and
+        its subscribers are shown the fields it streamed with, which have no such mark."""
+        if isinstance(event, AssistantChunkEvent) and event.ignorable is not None:
+            raise ValueError("an assistant/chunk is never ignorable: every reader knows the type")
         self.state.check(event)
         self.state.apply(event)
         if self._archive is None or event.type not in ARCHIVED_TYPES:
             self._events.append(event)
-        return self._deliver(event)
+        self._deliver(event)
+        return event
 
-    def _deliver(self, event: SessionEvent) -> SessionEvent:
-        """Show a kept event to the subscribers (see the class)."""
+    def event_of(self, streamed: StreamedChunk) -> AssistantChunkEvent:
+        """The event of the streamed chunk being delivered: made once, for all that read it (the
+        chunk's own, when it was appended as an event or kept in memory)."""
+        event = self._chunk_event
+        if event is None or event.seq != streamed[0]:
+            event = self._chunk_event = AssistantChunkEvent.streamed(*streamed)
+        return event
+
+    def _deliver(self, logged: SessionEvent | StreamedChunk) -> None:
+        """Show a kept event (or a streamed chunk's fields) to the subscribers (see the class)."""
         if self._delivering:
             # Appended by a subscriber: delivered once every subscriber has seen the current
             # event, so all of them (the store among them) see the log in seq order.
-            self._backlog.append(event)
-            return event
+            self._backlog.append(AssistantChunkEvent.streamed(*logged) if isinstance(logged, tuple) else logged)
+            return
         self._delivering = True
         failure: Exception | None = None
         try:
-            current = event
+            current = logged
             while True:
-                archived = current.type in ARCHIVED_TYPES
-                for subscriber in self._chunk_subscribers if archived else self._subscribers:
-                    try:
-                        subscriber(current)
-                    except Exception as exc:  # the others (the store) must still see every event
-                        failure = failure or exc
+                if isinstance(current, tuple):
+                    failure = _notify(self._chunk_subscribers, current, failure)
+                elif isinstance(current, AssistantChunkEvent):  # a chunk appended as an event
+                    self._chunk_event = current
+                    data = current.data
+                    failure = _notify(self._chunk_subscribers, (current.seq, current.time, data.turn, data.step, data.chunk), failure)
+                else:
+                    failure = _notify(self._subscribers, current, failure)
                 if not self._backlog:
                     break
                 current = self._backlog.pop(0)
         finally:
             self._delivering = False
+            self._chunk_event = None
             self._backlog.clear()  # only left over when a BaseException cut delivery short
         if failure is not None:
             raise failure
-        return event
 
-    def subscribe(self, subscriber: Subscriber, *, chunks: bool = True) -> Disposer:
-        """Call `subscriber` with every event appended from now on (`chunks` False: but the
-        streamed chunks, `ARCHIVED_TYPES`, which a long answer appends by the thousand), until
-        the disposer runs."""
+    def subscribe(self, subscriber: Subscriber, *, chunks: bool | ChunkSubscriber = True) -> Disposer:
+        """Call `subscriber` with every event appended from now on but the streamed chunks
+        (`ARCHIVED_TYPES`, which a long answer appends by the thousand), until the disposer runs.
+        The chunks, among the subscribers that take them in the order they subscribed: `chunks`
+        True, their events to `subscriber` too (`event_of`); a `ChunkSubscriber`, their fields
+        to it, and no event made for it (the hot path); False, nothing."""
         self._subscribers = (*self._subscribers, subscriber)
-        if chunks:
-            self._chunk_subscribers = (*self._chunk_subscribers, subscriber)
-
+        taker: ChunkSubscriber | None = None
+        if chunks is not False:
+            taker = _ChunkEvents(self, subscriber) if chunks is True else chunks
+            self._chunk_subscribers = (*self._chunk_subscribers, taker)
         done = False
 
         def unsubscribe() -> None:
@@ -195,13 +226,40 @@ class Session:
             if not done:  # one occurrence per subscribe, however often the disposer runs
                 done = True
                 self._subscribers = _without(self._subscribers, subscriber)
-                if chunks:
-                    self._chunk_subscribers = _without(self._chunk_subscribers, subscriber)
+                if taker is not None:
+                    self._chunk_subscribers = _without(self._chunk_subscribers, taker)
 
         return unsubscribe
 
 
-def _without(subscribers: tuple[Subscriber, ...], subscriber: Subscriber) -> tuple[Subscriber, ...]:
+class _ChunkEvents:
+    """A `subscribe` subscriber that takes chunks, shown their events (one made per chunk for
+    all of them, `Session.event_of`). Its session is a weak reference: the session holds this,
+    and a cycle would keep a closed session until the cyclic collector runs."""
+
+    __slots__ = ("session", "subscriber")
+
+    def __init__(self, session: Session, subscriber: Subscriber) -> None:
+        self.session = weakref.ref(session)
+        self.subscriber = subscriber
+
+    def __call__(self, streamed: StreamedChunk) -> None:
+        session = self.session()
+        assert session is not None  # only the session calls this
+        self.subscriber(session.event_of(streamed))
+
+
+def _notify(subscribers: tuple[Callable[[T], None], ...], logged: T, failure: Exception | None) -> Exception | None:
+    """Call each subscriber with `logged`; the first failure (`failure`, if one came before)."""
+    for subscriber in subscribers:
+        try:
+            subscriber(logged)
+        except Exception as exc:  # the others (the store) must still see every event
+            failure = failure or exc
+    return failure
+
+
+def _without(subscribers: tuple[T, ...], subscriber: T) -> tuple[T, ...]:
     remaining = list(subscribers)
     remaining.remove(subscriber)
     return tuple(remaining)

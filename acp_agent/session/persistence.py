@@ -45,7 +45,7 @@ from acp_agent.session.events import (
     UserMessageEvent,
 )
 from acp_agent.session.invariants import LogState
-from acp_agent.session.log import Session
+from acp_agent.session.log import Session, StreamedChunk
 from acp_agent.session.registry import EventRegistry
 from acp_agent.kernel.context import ServiceKey
 
@@ -85,8 +85,10 @@ class LoadedSession:
 
 
 def _line(model: BaseModel) -> bytes:
-    if type(model) is AssistantChunkEvent and (line := _delta_line(model)) is not None:
-        return line
+    if type(model) is AssistantChunkEvent and model.ignorable is None:
+        data = model.data
+        if (line := _delta_line((model.seq, model.time, data.turn, data.step, data.chunk))) is not None:
+            return line
     return _serialized(model)
 
 
@@ -103,22 +105,21 @@ _DELTA_LINE: Final = (
 )
 
 
-def _delta_line(event: AssistantChunkEvent) -> bytes | None:
+def _delta_line(streamed: StreamedChunk) -> bytes | None:
     """A streamed text or thought delta's line, joined from its fields: the same bytes as the
-    serializer's (a test holds them equal) in a sixth of the time, for the event a long answer
-    logs by the thousand. None for another chunk, or a text that is not Unicode (a lone
-    surrogate: the serializer's rule applies)."""
-    data = event.data
-    chunk = data.chunk
+    serializer's for its event (a test holds them equal) in a sixth of the time, for the event a
+    long answer logs by the thousand. None for another chunk, or a text that is not Unicode (a
+    lone surrogate: the serializer's rule applies)."""
+    seq, time, turn, step, chunk = streamed
     kind = _DELTA_TYPES.get(type(chunk))
-    if kind is None or event.ignorable is not None:
+    if kind is None:
         return None
     assert isinstance(chunk, (TextDelta, ReasoningDelta))
     try:
         text = encode_basestring(chunk.text).encode()
     except UnicodeEncodeError:
         return None
-    return _DELTA_LINE % (event.seq, event.time, data.turn, data.step, kind, chunk.index, text)
+    return _DELTA_LINE % (seq, time, turn, step, kind, chunk.index, text)
 
 
 class _Attachment:
@@ -225,10 +226,6 @@ class SessionStore:
 
         def write(event: SessionEvent) -> None:
             nonlocal summary
-            if type(event) is AssistantChunkEvent:  # held for the next write (see `flush`)
-                if file.hold(_delta_line(event) or _serialized(event)):
-                    self._holding.append(file)
-                return
             file.append(_line(event))
             if event.type == "user/message" and not summary.prompted and _from_user(event):
                 summary = summary._replace(title=session_title(event.data.content), prompted=True)
@@ -236,7 +233,11 @@ class SessionStore:
                 summary = summary._replace(updated_at=event.time)
                 self.index.record(summary, file.stamp())
 
-        attachment = _Attachment(file, lock, session.subscribe(write))
+        def hold(streamed: StreamedChunk) -> None:  # a chunk's line waits for the next write (see `flush`)
+            if file.hold(_delta_line(streamed) or _serialized(AssistantChunkEvent.streamed(*streamed))):
+                self._holding.append(file)
+
+        attachment = _Attachment(file, lock, session.subscribe(write, chunks=hold))
         self._attached[session.id] = attachment
         return partial(self._detach, session.id, attachment)
 

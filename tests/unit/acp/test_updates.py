@@ -140,7 +140,7 @@ def is_unicode(text: str) -> bool:
 def test_a_delta_frame_built_directly_is_the_frame_of_its_update(text: str, session_id: str, thought: bool) -> None:
     delta = ReasoningDelta(index=0, text=text) if thought else TextDelta(index=0, text=text)
     frames = UpdateFrames(session_id)
-    shown = mapper().text(chunk(delta))  # type: ignore[arg-type]  # chunk() makes one
+    shown = mapper().text(delta)
     update = mapper().map(chunk(delta))
     assert shown is not None and update is not None
     notification = SessionNotification(session_id=session_id, update=update).dump()
@@ -154,7 +154,7 @@ def test_a_delta_frame_built_directly_is_the_frame_of_its_update(text: str, sess
 
 def test_a_child_shows_no_text_on_the_wire() -> None:
     origin = ChildOrigin(route="s1/call_1", parent_tool_call_id="call_1")
-    assert mapper(origin).text(chunk(TextDelta(index=0, text="Hi"))) is None
+    assert mapper(origin).text(TextDelta(index=0, text="Hi")) is None
 
 
 def test_a_tool_that_shows_locations() -> None:

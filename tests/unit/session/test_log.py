@@ -1,10 +1,12 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import pytest
 
 from acp_agent.session import (
+    AssistantChunkEvent,
     InvariantViolation,
     Session,
     SessionEvent,
@@ -13,6 +15,7 @@ from acp_agent.session import (
     UnbalancedSeed,
     completed_turn_prefix,
     default_registry,
+    StreamedChunk,
     now_ms,
 )
 from acp_agent.session.content import TextDelta
@@ -99,6 +102,14 @@ def test_each_disposer_removes_one_subscription() -> None:
     dispose_first()
     start_turn(session)
     assert seen == list(session.events)
+    fields: list[StreamedChunk] = []
+    dispose_chunks = session.subscribe(lambda event: None, chunks=fields.append)
+    session.subscribe(lambda event: None, chunks=fields.append)
+    dispose_chunks()
+    dispose_chunks()
+    session.append("step/start", StepData(turn=1, step=1))
+    session.append_chunk(1, 1, TextDelta(index=0, text="x"))
+    assert [streamed[0] for streamed in fields] == [3]
 
 
 def test_the_seed_is_kept_as_it_is_and_numbering_continues() -> None:
@@ -266,12 +277,76 @@ def test_append_chunk_logs_and_shows_what_append_does() -> None:
         start_turn(session)
         session.append("step/start", StepData(turn=1, step=1))
         seen: list[SessionEvent] = []
+        fields: list[StreamedChunk] = []
         session.subscribe(seen.append)
+        session.subscribe(lambda event: None, chunks=fields.append)
+        session.subscribe(seen.append)  # a second reader of events is shown the same event
         chunk = TextDelta(index=0, text="x")
-        event = session.append_chunk(1, 1, chunk) if by_chunk else session.append("assistant/chunk", {"turn": 1, "step": 1, "chunk": chunk})
-        made.append((event, seen, session.next_seq, list(session.events)))
+        if by_chunk:
+            session.append_chunk(1, 1, chunk)
+        else:
+            session.append("assistant/chunk", {"turn": 1, "step": 1, "chunk": chunk})
+        assert len(seen) == 2 and seen[0] is seen[1]
+        made.append((seen[0], fields, session.next_seq, list(session.events)))
     assert made[0] == made[1]
-    assert made[1][1] == [made[1][0]] and made[1][0].seq == 3
+    assert made[1][1] == [(3, 1003, 1, 1, made[1][0].data.chunk)] and made[1][3][-1] is made[1][0]
+
+
+def test_a_chunk_subscriber_is_shown_no_event_and_the_others_are_made_one_when_they_need_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[int] = []
+    streamed_event = AssistantChunkEvent.streamed
+
+    def counted(*fields: Any) -> AssistantChunkEvent:
+        made.append(fields[0])
+        return streamed_event(*fields)
+
+    monkeypatch.setattr(AssistantChunkEvent, "streamed", counted)
+    session = new_session()
+    session.archive(list)  # a store holds the log: the chunks are not kept in memory
+    start_turn(session)
+    session.append("step/start", StepData(turn=1, step=1))
+    fields: list[StreamedChunk] = []
+    others: list[SessionEvent] = []
+    order: list[str] = []
+    session.subscribe(lambda event: None, chunks=fields.append)
+    session.subscribe(others.append, chunks=False)
+    session.append_chunk(1, 1, TextDelta(index=0, text="x"))
+    assert len(fields) == 1 and made == [] and others == []
+    stop = session.subscribe(lambda event: order.append(f"event {event.seq}"))
+    session.subscribe(lambda event: order.append(f"again {event.seq}"))
+    session.subscribe(lambda event: None, chunks=lambda streamed: order.append(f"fields {streamed[0]}"))
+    session.append_chunk(1, 1, TextDelta(index=0, text="y"))
+    assert order == ["event 4", "again 4", "fields 4"] and made == [4]  # in the order they subscribed; one event
+    stop()
+    session.append_chunk(1, 1, TextDelta(index=0, text="z"))
+    assert order[3:] == ["again 5", "fields 5"] and made == [4, 5]
+
+
+def test_a_chunk_appended_by_a_chunk_subscriber_is_delivered_after_the_current_one() -> None:
+    session = new_session()
+    start_turn(session)
+    session.append("step/start", StepData(turn=1, step=1))
+    seen: list[tuple[str, int]] = []
+
+    def echo(streamed: StreamedChunk) -> None:
+        seen.append(("first", streamed[0]))
+        if streamed[0] == 3:
+            session.append_chunk(1, 1, TextDelta(index=0, text="echo"))
+
+    session.subscribe(lambda event: None, chunks=echo)
+    session.subscribe(lambda event: None, chunks=lambda streamed: seen.append(("second", streamed[0])))
+    session.append_chunk(1, 1, TextDelta(index=0, text="x"))
+    assert seen == [("first", 3), ("second", 3), ("first", 4), ("second", 4)]
+    assert [event.seq for event in session.events][-2:] == [3, 4]
+
+
+def test_a_chunk_marked_ignorable_is_refused() -> None:
+    session = new_session()
+    start_turn(session)
+    session.append("step/start", StepData(turn=1, step=1))
+    with pytest.raises(ValueError, match="never ignorable"):
+        session.append("assistant/chunk", {"turn": 1, "step": 1, "chunk": TextDelta(index=0, text="x")}, ignorable=True)
+    assert session.next_seq == 3
 
 
 def test_append_chunk_refuses_a_chunk_outside_the_open_step_and_logs_nothing() -> None:
