@@ -79,9 +79,9 @@ class EventRegistry:
     ) -> SessionEvent:
         """Make an event of a registered type. Data that already is the type's model is kept as
         it is (pydantic checks only its class, no re-validation or copy); a mapping is validated,
-        its values that are models likewise kept (a streamed chunk's data is built so, in the
-        one validation that makes the event: the cheapest way to make the most numerous one).
-        `ignorable`: a reader whose registry lacks the type may skip the event (it is informative)."""
+        its values that are models likewise kept, in the one validation that makes the event (a
+        streamed chunk's is not made here: `Session.append_chunk`). `ignorable`: a reader whose
+        registry lacks the type may skip the event (it is informative)."""
         entry = self._entry(type)
         event = {"type": type, "seq": seq, "time": time, "data": data}
         if ignorable:
