@@ -59,10 +59,13 @@ class Terminal:
         os.write(self.master, keys)
 
     async def exit_status(self) -> int:
-        with anyio.fail_after(TIMEOUT):
+        with anyio.move_on_after(TIMEOUT):
             while await self._read():
                 pass
             return await anyio.to_thread.run_sync(self.process.wait)
+        # What a hang leaves to go on: whether the process ended (something else holds the pty)
+        # or not (the keys typed did not reach it), and what the terminal showed.
+        raise AssertionError(f"the terminal stayed open {TIMEOUT} s; process status {self.process.poll()}: {bytes(self.shown)!r}")
 
     async def _read(self) -> bool:
         await anyio.wait_readable(self.master)
