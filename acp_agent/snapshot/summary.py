@@ -119,13 +119,14 @@ class Tree:
                 self._prompting.add(encode(frame["id"]))
         elif isinstance(frame, dict) and frame.get("method") == "session/cancel":
             session = str((frame.get("params") or {}).get("sessionId"))
-            header = self._headers.get(session)
-            if header is not None and header.get("parentSession") is not None:
-                call = self._calls.get(self._key(str(header["parentSession"]), str(header.get("spawnCallId"))))
+            header = self._headers.get(session) or {}
+            parent = header.get("parentSession")
+            if parent is not None:
+                call = self._calls.get(self._key(str(parent), str(header.get("spawnCallId"))))
                 if call is not None:
                     call.children.append(CANCEL)  # one child session cancelled
                     return
-            line = CANCEL if header is None or header.get("parentSession") is None else CANCEL_CHILD
+            line = CANCEL if parent is None else CANCEL_CHILD
             if self._prompting:  # under the prompt it came during
                 self._items.append(line)
             else:
