@@ -155,12 +155,9 @@ def apply(ctx: Context, config: Config) -> Disposer:
 def _block(index: int, kind: Literal["reasoning", "text"], count: int) -> Iterator[StreamChunk]:
     """A block of `count` one-word deltas, one model per word, each yielded again wherever its
     word comes back (see the module), between the block's start and its end."""
-    if kind == "text":
-        deltas: list[StreamChunk] = [TextDelta(index=index, text=word(i)) for i in range(len(WORDS))]
-        end = BlockEnd(index=index, block=TextBlock(text=words(count)))
-    else:
-        deltas = [ReasoningDelta(index=index, text=word(i)) for i in range(len(WORDS))]
-        end = BlockEnd(index=index, block=ReasoningBlock(text=words(count)))
+    delta, block = (TextDelta, TextBlock) if kind == "text" else (ReasoningDelta, ReasoningBlock)
+    deltas: list[StreamChunk] = [delta(index=index, text=word(i)) for i in range(len(WORDS))]
+    end = BlockEnd(index=index, block=block(text=words(count)))
     return chain([BlockStart(index=index, block_type=kind)], islice(cycle(deltas), count), [end])
 
 
