@@ -81,8 +81,7 @@ from acp_agent.session.errors import (
     SessionNotFound,
     UnsupportedVersion,
 )
-from acp_agent.session.events import AssistantChunkEvent, SessionEvent, ToolResultEvent, TurnEndReason
-from acp_agent.session.log import StreamedChunk
+from acp_agent.session.events import AssistantChunkEvent, SessionEvent, StreamedChunk, ToolResultEvent, TurnEndReason
 from acp_agent.session.index import gc_paused
 from acp_agent.session.persistence import LoadedSession
 from acp_agent.agent.keys import AGENTS
@@ -377,7 +376,7 @@ class AcpServer:
 
         def forward_chunk(streamed: StreamedChunk) -> None:  # the hot path: no event made for a chunk's text
             if mapper.summarizing:  # a compaction's summary, as its event maps
-                forward(AssistantChunkEvent.streamed(*streamed))
+                forward(AssistantChunkEvent.streamed(streamed))
             elif (shown := mapper.text(streamed[4])) is not None:
                 self.wire.chunk(shown_on, shown)
             elif (card := mapper.answer(streamed)) is not None:  # a child's answer, on its card

@@ -28,7 +28,6 @@ from acp_agent.acp.schema import (
     ToolCallTerminal,
     UsageUpdate,
 )
-from acp_agent.session.log import StreamedChunk
 from acp_agent.session.titles import session_title
 from acp_agent.commands.events import CommandReplyEvent
 from acp_agent.compaction import texts as compaction_texts
@@ -56,6 +55,7 @@ from acp_agent.session.events import (
     StepData,
     StepEndEvent,
     StepStartEvent,
+    StreamedChunk,
     ToolCallData,
     ToolCallEvent,
     ToolResultData,
@@ -339,7 +339,7 @@ class UpdateMapper:
     def answer(self, streamed: StreamedChunk) -> SessionUpdate | None:
         """For a child shown on its top-level session: the update of its delegating card that a
         chunk of its answer brings, if any (None, and no event made, for any other agent)."""
-        return self._answer.see(AssistantChunkEvent.streamed(*streamed)) if self._answer is not None else None
+        return self._answer.see(AssistantChunkEvent.streamed(streamed)) if self._answer is not None else None
 
     def _usage(self, usage: Usage | None) -> SessionUpdate | None:
         if usage is None or self._context_window is None:

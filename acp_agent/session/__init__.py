@@ -59,6 +59,7 @@ from acp_agent.session.events import (
     StepData,
     StepEndEvent,
     StepStartEvent,
+    StreamedChunk,
     ToolCallData,
     ToolCallEvent,
     ToolError,
@@ -81,7 +82,7 @@ from acp_agent.session.events import (
     UserMessageEvent,
 )
 from acp_agent.session.invariants import LogState
-from acp_agent.session.log import ChunkSubscriber, Session, StreamedChunk, completed_turn_prefix, now_ms
+from acp_agent.session.log import ChunkSubscriber, Session, completed_turn_prefix, now_ms
 from acp_agent.session.persistence import (
     INTERRUPTED_MESSAGE,
     LOCK_WAIT_SECONDS,

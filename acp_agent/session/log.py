@@ -13,13 +13,11 @@ from pydantic import BaseModel
 from acp_agent.kernel.scope import Disposer
 from acp_agent.session.errors import UnbalancedSeed
 from acp_agent.session.content import StreamChunk
-from acp_agent.session.events import AssistantChunkEvent, SessionEvent, SessionHeader
+from acp_agent.session.events import AssistantChunkEvent, SessionEvent, SessionHeader, StreamedChunk
 from acp_agent.session.invariants import LogState
 from acp_agent.session.registry import EventRegistry
 
 Subscriber = Callable[[SessionEvent], None]
-StreamedChunk = tuple[int, int, int, int, StreamChunk]
-"""A streamed chunk as `append_chunk` logs it: its event's seq, time, turn, step and chunk."""
 ChunkSubscriber = Callable[[StreamedChunk], None]
 Archive = Callable[[], Iterable[SessionEvent]]
 """Reads back, in seq order, every event a store has written of a session."""
@@ -69,7 +67,7 @@ class Session:
         self._chunk_subscribers: tuple[ChunkSubscriber, ...] = ()
         """Those shown the streamed chunks: their fields, or their events (`_ChunkEvents`)."""
         self._chunk_event: AssistantChunkEvent | None = None
-        """The event of the chunk being delivered, once one was made (`event_of`)."""
+        """The event of the chunk being delivered, once one was made (`_event_of`)."""
         self._delivering = False
         self._backlog: list[SessionEvent] = []
         """Events appended while delivering (seldom more than one): a list, as an empty deque costs 760 bytes."""
@@ -151,7 +149,7 @@ class Session:
         streamed = (seq, self._clock(), turn, step, chunk)
         state.advance()
         if self._archive is None:  # kept in memory: its event is made now
-            event = AssistantChunkEvent.streamed(*streamed)
+            event = AssistantChunkEvent.streamed(streamed)
             self._events.append(event)
             self._deliver(event)
         else:
@@ -170,12 +168,12 @@ class Session:
         self._deliver(event)
         return event
 
-    def event_of(self, streamed: StreamedChunk) -> AssistantChunkEvent:
+    def _event_of(self, streamed: StreamedChunk) -> AssistantChunkEvent:
         """The event of the streamed chunk being delivered: made once, for all that read it (the
         chunk's own, when it was appended as an event or kept in memory)."""
         event = self._chunk_event
         if event is None or event.seq != streamed[0]:
-            event = self._chunk_event = AssistantChunkEvent.streamed(*streamed)
+            event = self._chunk_event = AssistantChunkEvent.streamed(streamed)
         return event
 
     def _deliver(self, logged: SessionEvent | StreamedChunk) -> None:
@@ -183,7 +181,7 @@ class Session:
         if self._delivering:
             # Appended by a subscriber: delivered once every subscriber has seen the current
             # event, so all of them (the store among them) see the log in seq order.
-            self._backlog.append(AssistantChunkEvent.streamed(*logged) if isinstance(logged, tuple) else logged)
+            self._backlog.append(AssistantChunkEvent.streamed(logged) if isinstance(logged, tuple) else logged)
             return
         self._delivering = True
         failure: Exception | None = None
@@ -194,8 +192,7 @@ class Session:
                     failure = _notify(self._chunk_subscribers, current, failure)
                 elif isinstance(current, AssistantChunkEvent):  # a chunk appended as an event
                     self._chunk_event = current
-                    data = current.data
-                    failure = _notify(self._chunk_subscribers, (current.seq, current.time, data.turn, data.step, data.chunk), failure)
+                    failure = _notify(self._chunk_subscribers, current.fields, failure)
                 else:
                     failure = _notify(self._subscribers, current, failure)
                 if not self._backlog:
@@ -212,7 +209,7 @@ class Session:
         """Call `subscriber` with every event appended from now on but the streamed chunks
         (`ARCHIVED_TYPES`, which a long answer appends by the thousand), until the disposer runs.
         The chunks, among the subscribers that take them in the order they subscribed: `chunks`
-        True, their events to `subscriber` too (`event_of`); a `ChunkSubscriber`, their fields
+        True, their events to `subscriber` too (one made per chunk for all of them); a `ChunkSubscriber`, their fields
         to it, and no event made for it (the hot path); False, nothing."""
         self._subscribers = (*self._subscribers, subscriber)
         taker: ChunkSubscriber | None = None
@@ -234,7 +231,7 @@ class Session:
 
 class _ChunkEvents:
     """A `subscribe` subscriber that takes chunks, shown their events (one made per chunk for
-    all of them, `Session.event_of`). Its session is a weak reference: the session holds this,
+    all of them, `Session._event_of`). Its session is a weak reference: the session holds this,
     and a cycle would keep a closed session until the cyclic collector runs."""
 
     __slots__ = ("session", "subscriber")
@@ -246,7 +243,7 @@ class _ChunkEvents:
     def __call__(self, streamed: StreamedChunk) -> None:
         session = self.session()
         assert session is not None  # only the session calls this
-        self.subscriber(session.event_of(streamed))
+        self.subscriber(session._event_of(streamed))
 
 
 def _notify(subscribers: tuple[Callable[[T], None], ...], logged: T, failure: Exception | None) -> Exception | None:

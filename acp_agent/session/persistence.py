@@ -36,6 +36,7 @@ from acp_agent.session.events import (
     SessionHeader,
     StepData,
     StepEndEvent,
+    StreamedChunk,
     ToolError,
     ToolResultData,
     ToolResultEvent,
@@ -45,7 +46,7 @@ from acp_agent.session.events import (
     UserMessageEvent,
 )
 from acp_agent.session.invariants import LogState
-from acp_agent.session.log import Session, StreamedChunk
+from acp_agent.session.log import Session
 from acp_agent.session.registry import EventRegistry
 from acp_agent.kernel.context import ServiceKey
 
@@ -86,10 +87,14 @@ class LoadedSession:
 
 def _line(model: BaseModel) -> bytes:
     if type(model) is AssistantChunkEvent and model.ignorable is None:
-        data = model.data
-        if (line := _delta_line((model.seq, model.time, data.turn, data.step, data.chunk))) is not None:
-            return line
+        return _chunk_line(model.fields, model)
     return _serialized(model)
+
+
+def _chunk_line(streamed: StreamedChunk, event: AssistantChunkEvent | None = None) -> bytes:
+    """A streamed chunk's line: its delta's, joined from its fields, else its event's (`event`,
+    made here when the chunk came as fields only)."""
+    return _delta_line(streamed) or _serialized(event or AssistantChunkEvent.streamed(streamed))
 
 
 def _serialized(model: BaseModel) -> bytes:
@@ -234,7 +239,7 @@ class SessionStore:
                 self.index.record(summary, file.stamp())
 
         def hold(streamed: StreamedChunk) -> None:  # a chunk's line waits for the next write (see `flush`)
-            if file.hold(_delta_line(streamed) or _serialized(AssistantChunkEvent.streamed(*streamed))):
+            if file.hold(_chunk_line(streamed)):
                 self._holding.append(file)
 
         attachment = _Attachment(file, lock, session.subscribe(write, chunks=hold))

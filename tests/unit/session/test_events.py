@@ -141,7 +141,8 @@ def test_optional_fields_are_dumped_only_when_set() -> None:
 )
 def test_a_streamed_chunk_event_is_the_event_validation_makes(chunk: StreamChunk) -> None:
     validated = default_registry().build("assistant/chunk", 7, 1234, {"turn": 2, "step": 3, "chunk": chunk})
-    streamed = AssistantChunkEvent.streamed(7, 1234, 2, 3, chunk)
+    streamed = AssistantChunkEvent.streamed((7, 1234, 2, 3, chunk))
+    assert streamed.fields == validated.fields == (7, 1234, 2, 3, chunk)
     assert type(streamed) is type(validated) and type(streamed.data) is type(validated.data)
     assert streamed == validated and repr(streamed) == repr(validated)
     assert streamed.model_dump_json() == validated.model_dump_json() and streamed.dump() == validated.dump()
@@ -150,4 +151,4 @@ def test_a_streamed_chunk_event_is_the_event_validation_makes(chunk: StreamChunk
         assert made.model_fields_set == twin.model_fields_set
         assert made.__pydantic_extra__ == twin.__pydantic_extra__ and made.__pydantic_private__ == twin.__pydantic_private__
     assert streamed.model_copy(update={"seq": 8}).seq == 8 and streamed.model_fields_set == validated.model_fields_set
-    assert AssistantChunkEvent.streamed(7, 1234, 2, 3, chunk).model_fields_set is not streamed.model_fields_set
+    assert AssistantChunkEvent.streamed((7, 1234, 2, 3, chunk)).model_fields_set is not streamed.model_fields_set

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import time
-from typing import Any
 
 import pytest
 
@@ -296,9 +295,9 @@ def test_a_chunk_subscriber_is_shown_no_event_and_the_others_are_made_one_when_t
     made: list[int] = []
     streamed_event = AssistantChunkEvent.streamed
 
-    def counted(*fields: Any) -> AssistantChunkEvent:
+    def counted(fields: StreamedChunk) -> AssistantChunkEvent:
         made.append(fields[0])
-        return streamed_event(*fields)
+        return streamed_event(fields)
 
     monkeypatch.setattr(AssistantChunkEvent, "streamed", counted)
     session = new_session()

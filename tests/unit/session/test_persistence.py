@@ -32,7 +32,6 @@ from acp_agent.session import (
     SessionStore,
     StepData,
     TextBlock,
-    TextContent,
     TextDelta,
     UnknownEventType,
     UnsupportedVersion,
