@@ -9,6 +9,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import signal
 import stat
 import subprocess
 import sys
@@ -37,8 +38,13 @@ TIMEOUT = 10.0
 
 
 def _take_the_terminal() -> None:
-    """In the child, after `setsid`: make the pty on stdin its controlling terminal."""
+    """In the child, after `setsid`: make the pty on stdin its controlling terminal, and take
+    Ctrl-C and Ctrl-\\ as a shell's foreground job does. The test run may ignore them (a shell
+    starts a background job so), and an ignored signal stays ignored across exec: Python would
+    then install no handler, and Ctrl-C would do nothing."""
     fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
 
 
 @dataclass(eq=False)
@@ -65,7 +71,14 @@ class Terminal:
             return await anyio.to_thread.run_sync(self.process.wait)
         # What a hang leaves to go on: whether the process ended (something else holds the pty)
         # or not (the keys typed did not reach it), and what the terminal showed.
-        raise AssertionError(f"the terminal stayed open {TIMEOUT} s; process status {self.process.poll()}: {bytes(self.shown)!r}")
+        status = self.process.poll()
+        signals = ""
+        if status is None:  # where it waits, and what it does with signals (SIGINT is 0x2 in the masks)
+            proc = Path(f"/proc/{self.process.pid}")
+            lines = proc.joinpath("status").read_text().splitlines()
+            signals = "; ".join(line for line in lines if line.startswith(("State", "Sig", "ShdPnd")))
+            signals += f"; wchan {proc.joinpath('wchan').read_text()}"
+        raise AssertionError(f"the terminal stayed open {TIMEOUT} s; process status {status} {signals}: {bytes(self.shown)!r}")
 
     async def _read(self) -> bool:
         await anyio.wait_readable(self.master)
