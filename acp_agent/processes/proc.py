@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import time
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,10 +42,29 @@ def processes() -> list[ProcessInfo]:
     return found
 
 
+EXEC_PATIENCE = 0.1
+"""Seconds `marker_of` waits for a process in the middle of an exec to show its environment."""
+
+
 def marker_of(pid: int, name: str) -> str | None:
-    """The value of the environment variable `name` that process `pid` started with, if any."""
+    """The value of the environment variable `name` that process `pid` started with, if any.
+
+    A process in the middle of an exec shows an empty environment (and command line) until the
+    new program's are mapped, a few milliseconds: read once then, a command's leftover would pass
+    for one without the marker and escape. So an empty environment is read again (a sleep of a
+    millisecond between reads, `EXEC_PATIENCE` at most) until the command line shows the exec
+    done; a process whose environment really is empty (`env -i`) has its command line, and costs
+    one read more."""
+    process = PROC / str(pid)
+    deadline = time.monotonic() + EXEC_PATIENCE
     try:
-        environ = (PROC / str(pid) / "environ").read_bytes()
+        environ = (process / "environ").read_bytes()
+        while not environ and time.monotonic() < deadline:
+            if (process / "cmdline").read_bytes():  # the exec is done (or was never under way)
+                environ = (process / "environ").read_bytes()
+                break
+            time.sleep(0.001)
+            environ = (process / "environ").read_bytes()
     except OSError:
         return None
     prefix = name.encode() + b"="

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -69,6 +70,25 @@ async def test_what_a_command_left_running_ends_with_its_owner(tmp_path: Path) -
     owner.dispose()
     await until(alive, *pids)
     registry.close()
+
+
+def test_a_process_in_the_middle_of_an_exec_shows_its_marker(spawned: list[subprocess.Popen[bytes]]) -> None:
+    # Read right after it started, such a process is often between two programs (the shell's
+    # exec of setsid, then setsid's of sleep), when /proc shows it no environment yet.
+    for n in range(40):
+        process = subprocess.Popen(["sh", "-c", "exec setsid sleep 300"], env={**os.environ, MARKER: f"9.{n}"})
+        spawned.append(process)
+        assert marker_of(process.pid, MARKER) == f"9.{n}"
+
+
+def test_an_empty_environment_or_a_zombie_shows_no_marker(spawned: list[subprocess.Popen[bytes]]) -> None:
+    cleared = subprocess.Popen(["env", "-i", "sleep", "300"])
+    spawned.append(cleared)
+    done = subprocess.Popen(["true"])
+    spawned.append(done)
+    while state(cleared.pid) != "S" or state(done.pid) != "Z":  # started sleeping; exited, not reaped
+        time.sleep(0.01)
+    assert marker_of(cleared.pid, MARKER) is None and marker_of(done.pid, MARKER) is None
 
 
 async def test_close_ends_registered_and_adopted_children(spawned: list[subprocess.Popen[bytes]]) -> None:
