@@ -69,8 +69,9 @@ class Session:
         self._chunk_event: AssistantChunkEvent | None = None
         """The event of the chunk being delivered, once one was made (`_event_of`)."""
         self._delivering = False
-        self._backlog: list[SessionEvent] = []
-        """Events appended while delivering (seldom more than one): a list, as an empty deque costs 760 bytes."""
+        self._backlog: list[SessionEvent | StreamedChunk] = []
+        """Events (or streamed chunks' fields) appended while delivering, seldom more than one: a
+        list, as an empty deque costs 760 bytes."""
         if state is not None:
             self.state = state.copy()
             self._events = list(seed)
@@ -181,7 +182,7 @@ class Session:
         if self._delivering:
             # Appended by a subscriber: delivered once every subscriber has seen the current
             # event, so all of them (the store among them) see the log in seq order.
-            self._backlog.append(AssistantChunkEvent.streamed(logged) if isinstance(logged, tuple) else logged)
+            self._backlog.append(logged)
             return
         self._delivering = True
         failure: Exception | None = None

@@ -321,8 +321,11 @@ def test_a_chunk_subscriber_is_shown_no_event_and_the_others_are_made_one_when_t
     assert order[3:] == ["again 5", "fields 5"] and made == [4, 5]
 
 
-def test_a_chunk_appended_by_a_chunk_subscriber_is_delivered_after_the_current_one() -> None:
+@pytest.mark.parametrize("archived", [False, True], ids=["in memory", "held by a store"])
+def test_a_chunk_appended_by_a_chunk_subscriber_is_delivered_after_the_current_one(archived: bool) -> None:
     session = new_session()
+    if archived:  # the chunks are delivered as their fields, the one appended meanwhile too
+        session.archive(list)
     start_turn(session)
     session.append("step/start", StepData(turn=1, step=1))
     seen: list[tuple[str, int]] = []
@@ -336,7 +339,7 @@ def test_a_chunk_appended_by_a_chunk_subscriber_is_delivered_after_the_current_o
     session.subscribe(lambda event: None, chunks=lambda streamed: seen.append(("second", streamed[0])))
     session.append_chunk(1, 1, TextDelta(index=0, text="x"))
     assert seen == [("first", 3), ("second", 3), ("first", 4), ("second", 4)]
-    assert [event.seq for event in session.events][-2:] == [3, 4]
+    assert [event.seq for event in session.events][-2:] == ([1, 2] if archived else [3, 4])
 
 
 def test_a_chunk_marked_ignorable_is_refused() -> None:
