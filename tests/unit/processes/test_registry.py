@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -81,13 +80,13 @@ def test_a_process_in_the_middle_of_an_exec_shows_its_marker(spawned: list[subpr
         assert marker_of(process.pid, MARKER) == f"9.{n}"
 
 
-def test_an_empty_environment_or_a_zombie_shows_no_marker(spawned: list[subprocess.Popen[bytes]]) -> None:
+async def test_an_empty_environment_or_a_zombie_shows_no_marker(spawned: list[subprocess.Popen[bytes]]) -> None:
     cleared = subprocess.Popen(["env", "-i", "sleep", "300"])
     spawned.append(cleared)
     done = subprocess.Popen(["true"])
     spawned.append(done)
-    while state(cleared.pid) != "S" or state(done.pid) != "Z":  # started sleeping; exited, not reaped
-        time.sleep(0.01)
+    await until(lambda pid: state(pid) != "S", cleared.pid)  # sleeping, its exec done
+    await until(lambda pid: state(pid) != "Z", done.pid)  # exited, not yet reaped
     assert marker_of(cleared.pid, MARKER) is None and marker_of(done.pid, MARKER) is None
 
 
