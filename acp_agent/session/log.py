@@ -210,8 +210,9 @@ class Session:
         """Call `subscriber` with every event appended from now on but the streamed chunks
         (`ARCHIVED_TYPES`, which a long answer appends by the thousand), until the disposer runs.
         The chunks, among the subscribers that take them in the order they subscribed: `chunks`
-        True, their events to `subscriber` too (one made per chunk for all of them); a `ChunkSubscriber`, their fields
-        to it, and no event made for it (the hot path); False, nothing."""
+        True, their events to `subscriber` too (one made per chunk for all of them); a
+        `ChunkSubscriber`, their fields to it, and no event made for it (the hot path); False,
+        nothing."""
         self._subscribers = (*self._subscribers, subscriber)
         taker: ChunkSubscriber | None = None
         if chunks is not False:
