@@ -19,7 +19,7 @@ from acp_agent.tools.base import (
 )
 from acp_agent.tools.bash import LOCAL, BashParams, BashTool, LocalRunner, run_command, runner_for
 from acp_agent.tools.confined import Target, resolve_in
-from acp_agent.tools.errors import DuplicateTool, NotOwned, OutsideWorkspace, ToolsError
+from acp_agent.tools.errors import CommandNotStarted, DuplicateTool, NotOwned, OutsideWorkspace, ToolsError
 from acp_agent.tools.files import (
     EditFileParams,
     EditFileTool,
@@ -42,6 +42,7 @@ __all__ = [
     "WORKSPACE_SERVICE",
     "BashParams",
     "BashTool",
+    "CommandNotStarted",
     "CommandOutcome",
     "CommandRunner",
     "Diff",

@@ -31,6 +31,7 @@ from acp_agent.processes.registry import PROCESSES, CommandGroup
 from acp_agent.session.content import TextContent
 from acp_agent.session.events import ToolError
 from acp_agent.tools.base import Tool, ToolCallContext, ToolParams, ToolPresentation, ToolResult, code_block
+from acp_agent.tools.errors import CommandNotStarted
 from acp_agent.tools.runner import RUNNER_SERVICE, CommandOutcome, CommandRunner
 from acp_agent.tools.registry import TOOLS
 
@@ -69,12 +70,15 @@ class BashTool(Tool[BashParams]):
         )
 
     async def run(self, params: BashParams, call: ToolCallContext) -> ToolResult:
-        outcome = await runner_for(call).run(
-            params.command,
-            call=call,
-            timeout_seconds=self.timeout_seconds,
-            max_output_bytes=self.max_output_bytes,
-        )
+        try:
+            outcome = await runner_for(call).run(
+                params.command,
+                call=call,
+                timeout_seconds=self.timeout_seconds,
+                max_output_bytes=self.max_output_bytes,
+            )
+        except CommandNotStarted as exc:
+            return ToolResult.failure(str(exc), "not_started")
         return _result(outcome, self.timeout_seconds).model_copy(update={"raw_output": outcome.raw_output})
 
     def present(self, params: BashParams) -> ToolPresentation:
@@ -129,17 +133,22 @@ async def run_command(
     The call lasts until the shell has exited and every process holding its output has closed it.
     With a `group` (of the server's process registry), the command carries its marker, and what it
     leaves running (`cmd &`, `setsid cmd`) is ended when the group's owner goes.
+
+    Raises `CommandNotStarted` when the shell cannot start (nothing ran).
     """
     output = _OutputBuffer(max_output_bytes)
-    process = await anyio.open_process(
-        [_SHELL, "-c", command],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        cwd=cwd,
-        env=env if group is None else {**env, **group.env},
-        start_new_session=True,
-    )
+    try:
+        process = await anyio.open_process(
+            [_SHELL, "-c", command],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            cwd=cwd,
+            env=env if group is None else {**env, **group.env},
+            start_new_session=True,
+        )
+    except OSError as exc:
+        raise CommandNotStarted(_not_started(exc, cwd)) from exc
     if group is not None:
         group.started(process.pid)
     finished = False
@@ -229,6 +238,12 @@ def _result(outcome: CommandOutcome, timeout_seconds: float) -> ToolResult:
         else f"[killed by signal {outcome.signal or -outcome.exit_code}]"
     )
     return ToolResult(content=[TextContent(text=_add_line(text, status))], is_error=True)
+
+
+def _not_started(exc: OSError, cwd: Path) -> str:
+    if exc.filename is not None and os.fspath(exc.filename) == os.fspath(cwd):
+        return f"the command did not start: the working directory {cwd} is not usable ({exc.strerror})"
+    return f"the command did not start: {exc.strerror or exc}"
 
 
 def _add_line(text: str, line: str) -> str:

@@ -23,8 +23,13 @@ class NotOwned(PermissionError):
     """Raised when a file tool would replace a file that belongs to another user."""
 
 
+class CommandNotStarted(ToolsError):
+    """Raised when a command's shell cannot start: its working directory was removed (or is not
+    one), the shell is missing, or the command is longer than the system takes as an argument."""
+
+
 class BinaryFile(ToolsError):
     """Raised when read_file meets a NUL byte in the first 8 KiB it reads (`texts.BINARY_PROBE`)."""
 
 
-__all__ = ["BinaryFile", "DuplicateTool", "NotOwned", "OutsideWorkspace", "ToolsError"]
+__all__ = ["BinaryFile", "CommandNotStarted", "DuplicateTool", "NotOwned", "OutsideWorkspace", "ToolsError"]

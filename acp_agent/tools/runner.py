@@ -41,7 +41,8 @@ class CommandRunner(ABC):
     ) -> CommandOutcome:
         """Run `command` with bash in `call.cwd`; after `timeout_seconds` kill it (`timed_out`);
         keep at most about `max_output_bytes` of its output. A cancellation kills the command
-        before it propagates: nothing the command started may outlive the call."""
+        before it propagates: nothing the command started may outlive the call. Raises
+        `CommandNotStarted` (its message for the model) when the command could not start."""
 
 
 RunnerProvider = Callable[[ToolCallContext], CommandRunner]

@@ -19,6 +19,7 @@ from acp_agent.tools import (
     RUNNER_SERVICE,
     BashParams,
     BashTool,
+    CommandNotStarted,
     CommandOutcome,
     CommandRunner,
     LocalRunner,
@@ -273,3 +274,21 @@ async def test_bash_reports_what_the_picked_runner_says(tmp_path: Path) -> None:
     call.ctx.provide(RUNNER_SERVICE, lambda _call: Canned())
     result = await BashTool(timeout_seconds=7, max_output_bytes=99).run(BashParams(command="make"), call)
     assert result.is_error and result.plain_text() == "partial\n[killed by signal SIGLOST]"
+
+
+@pytest.mark.anyio
+async def test_a_command_that_cannot_start_fails_its_call_and_says_why(tmp_path: Path) -> None:
+    gone = tmp_path / "removed"
+    result = await run("echo never", gone)
+    message = f"the command did not start: the working directory {gone} is not usable (No such file or directory)"
+    assert result.plain_text() == f"Error: {message}"
+    assert result.is_error and result.error is not None
+    assert (result.error.code, result.error.message) == ("not_started", message)
+    # Longer than Linux takes as one argument (MAX_ARG_STRLEN, 128 KiB): a model writing a big file
+    # with a here-document.
+    result = await run("cat > big.txt <<'EOF'\n" + "x" * 200_000 + "\nEOF", tmp_path)
+    assert result.plain_text() == "Error: the command did not start: Argument list too long"
+    assert not (tmp_path / "big.txt").exists()
+    (tmp_path / "file").write_text("")
+    with pytest.raises(CommandNotStarted, match=r"working directory .*/file is not usable \(Not a directory\)$"):
+        await run_command("true", cwd=tmp_path / "file", env={}, timeout_seconds=5, max_output_bytes=100)
