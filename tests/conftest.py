@@ -6,6 +6,7 @@ from collections.abc import Iterator
 import pytest
 
 from acp_agent.config_dir import ENV_CONFIG
+from tests.runs import ScenarioRuns
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -25,3 +26,9 @@ def empty_user_config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def scenario_run(tmp_path_factory: pytest.TempPathFactory) -> ScenarioRuns:
+    """The test session's scenario runs (`tests/runs.py`): each scenario and mode runs once."""
+    return ScenarioRuns(tmp_path_factory)

@@ -31,6 +31,7 @@ from pydantic import BaseModel
 from acp_agent.snapshot.runner import RunResult, run_scenario
 from tests.e2e.wire import RECORD_CONFIG
 from tests.paths import ACP_SCHEMA, ACP_UNSTABLE_SCHEMA, FIXTURES, UPSTREAM
+from tests.runs import ScenarioRuns
 
 Direction = Literal["agent", "client"]
 """Who wrote the frame: the agent (our stdout) or the client (what the runner sent us)."""
@@ -171,10 +172,7 @@ def sources() -> list[Source]:
 SOURCES = sources()
 
 
-async def run_source(source: Source, workdir: Path) -> RunResult:
-    if source.directory is not None:
-        return await run_scenario(source.directory, workdir, child_sessions=source.child_sessions)
-    name = source.name.removeprefix("scripted/")
+async def run_scripted(name: str, workdir: Path) -> RunResult:
     steps, script = SCRIPTED[name]
     scenario = workdir / "scenario"
     scenario.mkdir()
@@ -190,22 +188,30 @@ async def run_source(source: Source, workdir: Path) -> RunResult:
     return await run_scenario(scenario, run, config=config, env={"ACP_AGENT_SCRIPT": str(scenario / "script.json")})
 
 
+AT_ONCE = 8
+"""Servers run side by side."""
+
+
 @pytest.fixture(scope="module")
-def transcripts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, RunResult]:
-    """Every source run once, side by side (each is its own server process)."""
-    results: dict[str, RunResult] = {}
+def transcripts(tmp_path_factory: pytest.TempPathFactory, scenario_run: ScenarioRuns) -> dict[str, RunResult]:
+    """Every source run once, side by side (each is its own server process). The scenario
+    directories' runs are the test session's (`tests/runs.py`): the snapshot tests read them too."""
+    replayed = {
+        source.name: (source.directory, source.child_sessions) for source in SOURCES if source.directory is not None
+    }
+    scenario_run.prefetch(replayed.values(), AT_ONCE)
+    results = {name: scenario_run(*run) for name, run in replayed.items()}
 
     async def run_all() -> None:
-        limiter = anyio.CapacityLimiter(8)
+        limiter = anyio.CapacityLimiter(AT_ONCE)
 
-        async def one(source: Source) -> None:
+        async def one(name: str) -> None:
             async with limiter:
-                workdir = tmp_path_factory.mktemp(source.name.replace("/", "-"))
-                results[source.name] = await run_source(source, workdir)
+                results[f"scripted/{name}"] = await run_scripted(name, tmp_path_factory.mktemp(f"scripted-{name}"))
 
         async with anyio.create_task_group() as tasks:
-            for source in SOURCES:
-                tasks.start_soon(one, source)
+            for name in SCRIPTED:
+                tasks.start_soon(one, name)
 
     anyio.run(run_all)
     return results

@@ -13,8 +13,8 @@ from syrupy.assertion import SnapshotAssertion
 from acp_agent.snapshot.normalize import normalize_run
 from acp_agent.snapshot.runner import RunResult
 from tests.paths import FIXTURES
-from tests.snapshot.conftest import ScenarioRun
-from tests.snapshot.scenarios import CHILD_SCENARIOS, RUNS, SCENARIOS, run_id
+from tests.runs import ScenarioRuns
+from tests.snapshot.scenarios import RUNS, SCENARIOS, run_id
 
 Run = Callable[[Path], RunResult]
 
@@ -23,8 +23,18 @@ def events(result: RunResult, route: str = "s1") -> list[dict]:
     return result.logs[route][1:]
 
 
+@pytest.fixture(scope="module", autouse=True)
+def side_by_side(request: pytest.FixtureRequest, scenario_run: ScenarioRuns) -> None:
+    """Runs what this module's selected scenario tests read, four servers at a time, before the
+    first of them (those the conformance checks read are run already)."""
+    selected = [item for item in request.session.items if isinstance(item, pytest.Function) and item.module is request.module]
+    runs = [(FIXTURES / item.callspec.params["name"], item.callspec.params["child_sessions"])
+            for item in selected if item.originalname == "test_scenario"]  # fmt: skip
+    scenario_run.prefetch(runs, 4)
+
+
 @pytest.mark.parametrize(("name", "child_sessions"), RUNS, ids=[run_id(*run) for run in RUNS])
-def test_scenario(name: str, child_sessions: bool, scenario_run: ScenarioRun, snapshot_file: SnapshotAssertion) -> None:
+def test_scenario(name: str, child_sessions: bool, scenario_run: ScenarioRuns, snapshot_file: SnapshotAssertion) -> None:
     result = scenario_run(FIXTURES / name, child_sessions)
     assert result.failures == []
     assert normalize_run(result).text() == snapshot_file
