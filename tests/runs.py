@@ -3,8 +3,10 @@ read the same run of a scenario in a mode instead of each starting its own serve
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 import anyio
 import pytest
@@ -14,6 +16,26 @@ from acp_agent.snapshot.scenario import load_scenario
 
 Key = tuple[Path, bool]
 """A run: the scenario directory (resolved), and whether the client takes child sessions."""
+K = TypeVar("K")
+
+
+def side_by_side(runs: Mapping[K, Callable[[], Awaitable[RunResult]]], at_once: int) -> dict[K, RunResult]:
+    """Each of `runs` run, `at_once` servers at a time; their results by key."""
+    results: dict[K, RunResult] = {}
+
+    async def run_all() -> None:
+        limiter = anyio.CapacityLimiter(at_once)
+
+        async def one(key: K, run: Callable[[], Awaitable[RunResult]]) -> None:
+            async with limiter:
+                results[key] = await run()
+
+        async with anyio.create_task_group() as tasks:
+            for key, run in runs.items():
+                tasks.start_soon(one, key, run)
+
+    anyio.run(run_all)
+    return results
 
 
 class ScenarioRuns:
@@ -34,19 +56,7 @@ class ScenarioRuns:
     def prefetch(self, wanted: Iterable[tuple[Path, bool | None]], at_once: int) -> None:
         """Run those of `wanted` not run yet side by side, `at_once` servers at a time."""
         missing = sorted({_key(directory, child_sessions) for directory, child_sessions in wanted} - self._runs.keys())
-
-        async def run_all() -> None:
-            limiter = anyio.CapacityLimiter(at_once)
-
-            async def one(key: Key) -> None:
-                async with limiter:
-                    self._runs[key] = await self._run(key)
-
-            async with anyio.create_task_group() as tasks:
-                for key in missing:
-                    tasks.start_soon(one, key)
-
-        anyio.run(run_all)
+        self._runs.update(side_by_side({key: partial(self._run, key) for key in missing}, at_once))
 
     async def _run(self, key: Key) -> RunResult:
         directory, child_sessions = key

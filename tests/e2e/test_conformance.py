@@ -20,10 +20,10 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
-import anyio
 import pytest
 from acp import schema as official
 from pydantic import BaseModel
@@ -31,7 +31,7 @@ from pydantic import BaseModel
 from acp_agent.snapshot.runner import RunResult, run_scenario
 from tests.e2e.wire import RECORD_CONFIG
 from tests.paths import ACP_SCHEMA, ACP_UNSTABLE_SCHEMA, FIXTURES, UPSTREAM
-from tests.runs import ScenarioRuns
+from tests.runs import ScenarioRuns, side_by_side
 
 Direction = Literal["agent", "client"]
 """Who wrote the frame: the agent (our stdout) or the client (what the runner sent us)."""
@@ -200,21 +200,10 @@ def transcripts(tmp_path_factory: pytest.TempPathFactory, scenario_run: Scenario
         source.name: (source.directory, source.child_sessions) for source in SOURCES if source.directory is not None
     }
     scenario_run.prefetch(replayed.values(), AT_ONCE)
-    results = {name: scenario_run(*run) for name, run in replayed.items()}
-
-    async def run_all() -> None:
-        limiter = anyio.CapacityLimiter(AT_ONCE)
-
-        async def one(name: str) -> None:
-            async with limiter:
-                results[f"scripted/{name}"] = await run_scripted(name, tmp_path_factory.mktemp(f"scripted-{name}"))
-
-        async with anyio.create_task_group() as tasks:
-            for name in SCRIPTED:
-                tasks.start_soon(one, name)
-
-    anyio.run(run_all)
-    return results
+    scripted = {
+        f"scripted/{name}": partial(run_scripted, name, tmp_path_factory.mktemp(f"scripted-{name}")) for name in SCRIPTED
+    }
+    return {name: scenario_run(*run) for name, run in replayed.items()} | side_by_side(scripted, AT_ONCE)
 
 
 # -- frames -------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections import Counter
+from functools import partial
 from pathlib import Path
 
 import anyio
@@ -27,6 +28,7 @@ from acp_agent.snapshot.frames import frame_route, session_routes, session_updat
 from acp_agent.snapshot.normalize import normalize_run
 from acp_agent.snapshot.runner import RunResult, run_scenario
 from tests.paths import FIXTURES, ROOT
+from tests.runs import side_by_side
 from tests.snapshot.scenarios import RUNS, SCENARIOS, advertises_sessions, run_id
 
 SEEDS = range(1, 6)
@@ -83,24 +85,15 @@ took this module from about 55 s to 85 s there."""
 @pytest.fixture(scope="module")
 def jittered(tmp_path_factory: pytest.TempPathFactory) -> Runs:
     """Every scenario under each of its seeds, run concurrently a few at a time."""
-    runs: Runs = {}
-    limiter = anyio.CapacityLimiter(SERVERS_AT_ONCE)
-
-    async def run(name: str, child_sessions: bool, seed: int) -> None:
-        async with limiter:
-            workdir = tmp_path_factory.mktemp(f"{name}-jitter{seed}")
-            runs[name, child_sessions, seed] = await run_scenario(
-                FIXTURES / name, workdir, jitter=seed, child_sessions=child_sessions, env=UNMEASURED
-            )
-
-    async def run_all() -> None:
-        async with anyio.create_task_group() as tasks:
-            for name, child_sessions in RUNS:
-                for seed in seeds(name, child_sessions):
-                    tasks.start_soon(run, name, child_sessions, seed)
-
-    anyio.run(run_all)
-    return runs
+    runs = {
+        (name, child_sessions, seed): partial(
+            run_scenario, FIXTURES / name, tmp_path_factory.mktemp(f"{name}-jitter{seed}"),
+            jitter=seed, child_sessions=child_sessions, env=UNMEASURED,
+        )
+        for name, child_sessions in RUNS
+        for seed in seeds(name, child_sessions)
+    }  # fmt: skip
+    return side_by_side(runs, SERVERS_AT_ONCE)
 
 
 @pytest.mark.parametrize(("name", "child_sessions"), RUNS, ids=[run_id(*run) for run in RUNS])

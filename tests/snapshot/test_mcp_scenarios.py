@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import anyio
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
@@ -22,9 +21,10 @@ from acp_agent.mcp import texts
 from acp_agent.mcp.events import STATUS_EVENT, TOOLS_EVENT
 from acp_agent.permissions import texts as permission_texts
 from acp_agent.snapshot.normalize import normalize_run
-from acp_agent.snapshot.runner import RunResult, run_scenario
+from acp_agent.snapshot.runner import RunResult
 from tests.e2e.test_conformance import Checked, Schema, frames_of, official_model, round_trip
 from tests.paths import ACP_SCHEMA, FIXTURES
+from tests.runs import ScenarioRuns
 
 MCP_FIXTURES = FIXTURES / "mcp"
 SCENARIOS = sorted(path.name for path in MCP_FIXTURES.iterdir() if (path / "input.json").is_file())
@@ -34,21 +34,9 @@ Runs = dict[str, RunResult]
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> Runs:
-    results: Runs = {}
-    limiter = anyio.CapacityLimiter(AT_ONCE)
-
-    async def one(name: str) -> None:
-        async with limiter:
-            results[name] = await run_scenario(MCP_FIXTURES / name, tmp_path_factory.mktemp(f"mcp-{name}"))
-
-    async def run_all() -> None:
-        async with anyio.create_task_group() as tasks:
-            for name in SCENARIOS:
-                tasks.start_soon(one, name)
-
-    anyio.run(run_all)
-    return results
+def runs(scenario_run: ScenarioRuns) -> Runs:
+    scenario_run.prefetch([(MCP_FIXTURES / name, None) for name in SCENARIOS], AT_ONCE)
+    return {name: scenario_run(MCP_FIXTURES / name) for name in SCENARIOS}
 
 
 def frames(result: RunResult) -> list[Any]:

@@ -24,12 +24,14 @@ def events(result: RunResult, route: str = "s1") -> list[dict]:
 
 
 @pytest.fixture(scope="module", autouse=True)
-def side_by_side(request: pytest.FixtureRequest, scenario_run: ScenarioRuns) -> None:
+def prefetched(request: pytest.FixtureRequest, scenario_run: ScenarioRuns) -> None:
     """Runs what this module's selected scenario tests read, four servers at a time, before the
     first of them (those the conformance checks read are run already)."""
-    selected = [item for item in request.session.items if isinstance(item, pytest.Function) and item.module is request.module]
-    runs = [(FIXTURES / item.callspec.params["name"], item.callspec.params["child_sessions"])
-            for item in selected if item.originalname == "test_scenario"]  # fmt: skip
+    runs = [
+        (FIXTURES / item.callspec.params["name"], item.callspec.params["child_sessions"])
+        for item in request.session.items
+        if isinstance(item, pytest.Function) and item.module is request.module and item.originalname == "test_scenario"
+    ]
     scenario_run.prefetch(runs, 4)
 
 
