@@ -4,38 +4,19 @@
 `main` module (which imports `jsonschema`, to check requests against a JSON schema) and its
 `server` module (`http.server`). The connection checks requests itself and uses only the
 dispatcher, so before the first import the package is registered without running its
-`__init__` (`_register_without_init`); its submodules then import as usual, on their own. The
-package's own names (`from jsonrpcserver import Success`, by code of someone else) still work:
-the first access to one runs the real `__init__` (a module `__getattr__`, PEP 562), as a plain
-import would have. This relies on the layout of jsonrpcserver 5 (pyproject.toml pins `>=5,<6`;
+`__init__` (`acp_agent.kernel.packages`); its submodules then import as usual, and the
+package's own names (`from jsonrpcserver import Success`, by code of someone else) still work.
+This relies on the layout of jsonrpcserver 5 (pyproject.toml pins `>=5,<6`;
 `tests/unit/acp/test_jsonrpc.py` checks both halves).
 """
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from typing import Any
 
+from acp_agent.kernel.packages import register_without_init
 
-def _register_without_init(package: str) -> None:
-    if package in sys.modules:
-        return  # imported already (by someone else): nothing to save
-    spec = importlib.util.find_spec(package)
-    assert spec is not None and spec.loader is not None  # a declared dependency, installed
-    module = importlib.util.module_from_spec(spec)
-    loader = spec.loader
-
-    def complete(name: str) -> Any:
-        delattr(module, "__getattr__")
-        loader.exec_module(module)
-        return getattr(module, name)
-
-    setattr(module, "__getattr__", complete)
-    sys.modules[package] = module
-
-
-_register_without_init("jsonrpcserver")
+register_without_init("jsonrpcserver")
 
 from jsonrpcserver.async_dispatcher import dispatch_to_response_pure  # noqa: E402
 from jsonrpcserver.exceptions import JsonRpcError  # noqa: E402

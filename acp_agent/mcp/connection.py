@@ -1,7 +1,7 @@
 """One connection to one MCP server, through the official SDK: stdio, streamable HTTP or SSE.
 
-This is the only module that imports the SDK (`mcp`); the session imports it in a worker thread,
-and only for a session that has servers (the import takes a good part of a second).
+The SDK is used here and in `results.py` (imported by `sdk.py`); the session imports this module
+in a worker thread, and only for a session that has servers (the import takes a part of a second).
 
 A connection is a task (`serve`) that holds the SDK's transport and `ClientSession` contexts for
 as long as the server is up: it starts the server (stdio) or reaches it (http, sse), initializes,
@@ -29,16 +29,12 @@ from typing import Any
 
 import anyio
 import httpx
-import mcp.client.stdio as sdk_stdio
 from anyio.abc import Process
-from mcp import ClientSession, McpError, types
-from mcp.types import CONNECTION_CLOSED
-from mcp.client.sse import sse_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 
 from acp_agent.kernel.scope import Scope
 from acp_agent.mcp import texts
+from acp_agent.mcp.sdk import ClientSession, McpError, create_mcp_http_client, sse_client, streamable_http_client, types
+from acp_agent.mcp.sdk import stdio as sdk_stdio
 from acp_agent.processes.registry import ProcessRegistry
 from acp_agent.mcp.environment import server_environment
 from acp_agent.mcp.events import State, ToolInfo
@@ -373,7 +369,7 @@ class Connection:
         except (Down, anyio.ClosedResourceError, anyio.BrokenResourceError):
             return await self._lost()
         except McpError as exc:
-            if exc.error.code == CONNECTION_CLOSED:
+            if exc.error.code == types.CONNECTION_CLOSED:
                 return await self._lost()
             return ToolResult.failure(exc.error.message, CALL_FAILED)
         # The server said during the call that its tools changed (it sends that before the

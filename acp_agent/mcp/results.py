@@ -3,7 +3,7 @@
 What the model reads is text: text content as it is, an image as a note (the image itself goes on
 the card), an embedded resource's text (a binary one as a note), a resource link and
 `structuredContent` (when the server sent no text) as text. The whole is cut in the middle past
-`maxOutputBytes`, as bash output is. Imports the SDK's types: loaded with `connection.py` only.
+`maxOutputBytes`, as bash output is. Uses the SDK's types: loaded with `connection.py` only.
 """
 
 from __future__ import annotations
@@ -13,13 +13,12 @@ import binascii
 import json
 from typing import Any
 
-from mcp import types
-
 from acp_agent.session.content import TextContent
 from acp_agent.session.events import ToolError
 from acp_agent.tools.base import Image, ToolResult
 from acp_agent.tools.bash import cut_middle
 from acp_agent.mcp import texts
+from acp_agent.mcp.sdk import types
 
 TOOL_ERROR = "mcp_tool_error"
 

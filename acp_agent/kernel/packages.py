@@ -1,0 +1,32 @@
+"""A dependency's package registered without running its `__init__`, for a package whose
+`__init__` imports far more than the submodules this server uses.
+
+Its submodules then import as usual, on their own. The package's own names (`from pkg import X`,
+`pkg.X`, by code of someone else) still work: the first access to one runs the real `__init__`
+(a module `__getattr__`, PEP 562), as a plain import would have. A package imported already is
+left as it is. Each caller relies on its package's layout and says so where it is pinned.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from typing import Any
+
+
+def register_without_init(package: str) -> None:
+    """Register the installed `package` in `sys.modules` with its `__init__` not run yet."""
+    if package in sys.modules:
+        return  # imported already (by someone else): nothing to save
+    spec = importlib.util.find_spec(package)
+    assert spec is not None and spec.loader is not None  # a declared dependency, installed
+    module = importlib.util.module_from_spec(spec)
+    loader = spec.loader
+
+    def complete(name: str) -> Any:
+        delattr(module, "__getattr__")
+        loader.exec_module(module)
+        return getattr(module, name)
+
+    setattr(module, "__getattr__", complete)
+    sys.modules[package] = module
