@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 import acp_agent
 from acp_agent.credentials import Credentials, CredentialStore
-from acp_agent.kernel import Context, LoaderError, Row, compose
+from acp_agent.kernel import LoaderError, Row, compose
 from acp_agent.session.persistence import read_log
 from acp_agent.session.registry import default_registry
 from acp_agent.llm import codes, openai_compat

@@ -13,7 +13,6 @@ from acp_agent.agent.factory import Lineage
 from acp_agent.permissions import AskFailed, UnknownMode, texts
 from acp_agent.subagents.driver import PARENT_CANCELLED
 from acp_agent.agent.keys import AGENTS
-from acp_agent.permissions.service import PERMISSIONS
 from acp_agent.tools import Tool, ToolCallContext, ToolPresentation, ToolResult
 from acp_agent.tools.registry import TOOLS
 from tests.unit.permissions.conftest import Harness, ScriptedAsker, bash, call, codes, of_type, results

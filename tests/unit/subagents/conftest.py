@@ -19,7 +19,6 @@ from acp_agent.llm.request import LlmRequest
 from acp_agent.llm.service import STREAM
 from acp_agent.session import SessionEvent, TextContent
 from acp_agent.agent.keys import AGENTS
-from acp_agent.subagents.registry import SUBAGENTS
 
 
 def rows(sessions: Path, *, agents: dict[str, Any], spawn_tool: dict[str, Any], fork_tool: dict[str, Any]) -> list[Row]:
