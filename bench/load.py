@@ -63,13 +63,10 @@ def server_once(env: dict[str, str], session_id: str, cwd: str) -> tuple[float, 
         server.close()
 
 
-def per_thousand(measured: list[tuple[int, float, float]], column: int) -> list[float]:
-    """Each size's time (`column` 1: the floor, 2: the load) per thousand lines more than the size
-    before it, in ms: the fixed cost of a request, the same at every size, left out."""
-    return [
-        (after[column] - before[column]) / (after[0] - before[0]) * 1000 * 1000
-        for before, after in zip(measured, measured[1:])
-    ]
+def per_thousand(points: list[tuple[int, float]]) -> list[float]:
+    """Each size's time per thousand lines more than the size before it, in ms, from its (lines,
+    seconds): the fixed cost of a request, the same at every size, left out."""
+    return [(after - before) / (lines - fewer) * 1000 * 1000 for (fewer, before), (lines, after) in zip(points, points[1:])]
 
 
 def growth_of(slopes: list[float]) -> float:
@@ -86,7 +83,8 @@ def main() -> int:
         parser.error("--events needs three sizes or more: linearity compares the time each adds")
     print(f"{machine()}; median of {args.runs} runs")
     print(f"{'events':>8} {'lines':>8} {'floor ms':>9} {'load ms':>9} {'ratio':>6} {'peak MB':>8} {'frames':>7} {'ms/1k more':>10}")
-    measured: list[tuple[int, float, float]] = []  # (lines, floor seconds, load seconds) of each size
+    floors_at: list[tuple[int, float]] = []  # (lines, seconds) of each size: the floor's
+    loads_at: list[tuple[int, float]] = []  # and the server's load
     with tempfile.TemporaryDirectory() as tmp:
         cwd = Path(tmp) / "work"
         cwd.mkdir()
@@ -106,14 +104,15 @@ def main() -> int:
                 peaks.append(rss)
             floor, load = statistics.median(floors), statistics.median(loads)
             ratio, peak = load / floor, max(peaks)
-            measured.append((lines, floor, load))
+            floors_at.append((lines, floor))
+            loads_at.append((lines, load))
             largest = (ratio, peak)
-            slope = f"{per_thousand(measured, 2)[-1]:>10.2f}" if len(measured) > 1 else f"{'-':>10}"
+            slope = f"{per_thousand(loads_at)[-1]:>10.2f}" if len(loads_at) > 1 else f"{'-':>10}"
             print(
                 f"{lines - 1:>8,} {lines:>8,} {floor * 1000:>9.1f} {load * 1000:>9.1f} {ratio:>5.2f}x"
                 f" {peak:>8.1f} {frames:>7,} {slope}"
             )
-    growth, floor_growth = growth_of(per_thousand(measured, 2)), growth_of(per_thousand(measured, 1))
+    growth, floor_growth = growth_of(per_thousand(loads_at)), growth_of(per_thousand(floors_at))
     met = largest[0] <= RATIO_TARGET and largest[1] <= RSS_TARGET_MB and growth <= LINEAR_TARGET
     print(f"targets: load <= {RATIO_TARGET}x floor, peak RSS <= {RSS_TARGET_MB} MB (the largest load's),")
     print(f"         time per event added, up to the largest size, within {LINEAR_TARGET}x of that up to the smaller ones (now {growth:.2f}x;")
