@@ -162,6 +162,8 @@ class AcpServer:
 
     async def new_session(self, params: NewSessionParams) -> NewSessionResult:
         servers = self._check_workspace(params.cwd, params.additional_directories, params.mcp_servers)
+        if not os.path.isdir(params.cwd):  # every tool would fail there; a stored session's is not checked
+            raise errors.invalid_params(f"cwd {params.cwd!r} is not an existing directory")
         agent = await self.ctx.get(AGENTS).create(cwd=params.cwd)
         self._connect(agent, servers)
         self._open(agent)
