@@ -81,9 +81,10 @@ def test_a_process_in_the_middle_of_an_exec_shows_its_marker(spawned: list[subpr
 
 
 async def test_an_empty_environment_or_a_zombie_shows_no_marker(spawned: list[subprocess.Popen[bytes]]) -> None:
-    cleared = subprocess.Popen(["env", "-i", "sleep", "300"])
+    # Both started with the marker: `env -i` then drops it, and a zombie's environment reads empty.
+    cleared = subprocess.Popen(["env", "-i", "sleep", "300"], env={**os.environ, MARKER: "7.1"})
     spawned.append(cleared)
-    done = subprocess.Popen(["true"])
+    done = subprocess.Popen(["true"], env={**os.environ, MARKER: "7.2"})
     spawned.append(done)
     await until(lambda pid: state(pid) != "S", cleared.pid)  # sleeping, its exec done
     await until(lambda pid: state(pid) != "Z", done.pid)  # exited, not yet reaped
