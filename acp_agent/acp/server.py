@@ -329,7 +329,11 @@ class AcpServer:
             return list_page(self.ctx.get(SESSIONS).summaries(cwd), params.cursor, self.list_page_size)
 
     async def close_session(self, params: CloseSessionParams) -> CloseSessionResult:
-        """Cancel what runs, dispose the agent (its log is flushed and closed), forget the session."""
+        """Cancel what runs, dispose the agent (its log is flushed and closed), forget the session.
+        A prompt read after the close is refused as one to a closed session, even while the close
+        still waits for the running turn to end."""
+        if (entry := self.wire.sessions.get(params.session_id)) is not None and entry.closed_at is None:
+            entry.closed_at = Connection.read_at()
         async with self._one_at_a_time(params.session_id):
             self.wire.session(params.session_id)  # -32002 for an id not open here, -32602 a child's
             await self._close(params.session_id)
@@ -416,6 +420,9 @@ class AcpServer:
         runs (or settles after a cancel) waits its turn, in arrival order; the next turn starts
         once this prompt is answered, so no frame of it precedes this answer on the wire."""
         entry = self.wire.session(params.session_id)
+        read_at = Connection.read_at()
+        if entry.closed_at is not None and entry.closed_at < read_at:
+            raise errors.session_not_found(params.session_id)  # as it will be once the close ends
         content = [_content_block(i, block) for i, block in enumerate(params.prompt)]
         _check_attachments(content, entry.agent)
         auth.require_key(self.ctx.get(LLM).credentials, entry.agent.options.provider, self.auth_methods)
@@ -427,7 +434,6 @@ class AcpServer:
         else:
             ticket = entry.agent.followup(content, hold=True)
         # Requests run in tasks of their own: a cancel read after this prompt may have run first.
-        read_at = Connection.read_at()
         if entry.cancelled_at > read_at:
             ticket.cancel(CANCELLED_BY_CLIENT)
         entry.prompts[ticket] = read_at

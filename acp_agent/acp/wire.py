@@ -35,6 +35,8 @@ class AcpSession:
     """The prompts waiting for their answer, by ticket: where each was read (`Connection.read_at`)."""
     cancelled_at: int = -1
     """Where the latest `session/cancel` handled for the session was read (-1: none yet)."""
+    closed_at: int | None = None
+    """Where the first `session/close` of the session was read, once one is being handled."""
 
 
 @dataclass(eq=False)

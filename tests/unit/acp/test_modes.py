@@ -12,6 +12,7 @@ import pytest
 from jsonrpcserver.exceptions import JsonRpcError
 
 from acp_agent.acp import modes
+from acp_agent.acp.connection import _READ_AT
 from acp_agent.acp.schema import (
     InitializeParams,
     NewSessionParams,
@@ -60,6 +61,8 @@ async def serving(
         rows.append(Row(id="permissions", name="acp_agent.permissions.plugin"))
     ctx = compose(rows)
     notes = Notes()
+    # The connection numbers each request it reads; these tests call the handlers themselves.
+    _READ_AT.set(0)
     async with ctx.running():
         yield AcpServer(ctx, notes), notes  # type: ignore[arg-type]
 
