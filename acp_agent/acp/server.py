@@ -330,8 +330,8 @@ class AcpServer:
 
     async def close_session(self, params: CloseSessionParams) -> CloseSessionResult:
         """Cancel what runs, dispose the agent (its log is flushed and closed), forget the session.
-        A prompt read after the close is refused as one to a closed session, even while the close
-        still waits for the running turn to end."""
+        A request about it read after the close is refused as one to a closed session
+        (`Wire.session`), even while the close still waits for the running turn to end."""
         if (entry := self.wire.sessions.get(params.session_id)) is not None and entry.closed_at is None:
             entry.closed_at = Connection.read_at()
         async with self._one_at_a_time(params.session_id):
@@ -421,8 +421,6 @@ class AcpServer:
         once this prompt is answered, so no frame of it precedes this answer on the wire."""
         entry = self.wire.session(params.session_id)
         read_at = Connection.read_at()
-        if entry.closed_at is not None and entry.closed_at < read_at:
-            raise errors.session_not_found(params.session_id)  # as it will be once the close ends
         content = [_content_block(i, block) for i, block in enumerate(params.prompt)]
         _check_attachments(content, entry.agent)
         auth.require_key(self.ctx.get(LLM).credentials, entry.agent.options.provider, self.auth_methods)

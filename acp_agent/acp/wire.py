@@ -75,10 +75,11 @@ class Wire:
         self._shown: dict[str, AgentWire] = {}
 
     def session(self, session_id: str) -> AcpSession:
-        """The open session of that id, for a request about it; -32002 naming an unknown one,
-        -32602 for a child's (it takes only `session/cancel`)."""
+        """The open session of that id, for a request about it; -32002 naming an unknown one or
+        one whose `session/close` was read before this request (the close may still wait for its
+        turn to end), -32602 for a child's (it takes only `session/cancel`)."""
         entry = self.sessions.get(session_id)
-        if entry is None:
+        if entry is None or (entry.closed_at is not None and entry.closed_at < Connection.read_at()):
             if session_id in self.child_ids:
                 raise errors.subagent_session(session_id)
             raise errors.session_not_found(session_id)

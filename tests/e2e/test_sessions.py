@@ -297,9 +297,12 @@ async def test_close_cancels_the_running_prompt_flushes_the_log_and_the_session_
         hanging = await wire.start("session/prompt", {"sessionId": session_id, "prompt": [text("wait")]})
         await wire.wait_for(partial_shown)
         closing = await wire.start("session/close", {"sessionId": session_id})
-        # Read after the close, while the close still waits for the turn to end: refused, not queued.
+        # Read after the close, while the close still waits for the turn to end: refused (the
+        # prompt neither queued nor logged).
+        switch = await wire.start("session/set_mode", {"sessionId": session_id, "modeId": "plan"})
         late = await wire.start("session/prompt", {"sessionId": session_id, "prompt": [text("too late")]})
         assert error_of(await wire.response(late)) == (-32002, f"Resource not found: session {session_id!r}")
+        assert error_of(await wire.response(switch)) == (-32002, f"Resource not found: session {session_id!r}")
         assert result_of(await wire.response(closing)) == {}
         assert result_of(await wire.response(hanging)) == {"stopReason": "cancelled"}
         # Flushed and closed while the server still runs.
