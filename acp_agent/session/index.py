@@ -1,14 +1,19 @@
 """The index of stored sessions: what `session/list` shows of each and who started whom, kept in
-`<root>/.index/index.json` so that neither reads every log.
+`<root>/.index/` (`index.json` and its journal) so that neither reads every log.
 
 It is a cache; the logs stay the only source. An entry holds a session's summary and the size
 and modification time its log had when the summary was taken. The store updates it when a
-session is created and at each `turn/end` (not per event), writing the whole file aside and
-renaming it over the old one, so a reader sees one or the other. Another process may write it
-meanwhile (its own sessions): the file is read again whenever it changed, and what a lost update
-would hide is found by two staleness checks against the directory, which a reader (a listing,
-a look-up of children) makes; an update adds its entry to those of the file and keeps the
-root's recorded stamp, so it lists nothing however many sessions are stored:
+session is created and at each `turn/end` (not per event) by appending the entry, one line in
+one `write(2)`, to a journal beside the file (`journal.jsonl`): an update costs the same however
+many sessions are stored. A reader applies the journal's lines over the file's entries. Whoever
+writes the file (a listing that found something to correct, or an update once the journal has
+grown past `_JOURNAL_FOLD` bytes) folds the journal in: the whole file is written aside and
+renamed over the old one, so a reader sees one or the other, and records how much of the
+journal it holds; past `_JOURNAL_FOLD` the journal is then started anew. Other processes may
+write both meanwhile (their own sessions): each is read again whenever it changed, and what a
+lost write would hide (a line appended to a journal as it was started anew, a file renamed over
+another's) is found by two staleness checks against the directory, which a reader (a listing, a
+look-up of children) makes; an update keeps the root's recorded stamp, so it lists nothing:
 
 - a session directory that is new or gone is summarized from its log or dropped. The file
   records the root's (link count, modification time) as they were before the listing it
@@ -20,12 +25,13 @@ root's recorded stamp, so it lists nothing however many sessions are stored:
 
 A missing or unreadable index is rebuilt from the logs.
 
-The file is JSON lines: first `{"version", "root", "cwds"}`, then one line per working directory
-(in the order of `cwds`), an object of columns (one array per field). A listing of one working
-directory parses only its line, and a turn's update serializes only its session's line (the
-others are written back as they were read). An entry in memory is a plain tuple of plain values,
-which the cyclic collector stops tracking: 5,000 entries make a few dozen containers, not tens of
-thousands (see `gc_paused`).
+The file is JSON lines: first `{"version", "root", "cwds", "journal"}` (`journal`: the journal's
+inode and the bytes of it the file holds), then one line per working directory (in the order of
+`cwds`), an object of columns (one array per field). A listing of one working directory parses
+only its line, and a write of the file serializes only the lines that changed (the others are
+written back as they were read). A journal line is an entry's fields as one JSON array, its cwd
+second. An entry in memory is a plain tuple of plain values, which the cyclic collector stops
+tracking: 5,000 entries make a few dozen containers, not tens of thousands (see `gc_paused`).
 """
 
 from __future__ import annotations
@@ -51,11 +57,16 @@ log = logging.getLogger(__name__)
 INDEX_DIR = ".index"
 """The index's directory under the root: its writes leave the root's modification time alone."""
 INDEX_FILE = "index.json"
+JOURNAL_FILE = "journal.jsonl"
+"""Under `INDEX_DIR`: the entries of the updates since the file last folded them in, a line each."""
+_JOURNAL_FOLD = 1 << 18
+"""Journal bytes past which the next write of the file folds them in and starts the journal anew
+(about 1,200 entries: a reader parses at most that many lines the file does not hold)."""
 SESSION_FILE = "session.jsonl"
 CHILDREN_FILE = "children"
 """In a session's directory: the ids of the children it started, one a line, appended by the
 process that holds the session (so never by two at once); every new session gets one."""
-_VERSION = 2
+_VERSION = 3
 _COLUMNS = ("id", "parentSession", "createdAt", "updatedAt", "title", "prompted", "size", "mtimeNs")
 """A working directory's line: one array per field, entry `n` of each making its entry `n`."""
 _RACY_NS = 2_000_000_000
@@ -86,11 +97,12 @@ class SessionSummary(NamedTuple):
 
 
 class SessionIndex:
-    """The index of the sessions under `root`, held in memory and in `root/.index/index.json`."""
+    """The index of the sessions under `root`, held in memory and in `root/.index/` (the file and its journal)."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self._path = root / INDEX_DIR / INDEX_FILE
+        self._journal = root / INDEX_DIR / JOURNAL_FILE
         self._raw: dict[_Key, bytes] = {}
         """Each working directory's line as the file has it, while nothing here changed it."""
         self._groups: dict[_Key, dict[str, _Row]] = {}
@@ -100,6 +112,10 @@ class SessionIndex:
         """The index file's (inode, size, modification time) when it was read or written here."""
         self._root_stamp: Stamp | None = None
         """The root's (link count, modification time) before the listing the entries reflect."""
+        self._journal_at: Stamp | None = None
+        """The journal's (inode, bytes) read: its lines up to there are applied or in `_pending`."""
+        self._pending: dict[str, _Row] = {}
+        """The journal's entries read, by id: applied to each line parsed, folded in by a write."""
         self._changed = False
 
     def summaries(self, cwd: str | None = None) -> list[SessionSummary]:
@@ -145,15 +161,23 @@ class SessionIndex:
             append_line(self.root / parent / CHILDREN_FILE, child)
 
     def record(self, summary: SessionSummary, stamp: Stamp) -> None:
-        """Put a session's summary, taken when its log had `stamp`, in the index and write it.
+        """Append a session's summary, taken when its log had `stamp`, to the journal.
 
-        Only the file is read again (when another process changed it), not the root: the entries
-        stay those of the recorded root stamp plus this one, so the next listing still finds
-        what was made or removed since (the session's own directory included). A session made
-        beside thousands of stored ones costs no listing of them."""
-        self._sync_file()
-        self._put((*summary, *stamp))
-        self._save_if_changed()
+        Nothing is read (unless the journal has grown past `_JOURNAL_FOLD`: the file is then
+        read, the journal folded in and the file written), and the root is not listed: the next
+        listing still finds what was made or removed since the recorded root stamp (the
+        session's own directory included). A session made beside thousands of stored ones costs
+        neither a listing of them nor a write of their entries."""
+        try:
+            private_dir(self._journal.parent)
+            append_line(self._journal, json.dumps([*summary, *stamp], separators=(",", ":")))
+            grown = self._journal.stat().st_size > _JOURNAL_FOLD
+        except OSError as exc:
+            log.warning("cannot write the session index %s: %s", self._journal, exc)
+            return
+        if grown:
+            self._sync_file()
+            self._save_if_changed()
 
     # -- keeping in step with the directory and other writers ---------------------------------
 
@@ -179,10 +203,45 @@ class SessionIndex:
         file_id = _file_id(self._path)
         if file_id is None or file_id != self._file_id:
             self._read(file_id)
+        self._read_journal()
+
+    def _read_journal(self) -> None:
+        """The journal's lines not read yet (of the journal the file names, those past what the
+        file holds; of a journal started anew since, all): each applied to the lines parsed and
+        kept for those parsed later. A line still being written is read next time; a damaged one
+        is skipped (the staleness checks repair what it would have said)."""
+        stat = _stat(self._journal)
+        if stat is None:
+            return
+        at = self._journal_at
+        start = at[1] if at is not None and at[0] == stat.st_ino and at[1] <= stat.st_size else 0
+        if start == stat.st_size:
+            return
+        try:
+            with self._journal.open("rb") as file:
+                file.seek(start)
+                data = file.read(stat.st_size - start)
+        except OSError as exc:
+            log.warning("cannot read the session index journal %s: %s", self._journal, exc)
+            return
+        complete = data[: data.rfind(b"\n") + 1]
+        for line in complete.splitlines():
+            try:
+                row = _journal_row(json.loads(line))
+            except ValueError as exc:
+                log.warning("skipping a line of the session index journal %s: %s", self._journal, exc)
+                continue
+            self._pending.pop(row[0], None)  # its latest entry last
+            self._pending[row[0]] = row
+            for key, rows in self._groups.items():
+                if _apply(rows, key, row):
+                    self._raw.pop(key, None)
+        self._journal_at = (stat.st_ino, start + len(complete))
 
     def _read(self, file_id: tuple[int, int, int] | None) -> None:
         """The index file's lines, or none (all are summarized again) when it is missing or unreadable."""
         self._raw, self._groups, self._root_stamp = {}, {}, None
+        self._journal_at, self._pending = None, {}
         self._file_id = file_id
         self._changed = True  # written again if it turns out to be missing or unreadable
         if file_id is None:
@@ -190,13 +249,13 @@ class SessionIndex:
         try:
             with self._path.open("rb") as file:
                 first, *lines = file.read().split(b"\n")
-            root, keys = _catalogue(json.loads(first))
+            root, keys, journal = _catalogue(json.loads(first))
             if len(lines) != len(keys) + 1 or lines[-1]:
                 raise ValueError(f"{len(keys)} working directories named, {len(lines) - 1} lines")
         except (OSError, ValueError) as exc:
             log.warning("rebuilding the session index %s: %s", self._path, exc)
             return
-        self._raw, self._root_stamp, self._changed = dict(zip(keys, lines)), root, False
+        self._raw, self._root_stamp, self._journal_at, self._changed = dict(zip(keys, lines)), root, journal, False
 
     def _rebuild(self, problem: ValueError) -> None:
         log.warning("rebuilding the session index %s: %s", self._path, problem)
@@ -204,7 +263,7 @@ class SessionIndex:
         self._sync()  # lists the root: every session is summarized from its log
 
     def _keys(self) -> list[_Key]:
-        return list(dict.fromkeys([*self._raw, *self._groups]))
+        return list(dict.fromkeys([*self._raw, *self._groups, *(row[1] for row in self._pending.values())]))
 
     def _group(self, key: _Key) -> dict[str, _Row]:
         """The entries of one working directory, its line parsed on first use (an unreadable line
@@ -217,11 +276,13 @@ class SessionIndex:
             except ValueError as exc:
                 self._rebuild(exc)
                 return self._groups.setdefault(key, {})
+            if any([_apply(rows, key, row) for row in self._pending.values()]):
+                self._raw.pop(key, None)  # the line the file has is no longer this one
             self._groups[key] = rows
         return rows
 
     def _all(self) -> dict[_Key, dict[str, _Row]]:
-        for key in list(self._raw):
+        for key in self._keys():
             self._group(key)
         return self._groups
 
@@ -251,6 +312,7 @@ class SessionIndex:
     def _drop(self, session_id: str) -> None:
         """Drop an entry from the lines parsed here (a line not parsed yet may still hold it: a
         listing of it finds its log changed or gone)."""
+        self._pending.pop(session_id, None)
         for key, rows in self._groups.items():
             if rows.pop(session_id, None) is not None:
                 self._touch(key)
@@ -267,10 +329,16 @@ class SessionIndex:
         return normal
 
     def _save_if_changed(self) -> None:
-        """Write the index aside and rename it over the old one; a failure only costs a rebuild."""
-        if not self._changed or not self.root.is_dir():
+        """Write the index aside and rename it over the old one, the journal read folded in (and
+        the journal started anew past `_JOURNAL_FOLD`); a failure only costs a rebuild."""
+        journal = self._journal_at
+        grown = journal is not None and journal[1] > _JOURNAL_FOLD
+        if not (self._changed or grown) or not self.root.is_dir():
             return
         self._changed = False
+        for key in {row[1] for row in self._pending.values()}:
+            self._group(key)  # parsed with the journal's entries, so written with them
+        self._pending = {}
         keys, lines = [], []
         for key in self._keys():
             raw = self._raw.get(key)
@@ -282,19 +350,13 @@ class SessionIndex:
                 raw = self._raw[key] = _dump(rows)
             keys.append(key)
             lines.append(raw)
-        first = {"version": _VERSION, "root": self._root_stamp, "cwds": keys}
+        first = {"version": _VERSION, "root": self._root_stamp, "cwds": keys, "journal": journal}
         data = b"\n".join([json.dumps(first, separators=(",", ":")).encode(), *lines, b""])
         try:
             private_dir(self._path.parent)
-            fd, staging = tempfile.mkstemp(dir=self._path.parent, prefix=f".{INDEX_FILE}.", suffix=".tmp")
-            try:
-                os.fchmod(fd, FILE_MODE)
-                with os.fdopen(fd, "wb") as file:
-                    file.write(data)
-                os.replace(staging, self._path)
-            except BaseException:
-                os.unlink(staging)
-                raise
+            _write_aside(self._path, data)
+            if grown:  # a line another process appends meanwhile is lost: the staleness checks repair it
+                _write_aside(self._journal, b"")
         except OSError as exc:
             log.warning("cannot write the session index %s: %s", self._path, exc)
             return
@@ -314,6 +376,19 @@ def gc_paused() -> Iterator[None]:
         yield
     finally:
         gc.enable()
+
+
+def _write_aside(path: Path, data: bytes) -> None:
+    """Write `data` to a private file beside `path` and rename it over `path`."""
+    fd, staging = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.fchmod(fd, FILE_MODE)
+        with os.fdopen(fd, "wb") as file:
+            file.write(data)
+        os.replace(staging, path)
+    except BaseException:
+        os.unlink(staging)
+        raise
 
 
 def _stat(path: str | Path) -> os.stat_result | None:
@@ -346,20 +421,27 @@ def _dump(rows: dict[str, _Row]) -> bytes:
 
 
 _NONE = type(None)
+_ROW_TYPES: tuple[set[type], ...] = ({str}, {str, _NONE}, {str, _NONE}, {int}, {int}, {str, _NONE}, {bool}, {int}, {int})
+"""The types each field of an entry may have, in `_Row`'s order."""
 
 
-def _catalogue(data: Any) -> tuple[Stamp | None, list[_Key]]:
-    """The root stamp and the working directories of an index file's first line."""
+def _catalogue(data: Any) -> tuple[Stamp | None, list[_Key], Stamp | None]:
+    """The root stamp, the working directories and the journal's position of an index file's
+    first line."""
     if not isinstance(data, dict) or data.get("version") != _VERSION:
         raise ValueError("not an index this version wrote")
-    root, keys = data.get("root"), data.get("cwds")
+    keys = data.get("cwds")
     if type(keys) is not list or not set(map(type, keys)) <= {str, _NONE} or len(set(keys)) != len(keys):
         raise ValueError("not an index this version wrote: its working directories")
-    if root is None:
-        return None, keys
-    if type(root) is not list or len(root) != 2 or set(map(type, root)) != {int}:
-        raise ValueError("not an index this version wrote: its root")
-    return (root[0], root[1]), keys
+    return _pair(data.get("root"), "its root"), keys, _pair(data.get("journal"), "its journal")
+
+
+def _pair(value: Any, what: str) -> Stamp | None:
+    if value is None:
+        return None
+    if type(value) is not list or len(value) != 2 or set(map(type, value)) != {int}:
+        raise ValueError(f"not an index this version wrote: {what}")
+    return value[0], value[1]
 
 
 def _rows(data: Any, cwd: _Key) -> dict[str, _Row]:
@@ -368,11 +450,28 @@ def _rows(data: Any, cwd: _Key) -> dict[str, _Row]:
     if not columns or any(type(column) is not list for column in columns):
         raise ValueError(f"the line of {cwd!r} is not one this version wrote")
     ids, parents, created, updated, titles, prompted, sizes, mtimes = columns
-    expected: list[set[type]] = [{str}, {str, _NONE}, {int}, {int}, {str, _NONE}, {bool}, {int}, {int}]
+    expected = (_ROW_TYPES[0], *_ROW_TYPES[2:])  # a line's columns: its cwd is the line's own
     if len({len(column) for column in columns}) != 1 or any(not set(map(type, c)) <= t for c, t in zip(columns, expected)):
         raise ValueError(f"the line of {cwd!r} is not one this version wrote: its columns")
     cwds = [cwd] * len(ids)
     return dict(zip(ids, zip(ids, cwds, parents, created, updated, titles, prompted, sizes, mtimes, strict=True), strict=True))
+
+
+def _journal_row(data: Any) -> _Row:
+    """An entry from a journal line; ValueError for anything this version did not write."""
+    if type(data) is not list or len(data) != len(_ROW_TYPES) or any(type(v) not in t for v, t in zip(data, _ROW_TYPES)):
+        raise ValueError("not an entry this version wrote")
+    return tuple(data)
+
+
+def _apply(rows: dict[str, _Row], key: _Key, row: _Row) -> bool:
+    """Put a journal's entry in the entries of the line of `key` (or take it out of them, for a
+    session now of another cwd); whether they changed."""
+    if row[1] == key:
+        changed = rows.get(row[0]) != row
+        rows[row[0]] = row
+        return changed
+    return rows.pop(row[0], None) is not None
 
 
 # -- a summary from the log itself ------------------------------------------------------------

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from acp_agent.session import Session, SessionHeader, SessionIndex, SessionStore, default_registry
-from acp_agent.session.index import INDEX_DIR, INDEX_FILE
+from acp_agent.session import index as index_module
+from acp_agent.session.index import INDEX_DIR, INDEX_FILE, JOURNAL_FILE
 from tests.paths import ROOT
 from tests.unit.session.builders import close_step, complete_turn, end_turn, new_session, open_step, start_turn
 
@@ -27,18 +28,50 @@ def index_lines(root: Path) -> tuple[dict[str, Any], dict[str | None, bytes]]:
     """The index file's first line, and each working directory's line as written."""
     first, *lines, end = (root / INDEX_DIR / INDEX_FILE).read_bytes().split(b"\n")
     head = json.loads(first)
-    assert head["version"] == 2 and end == b""
+    assert head["version"] == 3 and end == b""
     return head, dict(zip(head["cwds"], lines, strict=True))
 
 
+def journal_lines(root: Path) -> list[list[Any]]:
+    """The journal's entries, in the order appended."""
+    path = root / INDEX_DIR / JOURNAL_FILE
+    return [json.loads(line) for line in path.read_bytes().splitlines()] if path.exists() else []
+
+
 def index_file(root: Path) -> dict[str, dict[str, object]]:
-    """The index file's entries by id, each with its fields named (its cwd included)."""
-    entries = {}
-    for cwd, line in index_lines(root)[1].items():
-        columns = json.loads(line)
-        for values in zip(*(columns[name] for name in FIELDS), strict=True):
-            entries[values[0]] = {"cwd": cwd, **dict(zip(FIELDS[1:], values[1:]))}
+    """The index's entries by id, each with its fields named (its cwd included): the file's,
+    with the journal's lines that the file does not hold applied over them."""
+    entries: dict[str, dict[str, object]] = {}
+    absorbed = None
+    if (root / INDEX_DIR / INDEX_FILE).exists():
+        head, lines = index_lines(root)
+        absorbed = head["journal"]
+        for cwd, line in lines.items():
+            columns = json.loads(line)
+            for values in zip(*(columns[name] for name in FIELDS), strict=True):
+                entries[values[0]] = {"cwd": cwd, **dict(zip(FIELDS[1:], values[1:]))}
+    journal = root / INDEX_DIR / JOURNAL_FILE
+    if journal.exists():
+        data = journal.read_bytes()
+        if absorbed is not None and absorbed[0] == journal.stat().st_ino:
+            data = data[absorbed[1] :]
+        for line in data.splitlines():
+            session_id, cwd, *values = json.loads(line)
+            entries[session_id] = {"cwd": cwd, **dict(zip(FIELDS[1:], values))}
     return entries
+
+
+def index_state(root: Path) -> dict[str, bytes]:
+    """The index's files as they are (to put back: what another process then wrote is lost)."""
+    return {path.name: path.read_bytes() for path in (root / INDEX_DIR).iterdir()}
+
+
+def put_back(root: Path, state: dict[str, bytes]) -> None:
+    for path in (root / INDEX_DIR).iterdir():
+        if path.name not in state:
+            path.unlink()
+    for name, data in state.items():
+        (root / INDEX_DIR / name).write_bytes(data)
 
 
 def stored(root: Path, session_id: str, *, turns: int = 1, cwd: str = "/work") -> Session:
@@ -63,37 +96,45 @@ def test_a_session_is_indexed_when_created_and_at_each_turn_end_not_per_event(tm
     session = new_session(session_id="s")
     store.attach(session)
     assert index_file(tmp_path)["s"]["prompted"] is False
-    index = tmp_path / INDEX_DIR / INDEX_FILE
-    written = index.stat().st_ino, index.read_bytes()  # a write renames a new file over it
+    assert len(journal_lines(tmp_path)) == 1  # appended: the file is not written for an update
     turn = start_turn(session, "Fix   the\nbuild")
     open_step(session, turn, 1, chunks=5)
     close_step(session, turn, 1)
-    assert (index.stat().st_ino, index.read_bytes()) == written  # nothing until the turn ends
+    assert len(journal_lines(tmp_path)) == 1  # nothing until the turn ends
     end_turn(session, turn)
+    assert len(journal_lines(tmp_path)) == 2
     entry = index_file(tmp_path)["s"]
     assert (entry["title"], entry["prompted"], entry["updatedAt"]) == ("Fix the build", True, session.events[-1].time)
+    SessionIndex(tmp_path).summaries()  # a listing writes the file (it has none yet), the journal folded in
+    head, lines = index_lines(tmp_path)
+    journal = (tmp_path / INDEX_DIR / JOURNAL_FILE).stat()
+    assert head["journal"] == [journal.st_ino, journal.st_size]
+    assert index_file(tmp_path)["s"] == entry and list(lines) == ["/work"]
     assert sorted(path.name for path in tmp_path.iterdir()) == [INDEX_DIR, "s"]
-    assert [path.name for path in (tmp_path / INDEX_DIR).iterdir()] == [INDEX_FILE]  # nothing left aside
+    assert sorted(path.name for path in (tmp_path / INDEX_DIR).iterdir()) == [INDEX_FILE, JOURNAL_FILE]  # nothing left aside
     assert (tmp_path / INDEX_DIR).stat().st_mode & 0o777 == 0o700
     assert (tmp_path / INDEX_DIR / INDEX_FILE).stat().st_mode & 0o777 == 0o600
+    assert (tmp_path / INDEX_DIR / JOURNAL_FILE).stat().st_mode & 0o777 == 0o600
 
 
 def test_a_missing_or_unreadable_index_is_rebuilt_from_the_logs(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     stored(tmp_path, "a")
     stored(tmp_path, "b", turns=2)
-    (tmp_path / INDEX_DIR / INDEX_FILE).unlink()
+    shutil.rmtree(tmp_path / INDEX_DIR)
     assert sorted(s.id for s in SessionIndex(tmp_path).summaries()) == ["a", "b"]
     assert sorted(index_file(tmp_path)) == ["a", "b"]
-    head = '{"version": 2, "root": null, "cwds": ["/work"]}\n'
+    head = '{"version": 3, "root": null, "cwds": ["/work"], "journal": null}\n'
     for garbage in (
         "not json",
-        '{"version": 1, "sessions": {}}',
-        '{"version": 2, "root": [1], "cwds": []}\n',
+        '{"version": 2, "root": null, "cwds": []}',  # an older version's
+        '{"version": 3, "root": [1], "cwds": []}\n',
+        '{"version": 3, "root": null, "cwds": [], "journal": [1, "2"]}\n',
         head,  # a line missing
         head + '{"id": ["a"]}\n',
         head + '{"id": ["a"], "parentSession": [null], "createdAt": [1], "updatedAt": [1], "title": [null],'
         ' "prompted": ["yes"], "size": [1], "mtimeNs": [1]}\n',
     ):
+        (tmp_path / INDEX_DIR / JOURNAL_FILE).unlink(missing_ok=True)  # the logs are all there is
         (tmp_path / INDEX_DIR / INDEX_FILE).write_text(garbage)
         caplog.clear()
         assert sorted(s.id for s in SessionIndex(tmp_path).summaries()) == ["a", "b"]
@@ -101,15 +142,19 @@ def test_a_missing_or_unreadable_index_is_rebuilt_from_the_logs(tmp_path: Path, 
         assert sorted(index_file(tmp_path)) == ["a", "b"]
 
 
-def test_a_listing_of_one_cwd_parses_only_its_line_and_a_turn_rewrites_only_its_own(
+def test_a_listing_of_one_cwd_parses_only_its_line_and_a_write_serializes_only_what_changed(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     stored(tmp_path, "a", cwd="/one")
     stored(tmp_path, "b", cwd="/two")
     SessionIndex(tmp_path).summaries()
+    written = index_lines(tmp_path)
+    stored(tmp_path, "a", cwd="/one", turns=2)  # updates: appended to the journal, the file as it was
+    assert index_lines(tmp_path) == written
+    os.utime(tmp_path / "a" / "session.jsonl", ns=(OLD, OLD))  # a listing then has something to correct
+    SessionIndex(tmp_path).summaries()  # so it writes the file: /two's line as it was read
+    assert index_lines(tmp_path)[1]["/two"] == written[1]["/two"] and index_lines(tmp_path)[1]["/one"] != written[1]["/one"]
     _, lines = index_lines(tmp_path)
-    stored(tmp_path, "a", cwd="/one", turns=2)  # an update of /one's line: /two's is written back as it was
-    assert index_lines(tmp_path)[1]["/two"] == lines["/two"] and index_lines(tmp_path)[1]["/one"] != lines["/one"]
     age_root(tmp_path)
     SessionIndex(tmp_path).summaries()  # the root's stamp recorded: a fresh index need not list it
     path = tmp_path / INDEX_DIR / INDEX_FILE
@@ -118,6 +163,49 @@ def test_a_listing_of_one_cwd_parses_only_its_line_and_a_turn_rewrites_only_its_
     assert "rebuilding" not in caplog.text  # /two's line was never read
     assert sorted(s.id for s in SessionIndex(tmp_path).summaries()) == ["a", "b"]
     assert "rebuilding the session index" in caplog.text and sorted(index_file(tmp_path)) == ["a", "b"]
+
+
+def test_a_journal_grown_past_its_limit_is_folded_into_the_file_and_started_anew(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stored(tmp_path, "a")
+    reader = SessionIndex(tmp_path)
+    assert [s.id for s in reader.summaries()] == ["a"]
+    journal = tmp_path / INDEX_DIR / JOURNAL_FILE
+    first = journal.stat().st_ino, journal.stat().st_size
+    assert index_lines(tmp_path)[0]["journal"] == list(first)  # the file holds the journal read
+    monkeypatch.setattr(index_module, "_JOURNAL_FOLD", first[1])  # two lines
+    later = stored(tmp_path, "a")  # its first update makes three: folded in, the journal started anew
+    assert journal.stat().st_ino != first[0] and len(journal_lines(tmp_path)) == 1  # its turn's end
+    head, lines = index_lines(tmp_path)
+    assert head["journal"][0] == first[0] and head["journal"][1] > first[1] and list(lines) == ["/work"]
+    assert index_file(tmp_path)["a"]["updatedAt"] == later.events[-1].time
+    monkeypatch.setattr(index_module, "_JOURNAL_FOLD", 1 << 20)
+    stored(tmp_path, "b")
+    assert [line[0] for line in journal_lines(tmp_path)] == ["a", "b", "b"]  # the new journal: read from its start
+    assert sorted(s.id for s in reader.summaries()) == ["a", "b"]
+    assert {s.id: s.updated_at for s in reader.summaries()}["a"] == later.events[-1].time
+
+
+def test_a_journal_line_still_being_written_waits_and_a_damaged_one_is_skipped(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    stored(tmp_path, "a")
+    stored(tmp_path, "z", cwd="/elsewhere")
+    age_root(tmp_path)
+    reader = SessionIndex(tmp_path)
+    assert [s.title for s in reader.summaries("/work")] == ["hi"]
+    assert [s.id for s in reader.summaries("/elsewhere")] == ["z"]  # both lines parsed: a's entry goes to one
+    journal = tmp_path / INDEX_DIR / JOURNAL_FILE
+    last = [line for line in journal_lines(tmp_path) if line[0] == "a"][-1]
+    whole = json.dumps(last).replace('"hi"', '"from the journal"').encode()
+    with journal.open("ab") as file:
+        file.write(b'["a", "/work", 7]\n' + whole[:10])  # a damaged line, then half of one
+    assert [s.title for s in reader.summaries("/work")] == ["hi"]
+    assert "skipping a line of the session index journal" in caplog.text
+    with journal.open("ab") as file:
+        file.write(whole[10:] + b"\n")
+    assert [s.title for s in reader.summaries("/work")] == ["from the journal"]  # its stamp is the log's: trusted
 
 
 def test_the_root_is_listed_again_only_when_it_changed_since_the_index_recorded_it(tmp_path: Path) -> None:
@@ -143,9 +231,9 @@ def test_an_update_lists_no_directory_and_the_next_listing_finds_what_it_did_not
     age_root(tmp_path)
     SessionIndex(tmp_path).summaries()
     recorded = index_lines(tmp_path)[0]["root"]
-    stale = (tmp_path / INDEX_DIR / INDEX_FILE).read_bytes()
+    stale = index_state(tmp_path)
     stored(tmp_path, "b")
-    (tmp_path / INDEX_DIR / INDEX_FILE).write_bytes(stale)  # b's update lost
+    put_back(tmp_path, stale)  # b's update lost
     stored(tmp_path, "c")  # an update: it adds c to the file, lists nothing and keeps the root's stamp
     assert sorted(index_file(tmp_path)) == ["a", "c"]
     assert index_lines(tmp_path)[0]["root"] == recorded
@@ -171,12 +259,12 @@ def test_what_another_process_wrote_meanwhile_is_found_and_a_lost_update_repaire
     age_root(tmp_path)
     index = SessionIndex(tmp_path)  # this process's view
     assert [s.id for s in index.summaries()] == ["a"]
-    stale = (tmp_path / INDEX_DIR / INDEX_FILE).read_bytes()
+    stale = index_state(tmp_path)
     # Another process creates a session and prompts "a" again; then a third one, which read the
-    # index before, renames its own copy over it: both updates are lost from the file.
+    # index before, renames its own copy over it and starts the journal anew: both updates lost.
     stored(tmp_path, "b")
     later = stored(tmp_path, "a", turns=3)
-    (tmp_path / INDEX_DIR / INDEX_FILE).write_bytes(stale)
+    put_back(tmp_path, stale)
     summaries = {s.id: s for s in index.summaries()}
     assert sorted(summaries) == ["a", "b"]
     assert summaries["a"].updated_at == later.events[-1].time
@@ -187,14 +275,14 @@ def test_a_session_a_load_gave_another_cwd_moves_lines_even_past_a_lost_update(t
     stored(tmp_path, "a", cwd="/one")
     age_root(tmp_path)
     SessionIndex(tmp_path).summaries()
-    stale = (tmp_path / INDEX_DIR / INDEX_FILE).read_bytes()
+    stale = index_state(tmp_path)
     store = SessionStore(tmp_path, registry=default_registry())
     loaded = store.load("a")
     header = loaded.header.model_copy(update={"cwd": "/two"})
     store.attach(Session(header, registry=store.registry, seed=loaded.events, state=loaded.state), loaded=loaded)
     store.close()
     assert ([s.id for s in SessionIndex(tmp_path).summaries("/one")], [s.id for s in SessionIndex(tmp_path).summaries("/two")]) == ([], ["a"])
-    (tmp_path / INDEX_DIR / INDEX_FILE).write_bytes(stale)  # the move lost: "a" is in /one's line again
+    put_back(tmp_path, stale)  # the move lost: "a" is in /one's line again
     assert [(s.id, s.cwd) for s in SessionIndex(tmp_path).summaries()] == [("a", "/two")]
     assert [s.id for s in SessionIndex(tmp_path).summaries("/two")] == ["a"]  # written back in its new line
 
@@ -262,11 +350,25 @@ def test_a_child_whose_parent_is_stored_elsewhere_is_indexed_alone(tmp_path: Pat
 
 def test_an_index_that_cannot_be_written_costs_only_a_rebuild(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     stored(tmp_path, "a")
-    (tmp_path / INDEX_DIR / INDEX_FILE).unlink()
     (tmp_path / INDEX_DIR / INDEX_FILE).mkdir()  # in the way of the rename
     assert [s.id for s in SessionIndex(tmp_path).summaries()] == ["a"]
     assert "cannot write the session index" in caplog.text
     assert not [p for p in (tmp_path / INDEX_DIR).iterdir() if p.name.endswith(".tmp")]
+
+
+def test_a_journal_that_cannot_be_written_or_read_costs_only_the_staleness_checks(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    stored(tmp_path, "a")
+    SessionIndex(tmp_path).summaries()
+    (tmp_path / INDEX_DIR / JOURNAL_FILE).unlink()
+    (tmp_path / INDEX_DIR / JOURNAL_FILE).mkdir()  # neither appended to nor read
+    later = stored(tmp_path, "a", turns=2)
+    new = stored(tmp_path, "b")
+    assert "cannot write the session index" in caplog.text
+    listed = {s.id: s.updated_at for s in SessionIndex(tmp_path).summaries()}
+    assert listed == {"a": later.events[-1].time, "b": new.events[-1].time}
+    assert "cannot read the session index journal" in caplog.text
 
 
 def test_an_empty_or_missing_root_has_no_sessions(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -39,7 +40,7 @@ from acp_agent.session import (
     read_log,
 )
 from acp_agent.session.persistence import _delta_line, _line, read_events
-from acp_agent.session.index import INDEX_DIR, INDEX_FILE
+from acp_agent.session.index import INDEX_DIR
 from tests.paths import UPSTREAM
 from tests.unit.session.builders import (
     TitleData,
@@ -418,7 +419,7 @@ def test_a_summary_reads_past_damage_and_a_torn_or_long_tail(store: SessionStore
     path.write_text("\n".join([*lines, huge, '{"type":"turn/start","seq":9,"ti']))
     path.parent.joinpath("..", "bad").resolve().mkdir()
     store.path_of("bad").write_text("{}\n")
-    (store.root / INDEX_DIR / INDEX_FILE).unlink()  # the index is rebuilt from the logs
+    shutil.rmtree(store.root / INDEX_DIR)  # the index is rebuilt from the logs
     [summary] = store.summaries()
     assert (summary.title, summary.prompted) == ("hi", True)
     assert summary.updated_at == last_time
