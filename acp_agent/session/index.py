@@ -42,7 +42,7 @@ import logging
 import os
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
@@ -97,7 +97,8 @@ class SessionSummary(NamedTuple):
 
 
 class SessionIndex:
-    """The index of the sessions under `root`, held in memory and in `root/.index/` (the file and its journal)."""
+    """The index of the sessions under `root`, held in memory and in `root/.index/` (the file
+    and its journal)."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -112,7 +113,7 @@ class SessionIndex:
         """The index file's (inode, size, modification time) when it was read or written here."""
         self._root_stamp: Stamp | None = None
         """The root's (link count, modification time) before the listing the entries reflect."""
-        self._journal_at: Stamp | None = None
+        self._journal_at: tuple[int, int] | None = None
         """The journal's (inode, bytes) read: its lines up to there are applied or in `_pending`."""
         self._pending: dict[str, _Row] = {}
         """The journal's entries read, by id: applied to each line parsed, folded in by a write."""
@@ -225,17 +226,17 @@ class SessionIndex:
             log.warning("cannot read the session index journal %s: %s", self._journal, exc)
             return
         complete = data[: data.rfind(b"\n") + 1]
+        read: dict[str, _Row] = {}
         for line in complete.splitlines():
             try:
                 row = _journal_row(json.loads(line))
             except ValueError as exc:
                 log.warning("skipping a line of the session index journal %s: %s", self._journal, exc)
                 continue
-            self._pending.pop(row[0], None)  # its latest entry last
-            self._pending[row[0]] = row
-            for key, rows in self._groups.items():
-                if _apply(rows, key, row):
-                    self._raw.pop(key, None)
+            read[row[0]] = row  # a session's latest entry
+        self._pending.update(read)
+        for key, rows in self._groups.items():
+            self._apply(key, rows, read.values())
         self._journal_at = (stat.st_ino, start + len(complete))
 
     def _read(self, file_id: tuple[int, int, int] | None) -> None:
@@ -276,10 +277,22 @@ class SessionIndex:
             except ValueError as exc:
                 self._rebuild(exc)
                 return self._groups.setdefault(key, {})
-            if any([_apply(rows, key, row) for row in self._pending.values()]):
-                self._raw.pop(key, None)  # the line the file has is no longer this one
+            self._apply(key, rows, self._pending.values())
             self._groups[key] = rows
         return rows
+
+    def _apply(self, key: _Key, rows: dict[str, _Row], entries: Iterable[_Row]) -> None:
+        """Put the journal's `entries` of `key` in its `rows`, and take out of them those of
+        sessions now of another cwd; a line so changed is no longer the one the file has."""
+        changed = False
+        for row in entries:
+            if row[1] == key:
+                changed |= rows.get(row[0]) != row
+                rows[row[0]] = row
+            elif rows.pop(row[0], None) is not None:
+                changed = True
+        if changed:
+            self._raw.pop(key, None)
 
     def _all(self) -> dict[_Key, dict[str, _Row]]:
         for key in self._keys():
@@ -425,7 +438,7 @@ _ROW_TYPES: tuple[set[type], ...] = ({str}, {str, _NONE}, {str, _NONE}, {int}, {
 """The types each field of an entry may have, in `_Row`'s order."""
 
 
-def _catalogue(data: Any) -> tuple[Stamp | None, list[_Key], Stamp | None]:
+def _catalogue(data: Any) -> tuple[Stamp | None, list[_Key], tuple[int, int] | None]:
     """The root stamp, the working directories and the journal's position of an index file's
     first line."""
     if not isinstance(data, dict) or data.get("version") != _VERSION:
@@ -436,7 +449,7 @@ def _catalogue(data: Any) -> tuple[Stamp | None, list[_Key], Stamp | None]:
     return _pair(data.get("root"), "its root"), keys, _pair(data.get("journal"), "its journal")
 
 
-def _pair(value: Any, what: str) -> Stamp | None:
+def _pair(value: Any, what: str) -> tuple[int, int] | None:
     if value is None:
         return None
     if type(value) is not list or len(value) != 2 or set(map(type, value)) != {int}:
@@ -462,16 +475,6 @@ def _journal_row(data: Any) -> _Row:
     if type(data) is not list or len(data) != len(_ROW_TYPES) or any(type(v) not in t for v, t in zip(data, _ROW_TYPES)):
         raise ValueError("not an entry this version wrote")
     return tuple(data)
-
-
-def _apply(rows: dict[str, _Row], key: _Key, row: _Row) -> bool:
-    """Put a journal's entry in the entries of the line of `key` (or take it out of them, for a
-    session now of another cwd); whether they changed."""
-    if row[1] == key:
-        changed = rows.get(row[0]) != row
-        rows[row[0]] = row
-        return changed
-    return rows.pop(row[0], None) is not None
 
 
 # -- a summary from the log itself ------------------------------------------------------------
