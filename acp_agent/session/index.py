@@ -40,7 +40,6 @@ import gc
 import json
 import logging
 import os
-import tempfile
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -49,7 +48,7 @@ from typing import Any, BinaryIO, NamedTuple
 
 from acp_agent.session.errors import SessionLogDamaged, UnsupportedVersion
 from acp_agent.session.events import USER_SOURCES, SessionHeader, UserMessageData
-from acp_agent.session.files import FILE_MODE, append_line, private_dir
+from acp_agent.session.files import LogFile, append_line, private_dir
 from acp_agent.session.titles import session_title
 
 log = logging.getLogger(__name__)
@@ -367,9 +366,9 @@ class SessionIndex:
         data = b"\n".join([json.dumps(first, separators=(",", ":")).encode(), *lines, b""])
         try:
             private_dir(self._path.parent)
-            _write_aside(self._path, data)
+            LogFile.create(self._path, [data]).close()
             if grown:  # a line another process appends meanwhile is lost: the staleness checks repair it
-                _write_aside(self._journal, b"")
+                LogFile.create(self._journal, []).close()
         except OSError as exc:
             log.warning("cannot write the session index %s: %s", self._path, exc)
             return
@@ -389,19 +388,6 @@ def gc_paused() -> Iterator[None]:
         yield
     finally:
         gc.enable()
-
-
-def _write_aside(path: Path, data: bytes) -> None:
-    """Write `data` to a private file beside `path` and rename it over `path`."""
-    fd, staging = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.fchmod(fd, FILE_MODE)
-        with os.fdopen(fd, "wb") as file:
-            file.write(data)
-        os.replace(staging, path)
-    except BaseException:
-        os.unlink(staging)
-        raise
 
 
 def _stat(path: str | Path) -> os.stat_result | None:
