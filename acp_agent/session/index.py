@@ -210,17 +210,15 @@ class SessionIndex:
         file holds; of a journal started anew since, all): each applied to the lines parsed and
         kept for those parsed later. A line still being written is read next time; a damaged one
         is skipped (the staleness checks repair what it would have said)."""
-        stat = _stat(self._journal)
-        if stat is None:
-            return
-        at = self._journal_at
-        start = at[1] if at is not None and at[0] == stat.st_ino and at[1] <= stat.st_size else 0
-        if start == stat.st_size:
-            return
         try:
             with self._journal.open("rb") as file:
+                stat = os.fstat(file.fileno())  # of the file opened: the journal may be started anew meanwhile
+                at = self._journal_at
+                start = at[1] if at is not None and at[0] == stat.st_ino and at[1] <= stat.st_size else 0
                 file.seek(start)
                 data = file.read(stat.st_size - start)
+        except FileNotFoundError:
+            return
         except OSError as exc:
             log.warning("cannot read the session index journal %s: %s", self._journal, exc)
             return
