@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import heapq
 import json
 import os
 from collections.abc import Iterable
@@ -26,14 +27,17 @@ def listed_cwd(cwd: str | None) -> str | None:
 def list_page(summaries: Iterable[SessionSummary], cursor: str | None, size: int) -> ListSessionsResult:
     """The page after `cursor` of the listed sessions among `summaries` (the store's top-level
     sessions, of one cwd when asked), newest first."""
-    listed = sorted((summary for summary in summaries if _listed(summary)), key=_list_order)
+    listed = (summary for summary in summaries if _listed(summary))
     if cursor is not None:
         after = _cursor_position(cursor)
-        listed = [summary for summary in listed if _list_order(summary) > after]
-    page = listed[:size]
+        listed = (summary for summary in listed if _list_order(summary) > after)
+    # The page and one more (whether there is a next page), not the whole store sorted.
+    page = heapq.nsmallest(size + 1, listed, key=_list_order)
+    more = len(page) > size
+    del page[size:]
     return ListSessionsResult(
         sessions=[_session_info(summary) for summary in page],
-        next_cursor=_cursor(page[-1]) if len(listed) > len(page) else None,
+        next_cursor=_cursor(page[-1]) if more else None,
     )
 
 

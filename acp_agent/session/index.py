@@ -127,18 +127,22 @@ class SessionIndex:
             return cwd is None or (key is not None and self._normalized(key) == cwd)
 
         listed: dict[str, SessionSummary] = {}  # by id: an entry that moved lines is listed once
+        stat, make = os.stat, tuple.__new__  # the loop runs once per stored session: no call it can spare
         with gc_paused():
             for key in [key for key in self._keys() if wanted(key)]:
                 for session_id, row in list(self._group(key).items()):
                     if row[2] is not None:
                         continue  # a child
-                    stamp = _stamp(f"{root}/{session_id}/{SESSION_FILE}")  # a str: pathlib costs more than the stat
-                    if stamp is None or stamp[0] != row[7] or stamp[1] != row[8]:
-                        fresh = self._summarize(session_id) if stamp is not None else None
+                    try:
+                        log_stat = stat(f"{root}/{session_id}/{SESSION_FILE}")  # a str: pathlib costs more than the stat
+                    except FileNotFoundError:
+                        continue  # gone: the next listing of the root drops it
+                    if log_stat.st_size != row[7] or log_stat.st_mtime_ns != row[8]:
+                        fresh = self._summarize(session_id)
                         if fresh is None or fresh[2] is not None or not wanted(fresh[1]):
                             continue  # gone, or no longer what this listing shows (its header changed)
                         row = fresh
-                    listed[session_id] = SessionSummary._make(row[:7])
+                    listed[session_id] = make(SessionSummary, row[:7])
         self._save_if_changed()
         return list(listed.values())
 
