@@ -136,7 +136,7 @@ class SessionIndex:
                     try:
                         log_stat = stat(f"{root}/{session_id}/{SESSION_FILE}")  # a str: pathlib costs more than the stat
                     except FileNotFoundError:
-                        continue  # gone: the next listing of the root drops it
+                        continue  # gone: not listed (its entry goes once its directory does)
                     if log_stat.st_size != row[7] or log_stat.st_mtime_ns != row[8]:
                         fresh = self._summarize(session_id)
                         if fresh is None or fresh[2] is not None or not wanted(fresh[1]):
@@ -219,6 +219,8 @@ class SessionIndex:
                 stat = os.fstat(file.fileno())  # of the file opened: the journal may be started anew meanwhile
                 at = self._journal_at
                 start = at[1] if at is not None and at[0] == stat.st_ino and at[1] <= stat.st_size else 0
+                if start == stat.st_size:
+                    return  # nothing appended since the last read
                 file.seek(start)
                 data = file.read(stat.st_size - start)
         except FileNotFoundError:

@@ -283,6 +283,7 @@ def test_a_session_a_load_gave_another_cwd_moves_lines_even_past_a_lost_update(t
     store.close()
     assert ([s.id for s in SessionIndex(tmp_path).summaries("/one")], [s.id for s in SessionIndex(tmp_path).summaries("/two")]) == ([], ["a"])
     put_back(tmp_path, stale)  # the move lost: "a" is in /one's line again
+    assert SessionIndex(tmp_path).summaries("/one") == []  # its log changed: read again, of /two now
     assert [(s.id, s.cwd) for s in SessionIndex(tmp_path).summaries()] == [("a", "/two")]
     assert [s.id for s in SessionIndex(tmp_path).summaries("/two")] == ["a"]  # written back in its new line
 
