@@ -202,7 +202,7 @@ class Connection:
                 log.warning("dropping a %s notification: %s", item["method"], problem)
                 return None
             return error_frame(item["id"], INVALID_PARAMS, f"Invalid params: {problem}")
-        return await dispatch(item, text, self._methods, self)  # None for a notification
+        return await dispatch(item, self._methods, self)  # None for a notification
 
     def _reply(self, response: dict[str, Any] | list[dict[str, Any]]) -> None:
         try:

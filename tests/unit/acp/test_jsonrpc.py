@@ -1,13 +1,20 @@
 """The dispatcher is imported without what jsonrpcserver's package imports at start-up, and the
-package stays whole for anyone who asks for its own names."""
+package stays whole for anyone who asks for its own names; a request dispatched leaves nothing
+behind."""
 
 from __future__ import annotations
 
+import gc
 import json
 import subprocess
 import sys
+import tracemalloc
 from importlib.metadata import version
+from typing import Any
 
+import pytest
+
+from acp_agent.acp.jsonrpc import Success, dispatch
 from tests.paths import ROOT
 
 CHECK = """
@@ -29,3 +36,26 @@ def test_the_server_starts_without_jsonschema_and_the_package_still_works_whole(
 def test_the_shim_is_for_the_jsonrpcserver_5_layout() -> None:
     assert version("jsonrpcserver").split(".")[0] == "5"
     assert '"jsonrpcserver>=5.0,<6"' in (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+
+
+@pytest.mark.anyio
+async def test_dispatched_requests_leave_nothing_allocated_behind() -> None:
+    # Dispatched through `asyncio.gather`, each request left a `result` name, made anew for the
+    # look-up of the gathering future's result, in the interpreter's attribute cache: about 9 KB
+    # over these 200 requests.
+    async def ping(context: Any) -> Any:
+        return Success("pong")
+
+    methods, frame = {"ping": ping}, {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    assert await dispatch(frame, methods, None) == {"jsonrpc": "2.0", "result": "pong", "id": 1}
+    assert await dispatch({"jsonrpc": "2.0", "method": "ping"}, methods, None) is None  # a notification
+    gc.collect()
+    tracemalloc.start()
+    try:
+        for _ in range(200):
+            await dispatch(frame, methods, None)
+        gc.collect()
+        left, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert left < 1024
