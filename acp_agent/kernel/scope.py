@@ -28,7 +28,10 @@ class Scope:
     """
 
     def __init__(self) -> None:
-        self._disposers: list[Disposer] = []
+        # An insertion-ordered set: a registration run early leaves it in constant time (the root
+        # scope holds every open session's, and a list's removal would make N closes O(N^2)), and
+        # `popitem` unwinds newest first.
+        self._disposers: dict[_Registration, None] = {}
         self._release: Disposer | None = None
         self.disposed = False
 
@@ -38,7 +41,7 @@ class Scope:
             disposer()
             raise ScopeDisposed("cannot register in a disposed scope")
         registration = _Registration(self, disposer)
-        self._disposers.append(registration)
+        self._disposers[registration] = None
         return registration
 
     def child(self) -> Scope:
@@ -55,7 +58,7 @@ class Scope:
         failure: BaseException | None = None
         while self._disposers:
             try:
-                self._disposers.pop()()
+                self._disposers.popitem()[0]()
             except Exception as exc:  # keep unwinding: a half-disposed scope leaks registrations
                 failure = failure or exc
         if self._release is not None:
@@ -84,6 +87,5 @@ class _Registration:
         if scope is None or disposer is None:
             return
         self._scope = self._disposer = None
-        if self in scope._disposers:
-            scope._disposers.remove(self)
+        scope._disposers.pop(self, None)
         disposer()
