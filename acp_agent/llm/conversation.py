@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from acp_agent.kernel.scope import Disposer
-from acp_agent.llm.request import Derivation, Message
+from acp_agent.llm.request import Derivation, Messages
 from acp_agent.session.events import SessionEvent
 from acp_agent.session.log import Session
 
@@ -34,7 +34,7 @@ class Conversation:
         """Extend the conversation with what `event`, just appended to the log, adds to it."""
         self._derivation.add(event)
 
-    def messages(self) -> list[Message]:
+    def messages(self) -> Messages:
         """The conversation so far: a list of its own for the caller (the messages are shared,
-        immutable in use)."""
-        return list(self._derivation.messages)
+        immutable in use), which a request takes as it is."""
+        return Messages(self._derivation.messages)

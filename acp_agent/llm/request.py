@@ -46,6 +46,12 @@ Message = Annotated[UserMessage | AssistantMessage | ToolMessage, Field(discrimi
 _MESSAGE_MODELS = (UserMessage, AssistantMessage, ToolMessage)
 
 
+class Messages(list[Message]):
+    """Message models as the conversation built them from validated events (`Conversation.
+    messages()`): a request takes them without looking at each, so that a model call costs the
+    same at turn 200 as at turn 1. Only models belong in it."""
+
+
 class ToolSchema(Model):
     """A tool as the model sees it: name, description and JSON Schema of the arguments."""
 
@@ -76,9 +82,13 @@ class LlmRequest(Model):
     @field_validator("messages", mode="wrap")
     @classmethod
     def _taken_as_built(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        """A list of message models (the conversation, derived from validated events) is taken as
-        it is, not copied: validating every message again would cost each call more as the thread
-        grows. Anything else (a dumped request read back) is validated."""
+        """Message models are taken as they are, not copied: validating every message again would
+        cost each call more as the thread grows. The conversation's `Messages` are taken without a
+        look (checking that each is a model was itself a cost growing with the thread); a plain
+        list only if it holds nothing but message models. Anything else (a dumped request read
+        back) is validated."""
+        if type(value) is Messages:
+            return value
         if isinstance(value, list) and all(isinstance(message, _MESSAGE_MODELS) for message in value):
             return value
         return handler(value)

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from acp_agent.llm.conversation import Conversation
-from acp_agent.llm.request import derive_messages
+from acp_agent.llm.request import Messages, derive_messages
 from acp_agent.session import Session, SessionHeader, default_registry
 from acp_agent.session.content import TextBlock, TextContent, TextDelta, ToolCallBlock
 from acp_agent.session.events import (
@@ -77,6 +77,7 @@ def test_after_every_append_the_kept_messages_are_the_messages_derived_anew(seed
     stop = conversation.follow()
     assert conversation.messages() == derive_messages(log.events)  # a seeded (or loaded) log's history
     earlier = conversation.messages()
+    assert type(earlier) is Messages  # what a request takes without a look at each message
     kept = list(earlier)
 
     def check() -> None:

@@ -6,7 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from acp_agent.session.content import ReasoningBlock, TextBlock, ToolCallBlock
-from acp_agent.llm.request import AssistantMessage, LlmRequest, ToolMessage, ToolSchema, UserMessage, derive_messages
+from acp_agent.llm.request import AssistantMessage, LlmRequest, Messages, ToolMessage, ToolSchema, UserMessage, derive_messages
 from acp_agent.session import default_registry, read_log
 from acp_agent.session.content import ResourceLink, TextContent
 from tests.paths import UPSTREAM
@@ -84,6 +84,10 @@ def test_a_request_takes_its_message_models_as_they_are_and_validates_anything_e
     messages: list[Any] = [UserMessage(content=[TextContent(text="hi")])]
     request = LlmRequest(provider="p", model="m", system="s", messages=messages, route="s1", session_id="a")
     assert request.messages is messages  # no copy, no second validation: a cost that grew with the thread
+    conversation = Messages(messages)
+    taken = LlmRequest(provider="p", model="m", system="s", messages=conversation, route="s1", session_id="a")
+    assert taken.messages is conversation
+    assert taken.dump()["messages"] == [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]
     dumped = {"provider": "p", "model": "m", "system": "s", "route": "s1", "sessionId": "a"}
     read = LlmRequest.model_validate({**dumped, "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]})
     assert read.messages == messages
