@@ -84,12 +84,21 @@ def test_a_request_takes_its_message_models_as_they_are_and_validates_anything_e
     messages: list[Any] = [UserMessage(content=[TextContent(text="hi")])]
     request = LlmRequest(provider="p", model="m", system="s", messages=messages, route="s1", session_id="a")
     assert request.messages is messages  # no copy, no second validation: a cost that grew with the thread
-    conversation = Messages(messages)
-    taken = LlmRequest(provider="p", model="m", system="s", messages=conversation, route="s1", session_id="a")
-    assert taken.messages is conversation
-    assert taken.dump()["messages"] == [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]
     dumped = {"provider": "p", "model": "m", "system": "s", "route": "s1", "sessionId": "a"}
     read = LlmRequest.model_validate({**dumped, "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]})
     assert read.messages == messages
     with pytest.raises(ValidationError):
         LlmRequest.model_validate({**dumped, "messages": [*messages, {"role": "nobody"}]})
+
+
+def test_a_request_takes_the_conversations_messages_without_a_look_at_each() -> None:
+    """Checking each message of the thread was itself a cost that grew with the thread: `Messages`
+    are taken as they are, so what goes in them must be models (the conversation's only are)."""
+    conversation = Messages([UserMessage(content=[TextContent(text="hi")])])
+    taken = LlmRequest(provider="p", model="m", system="s", messages=conversation, route="s1", session_id="a")
+    assert taken.messages is conversation
+    assert taken.dump()["messages"] == [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]
+    unlooked: list[Any] = [*conversation, {"role": "nobody"}]
+    assert LlmRequest(provider="p", model="m", system="s", messages=Messages(unlooked), route="s1", session_id="a").messages[-1] == {"role": "nobody"}
+    with pytest.raises(ValidationError):  # the same in a plain list is looked at
+        LlmRequest(provider="p", model="m", system="s", messages=unlooked, route="s1", session_id="a")
