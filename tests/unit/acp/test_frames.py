@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import gc
-import tracemalloc
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -18,6 +16,7 @@ from acp_agent.acp.frames import (
     parse,
     split_frames,
 )
+from tests.memory import left_behind
 
 pytestmark = pytest.mark.anyio
 
@@ -53,16 +52,10 @@ def test_parsing_frames_leaves_nothing_allocated_behind() -> None:
     # interpreter's attribute cache: about 5 KB over these 200 frames.
     frame = '{"jsonrpc": "2.0", "id": 1, "method": "session/prompt", "params": {"sessionId": "s", "prompt": []}}'
     parse(frame)
-    gc.collect()
-    tracemalloc.start()
-    try:
+    with left_behind() as left:
         for _ in range(200):
             parse(frame)
-        gc.collect()
-        left, _ = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    assert left < 1024
+    assert left.bytes < 1024
 
 
 def nested(depth: int) -> Any:

@@ -4,17 +4,16 @@ behind."""
 
 from __future__ import annotations
 
-import gc
 import json
 import subprocess
 import sys
-import tracemalloc
 from importlib.metadata import version
 from typing import Any
 
 import pytest
 
 from acp_agent.acp.jsonrpc import Success, dispatch
+from tests.memory import left_behind
 from tests.paths import ROOT
 
 CHECK = """
@@ -49,13 +48,7 @@ async def test_dispatched_requests_leave_nothing_allocated_behind() -> None:
     methods, frame = {"ping": ping}, {"jsonrpc": "2.0", "id": 1, "method": "ping"}
     assert await dispatch(frame, methods, None) == {"jsonrpc": "2.0", "result": "pong", "id": 1}
     assert await dispatch({"jsonrpc": "2.0", "method": "ping"}, methods, None) is None  # a notification
-    gc.collect()
-    tracemalloc.start()
-    try:
+    with left_behind() as left:
         for _ in range(200):
             await dispatch(frame, methods, None)
-        gc.collect()
-        left, _ = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    assert left < 1024
+    assert left.bytes < 1024
