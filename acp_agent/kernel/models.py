@@ -9,11 +9,36 @@ from pydantic.alias_generators import to_camel
 
 
 class Model(BaseModel):
-    """A pydantic model whose JSON form uses camelCase keys and omits unset optional fields."""
+    """A pydantic model whose JSON form uses camelCase keys and omits unset optional fields.
+
+    Instances whose set fields are the same names share one set of them (`model_fields_set`): a set
+    is 216 bytes, as much as the rest of a small model, and a session holds its whole log as models.
+    Sharing is safe because nothing adds to a shared set: `model_copy` adds to a copy, and an
+    assignment gives the instance a set of its own first."""
 
     # defer_build: a model's validator is built on first use, not at import (start-up time).
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid", defer_build=True)
 
+    def model_post_init(self, context: Any, /) -> None:
+        set_fields_set(self, shared_fields(self.__pydantic_fields_set__))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # pydantic adds the name to the instance's set in place: never to one shared with others.
+        set_fields_set(self, set(self.__pydantic_fields_set__))
+        super().__setattr__(name, value)
+
     def dump(self) -> dict[str, Any]:
         """The JSON-ready dict: aliases, no `None` fields."""
         return self.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+def shared_fields(fields: set[str]) -> set[str]:
+    """The one set of these names that every model setting exactly them holds (never added to)."""
+    return _SHARED.setdefault(frozenset(fields), fields)
+
+
+_SHARED: dict[frozenset[str], set[str]] = {}
+
+set_fields_set = vars(BaseModel)["__pydantic_fields_set__"].__set__
+"""Sets a model's `__pydantic_fields_set__` slot through its descriptor (what `object.__setattr__`
+finds for the name, without looking it up)."""

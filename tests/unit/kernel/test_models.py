@@ -26,3 +26,19 @@ def test_both_the_alias_and_the_field_name_are_accepted_and_unknown_keys_are_not
     assert ToolCall.model_validate({"tool_call_id": "t1"}) == ToolCall(tool_call_id="t1")
     with pytest.raises(ValidationError, match="Extra inputs are not permitted"):
         ToolCall.model_validate({"toolCallId": "t1", "other": 1})
+
+
+def test_models_that_set_the_same_fields_share_one_set_of_their_names_and_none_is_changed_through_another() -> None:
+    first, second = ToolCall(tool_call_id="t1"), ToolCall.model_validate({"toolCallId": "t2"})
+    built = ToolCall.model_construct(tool_call_id="t3")
+    assert first.model_fields_set == {"tool_call_id"}
+    assert first.model_fields_set is second.model_fields_set is built.model_fields_set
+    assert ToolCall(tool_call_id="t1", raw_input={}).model_fields_set is not first.model_fields_set
+
+    copied = first.model_copy(update={"raw_input": {"a": 1}})
+    assert copied.model_fields_set == {"tool_call_id", "raw_input"}
+    second.raw_input = {"b": 2}
+    assert second.model_fields_set == {"tool_call_id", "raw_input"}
+    assert first.model_fields_set == built.model_fields_set == {"tool_call_id"}
+    assert first.model_dump(exclude_unset=True) == {"tool_call_id": "t1"}
+    assert ToolCall(tool_call_id="t4").model_fields_set is first.model_fields_set
