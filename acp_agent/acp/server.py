@@ -393,23 +393,8 @@ class AcpServer:
         shown_on = AgentWire(session_id, mapper, child)
         agent.scope.add(self.wire.show(agent.id, shown_on))
 
-        def forward_chunk(streamed: StreamedChunk) -> None:  # the hot path: no event made for a chunk's text
-            if mapper.summarizing:  # a compaction's summary, as its event maps
-                forward(AssistantChunkEvent.streamed(streamed))
-            elif (shown := mapper.text(streamed[4])) is not None:
-                self.wire.chunk(shown_on, shown)
-            elif (card := mapper.answer(streamed)) is not None:  # a child's answer, on its card
-                self.wire.update(session_id, card)
-
-        def forward(event: SessionEvent) -> None:
-            if child is not None:  # its task, when it comes; its usage and end, kept
-                self.wire.send(child.see(event))
-            if isinstance(event, ToolResultEvent) and (started := shown_on.children.pop(event.data.call_id, None)):
-                self.wire.send(started.end(event.data))  # the child's answer and end, before the call's
-            for update in mapper.updates(event):
-                self.wire.update(session_id, update)
-
-        agent.scope.add(agent.session.subscribe(forward, chunks=forward_chunk))
+        forward = _Forward(self.wire, session_id, mapper, shown_on, child)
+        agent.scope.add(agent.session.subscribe(forward.event, chunks=forward.chunk))
 
     def _on_published(self, agent: Agent) -> None:
         header = agent.session.header
@@ -578,3 +563,35 @@ METHODS: Methods = {
         SetSessionConfigOptionParams, lambda server, params: modes.set_config_option(server.wire, params)
     ),
 }
+
+
+class _Forward:
+    """What `AcpServer._watch` subscribes to an agent's log: its events and chunks, to the wire.
+    One small object rather than two closures and their cells: every open session has one."""
+
+    __slots__ = ("wire", "session_id", "mapper", "shown_on", "child")
+
+    def __init__(self, wire: Wire, session_id: str, mapper: UpdateMapper, shown_on: AgentWire, child: ChildSession | None) -> None:
+        self.wire = wire
+        self.session_id = session_id
+        self.mapper = mapper
+        self.shown_on = shown_on
+        self.child = child
+
+    def chunk(self, streamed: StreamedChunk) -> None:
+        """The hot path: no event made for a chunk's text."""
+        mapper = self.mapper
+        if mapper.summarizing:  # a compaction's summary, as its event maps
+            self.event(AssistantChunkEvent.streamed(streamed))
+        elif (shown := mapper.text(streamed[4])) is not None:
+            self.wire.chunk(self.shown_on, shown)
+        elif (card := mapper.answer(streamed)) is not None:  # a child's answer, on its card
+            self.wire.update(self.session_id, card)
+
+    def event(self, event: SessionEvent) -> None:
+        if self.child is not None:  # its task, when it comes; its usage and end, kept
+            self.wire.send(self.child.see(event))
+        if isinstance(event, ToolResultEvent) and (started := self.shown_on.children.pop(event.data.call_id, None)):
+            self.wire.send(started.end(event.data))  # the child's answer and end, before the call's
+        for update in self.mapper.updates(event):
+            self.wire.update(self.session_id, update)

@@ -218,17 +218,27 @@ class Session:
         if chunks is not False:
             taker = _ChunkEvents(self, subscriber) if chunks is True else chunks
             self._chunk_subscribers = (*self._chunk_subscribers, taker)
-        done = False
+        return _Subscription(self, subscriber, taker)
 
-        def unsubscribe() -> None:
-            nonlocal done
-            if not done:  # one occurrence per subscribe, however often the disposer runs
-                done = True
-                self._subscribers = _without(self._subscribers, subscriber)
-                if taker is not None:
-                    self._chunk_subscribers = _without(self._chunk_subscribers, taker)
 
-        return unsubscribe
+class _Subscription:
+    """The disposer `subscribe` returns: one small object rather than a closure and its cells
+    (about 380 bytes against 64; every open session holds three). It removes one occurrence per
+    subscribe, however often it runs, and lets go of the session when it does."""
+
+    __slots__ = ("session", "subscriber", "taker")
+
+    def __init__(self, session: Session, subscriber: Subscriber, taker: ChunkSubscriber | None) -> None:
+        self.session: Session | None = session
+        self.subscriber = subscriber
+        self.taker = taker
+
+    def __call__(self) -> None:
+        session, self.session = self.session, None
+        if session is not None:
+            session._subscribers = _without(session._subscribers, self.subscriber)
+            if self.taker is not None:
+                session._chunk_subscribers = _without(session._chunk_subscribers, self.taker)
 
 
 class _ChunkEvents:

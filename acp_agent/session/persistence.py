@@ -128,16 +128,40 @@ def _delta_line(streamed: StreamedChunk) -> bytes | None:
 
 
 class _Attachment:
-    """An attached session's open log: what detaching it lets go of. Its detach is a method of the
-    store bound to it, not a closure that compares itself with the store's entry: such a closure
-    is a reference cycle, which keeps a closed session's objects until the cyclic collector runs."""
+    """An attached session's open log: what writes its events and what detaching it lets go of.
+    Its session holds its bound methods (`write`, `hold`, `read_back`), not closures: a closure
+    and its cells cost about 300 bytes each, and every open session has these. It holds its store
+    but not its session, and its detach is a method of the store bound to it, not a closure that
+    compares itself with the store's entry: such a closure is a reference cycle, which keeps a
+    closed session's objects until the cyclic collector runs."""
 
-    __slots__ = ("file", "lock", "unsubscribe")
+    __slots__ = ("store", "path", "file", "lock", "summary", "unsubscribe")
 
-    def __init__(self, file: LogFile, lock: SessionLock, unsubscribe: Disposer) -> None:
+    def __init__(self, store: SessionStore, path: Path, file: LogFile, lock: SessionLock, summary: SessionSummary) -> None:
+        self.store = store
+        self.path = path
         self.file = file
         self.lock = lock
-        self.unsubscribe = unsubscribe
+        self.summary = summary
+        self.unsubscribe: Disposer | None = None
+
+    def read_back(self) -> list[SessionEvent]:
+        self.file.flush()
+        return read_events(self.path, self.store.registry)
+
+    def write(self, event: SessionEvent) -> None:
+        self.file.append(_line(event))
+        summary = self.summary
+        if event.type == "user/message" and not summary.prompted and _from_user(event):
+            self.summary = summary._replace(title=session_title(event.data.content), prompted=True)
+        elif event.type == "turn/end":
+            self.summary = summary._replace(updated_at=event.time)
+            self.store.index.record(self.summary, self.file.stamp())
+
+    def hold(self, streamed: StreamedChunk) -> None:
+        """A chunk's line waits for the next write (see `SessionStore.flush`)."""
+        if self.file.hold(_chunk_line(streamed)):
+            self.store._holding.append(self.file)
 
 
 class SessionStore:
@@ -214,41 +238,22 @@ class SessionStore:
         except BaseException:
             lock.release()
             raise
-        registry = self.registry
-
-        def read_back() -> list[SessionEvent]:
-            file.flush()
-            return read_events(path, registry)
-
-        session.archive(read_back)
-        summary = _summary_of(session)
+        attachment = _Attachment(self, path, file, lock, _summary_of(session))
+        session.archive(attachment.read_back)
         if extent is None:  # a new log: its children file, its place in its parent's and in the index
             append_line(path.parent / CHILDREN_FILE, "")
             if session.header.parent_session is not None:
                 self.index.add_child(session.header.parent_session, session.id)
         if extent is None or extent.header != session.header:
-            self.index.record(summary, file.stamp())
-
-        def write(event: SessionEvent) -> None:
-            nonlocal summary
-            file.append(_line(event))
-            if event.type == "user/message" and not summary.prompted and _from_user(event):
-                summary = summary._replace(title=session_title(event.data.content), prompted=True)
-            elif event.type == "turn/end":
-                summary = summary._replace(updated_at=event.time)
-                self.index.record(summary, file.stamp())
-
-        def hold(streamed: StreamedChunk) -> None:  # a chunk's line waits for the next write (see `flush`)
-            if file.hold(_chunk_line(streamed)):
-                self._holding.append(file)
-
-        attachment = _Attachment(file, lock, session.subscribe(write, chunks=hold))
+            self.index.record(attachment.summary, file.stamp())
+        attachment.unsubscribe = session.subscribe(attachment.write, chunks=attachment.hold)
         self._attached[session.id] = attachment
         return partial(self._detach, session.id, attachment)
 
     def _detach(self, session_id: str, attachment: _Attachment) -> None:
         if self._attached.get(session_id) is attachment:
             del self._attached[session_id]
+            assert attachment.unsubscribe is not None  # set as it was attached
             attachment.unsubscribe()
             attachment.file.close()
             attachment.lock.release()

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import time
+import weakref
 
 import pytest
 
@@ -109,6 +110,16 @@ def test_each_disposer_removes_one_subscription() -> None:
     session.append("step/start", StepData(turn=1, step=1))
     session.append_chunk(1, 1, TextDelta(index=0, text="x"))
     assert [streamed[0] for streamed in fields] == [3]
+
+
+def test_a_disposer_that_ran_lets_go_of_its_session() -> None:
+    session = new_session()
+    dispose = session.subscribe(lambda event: None)
+    held = weakref.ref(session)
+    dispose()
+    del session
+    assert held() is None  # whatever still holds the disposer (a scope) does not keep the session
+    dispose()
 
 
 def test_the_seed_is_kept_as_it_is_and_numbering_continues() -> None:
