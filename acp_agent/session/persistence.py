@@ -128,22 +128,24 @@ def _delta_line(streamed: StreamedChunk) -> bytes | None:
 
 
 class _Attachment:
-    """An attached session's open log: what writes its events and what detaching it lets go of.
-    Its session holds its bound methods (`write`, `hold`, `read_back`), not closures: a closure
-    and its cells cost about 300 bytes each, and every open session has these. It holds its store
-    but not its session, and its detach is a method of the store bound to it, not a closure that
-    compares itself with the store's entry: such a closure is a reference cycle, which keeps a
-    closed session's objects until the cyclic collector runs."""
+    """An attached session's open log: made as the session is attached to it (the chunks leave
+    memory, every event from now on is written), and what detaching it lets go of. The session
+    holds its bound methods (`write`, `hold`, `read_back`), not closures: a closure and its cells
+    cost about 300 bytes each, and every open session has these. It holds its store but not its
+    session, and its detach is a method of the store bound to it, not a closure that compares
+    itself with the store's entry: such a closure is a reference cycle, which keeps a closed
+    session's objects until the cyclic collector runs."""
 
     __slots__ = ("store", "path", "file", "lock", "summary", "unsubscribe")
 
-    def __init__(self, store: SessionStore, path: Path, file: LogFile, lock: SessionLock, summary: SessionSummary) -> None:
+    def __init__(self, store: SessionStore, session: Session, path: Path, file: LogFile, lock: SessionLock) -> None:
         self.store = store
         self.path = path
         self.file = file
         self.lock = lock
-        self.summary = summary
-        self.unsubscribe: Disposer | None = None
+        self.summary = _summary_of(session)
+        session.archive(self.read_back)
+        self.unsubscribe = session.subscribe(self.write, chunks=self.hold)
 
     def read_back(self) -> list[SessionEvent]:
         self.file.flush()
@@ -238,22 +240,18 @@ class SessionStore:
         except BaseException:
             lock.release()
             raise
-        attachment = _Attachment(self, path, file, lock, _summary_of(session))
-        session.archive(attachment.read_back)
+        attachment = self._attached[session.id] = _Attachment(self, session, path, file, lock)
         if extent is None:  # a new log: its children file, its place in its parent's and in the index
             append_line(path.parent / CHILDREN_FILE, "")
             if session.header.parent_session is not None:
                 self.index.add_child(session.header.parent_session, session.id)
         if extent is None or extent.header != session.header:
             self.index.record(attachment.summary, file.stamp())
-        attachment.unsubscribe = session.subscribe(attachment.write, chunks=attachment.hold)
-        self._attached[session.id] = attachment
         return partial(self._detach, session.id, attachment)
 
     def _detach(self, session_id: str, attachment: _Attachment) -> None:
         if self._attached.get(session_id) is attachment:
             del self._attached[session_id]
-            assert attachment.unsubscribe is not None  # set as it was attached
             attachment.unsubscribe()
             attachment.file.close()
             attachment.lock.release()
