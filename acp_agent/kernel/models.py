@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
@@ -32,6 +32,21 @@ class Model(BaseModel):
         return self.model_dump(by_alias=True, exclude_none=True, mode="json")
 
 
+M = TypeVar("M", bound=BaseModel)
+
+
+def assembled(cls: type[M], values: dict[str, Any], fields: set[str]) -> M:
+    """A model of `cls` holding `values` (every field, already of its type) with `fields` as its
+    set fields (a set from `shared_fields`): what `model_construct` makes, without validation or
+    defaults, for the one model made per streamed chunk (`AssistantChunkEvent.streamed`)."""
+    model = _new(cls)
+    _set_dict(model, values)
+    set_fields_set(model, fields)
+    _set_extra(model, None)
+    _set_private(model, None)
+    return model
+
+
 def shared_fields(fields: set[str]) -> set[str]:
     """The one set of these names that every model setting exactly them holds (never added to)."""
     return _SHARED.setdefault(frozenset(fields), fields)
@@ -39,6 +54,10 @@ def shared_fields(fields: set[str]) -> set[str]:
 
 _SHARED: dict[frozenset[str], set[str]] = {}
 
+# The slots every pydantic model has, set through their descriptors (what `object.__setattr__`
+# finds for each name, without looking it up).
+_new = object.__new__
+_set_dict = vars(BaseModel)["__dict__"].__set__
 set_fields_set = vars(BaseModel)["__pydantic_fields_set__"].__set__
-"""Sets a model's `__pydantic_fields_set__` slot through its descriptor (what `object.__setattr__`
-finds for the name, without looking it up)."""
+_set_extra = vars(BaseModel)["__pydantic_extra__"].__set__
+_set_private = vars(BaseModel)["__pydantic_private__"].__set__

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
-from acp_agent.kernel.models import Model, set_fields_set, shared_fields
+from acp_agent.kernel.models import Model, assembled, shared_fields
 from acp_agent.session.content import AssistantBlock, ContentBlock, StreamChunk, Usage
 from acp_agent.session.errors import UnsupportedVersion
 
@@ -253,25 +253,11 @@ class AssistantChunkEvent(SessionEvent):
         model the adapter made, the numbers are the log's). It sets what `model_construct` sets
         (a test holds the two equal), in a little over half the time validating takes."""
         seq, time, turn, step, chunk = fields
-        data = _new(AssistantChunkData)
-        _set_dict(data, {"turn": turn, "step": step, "chunk": chunk})
-        set_fields_set(data, _CHUNK_DATA_FIELDS)
-        _set_extra(data, None)
-        _set_private(data, None)
-        event = _new(cls)
-        _set_dict(event, {"type": "assistant/chunk", "seq": seq, "time": time, "data": data, "ignorable": None})
-        set_fields_set(event, _CHUNK_EVENT_FIELDS)
-        _set_extra(event, None)
-        _set_private(event, None)
-        return event
+        data = assembled(AssistantChunkData, {"turn": turn, "step": step, "chunk": chunk}, _CHUNK_DATA_FIELDS)
+        values = {"type": "assistant/chunk", "seq": seq, "time": time, "data": data, "ignorable": None}
+        return assembled(cls, values, _CHUNK_EVENT_FIELDS)
 
 
-# The slots every pydantic model has, set through their descriptors (what `object.__setattr__`
-# finds for each name, without looking it up).
-_new = object.__new__
-_set_dict = vars(BaseModel)["__dict__"].__set__
-_set_extra = vars(BaseModel)["__pydantic_extra__"].__set__
-_set_private = vars(BaseModel)["__pydantic_private__"].__set__
 # The sets of field names validation would share with every chunk (see `Model`).
 _CHUNK_DATA_FIELDS = shared_fields({"turn", "step", "chunk"})
 _CHUNK_EVENT_FIELDS = shared_fields({"type", "seq", "time", "data"})

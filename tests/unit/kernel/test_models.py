@@ -6,6 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from acp_agent.kernel import Model
+from acp_agent.kernel.models import assembled, shared_fields
 
 
 class ToolCall(Model):
@@ -42,3 +43,13 @@ def test_models_that_set_the_same_fields_share_one_set_of_their_names_and_none_i
     assert first.model_fields_set == built.model_fields_set == {"tool_call_id"}
     assert first.model_dump(exclude_unset=True) == {"tool_call_id": "t1"}
     assert ToolCall(tool_call_id="t4").model_fields_set is first.model_fields_set
+
+
+def test_a_model_assembled_from_typed_values_is_the_one_model_construct_makes_and_shares_its_set() -> None:
+    fields = shared_fields({"tool_call_id", "raw_input"})
+    made = assembled(ToolCall, {"tool_call_id": "t1", "raw_input": {"a": 1}}, fields)
+    constructed = ToolCall.model_construct(tool_call_id="t1", raw_input={"a": 1})
+    assert made == constructed
+    assert (made.__pydantic_extra__, made.__pydantic_private__) == (None, None)
+    assert made.model_fields_set is fields is constructed.model_fields_set
+    assert made.dump() == {"toolCallId": "t1", "rawInput": {"a": 1}}
