@@ -20,7 +20,7 @@ from acp_agent.llm.assembler import BlockAssembler
 from acp_agent.session.content import ContentBlock, ToolCallBlock
 from acp_agent.llm.codes import CONTEXT_OVERFLOW
 from acp_agent.llm.errors import LlmError
-from acp_agent.llm.request import LlmRequest, Message
+from acp_agent.llm.request import LlmRequest, Messages
 from acp_agent.llm.retry import RETRY_EVENT
 from acp_agent.session.events import (
     AssistantMessageData,
@@ -275,7 +275,7 @@ def end_step(agent: Agent, progress: TurnProgress) -> None:
     progress.step = None
 
 
-def model_request(agent: Agent, messages: list[Message]) -> LlmRequest:
+def model_request(agent: Agent, messages: Messages) -> LlmRequest:
     """A model call of `agent` over `messages`: its system prompt, tools, model and options."""
     options, session = agent.options, agent.session
     tools = [tool.schema() for tool in agent.ctx.get(TOOLS).visible(agent.scope)]

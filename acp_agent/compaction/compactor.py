@@ -9,7 +9,7 @@ from acp_agent.compaction import texts
 from acp_agent.compaction.history import estimate, history_tokens, plan, without_oldest
 from acp_agent.llm.codes import CONTEXT_OVERFLOW, EMPTY_RESPONSE
 from acp_agent.llm.errors import LlmError
-from acp_agent.llm.request import UserMessage, derive_messages
+from acp_agent.llm.request import Messages, UserMessage, derive_messages
 from acp_agent.llm.texts import summarization_prompt
 from acp_agent.session.content import TextBlock, TextContent
 from acp_agent.session.events import CompactionData, CompactionEvent, CompactionTrigger
@@ -52,7 +52,7 @@ class Compactor:
         try:
             while True:
                 open_step(agent, progress, "compaction")
-                request = model_request(agent, [*history, prompt])
+                request = model_request(agent, Messages([*history, prompt]))
                 try:
                     assembler = await model_call(agent, progress, request)
                     break

@@ -43,13 +43,12 @@ class ToolMessage(Model):
 
 
 Message = Annotated[UserMessage | AssistantMessage | ToolMessage, Field(discriminator="role")]
-_MESSAGE_MODELS = (UserMessage, AssistantMessage, ToolMessage)
 
 
 class Messages(list[Message]):
-    """Message models as the conversation built them from validated events (`Conversation.
-    messages()`): a request takes them without looking at each, so that a model call costs the
-    same at turn 200 as at turn 1. Only models belong in it."""
+    """Message models as a `Derivation` built them from validated events (`derive_messages`, the
+    conversation's `messages()`): a request takes them without looking at each, so that a model
+    call costs the same at turn 200 as at turn 1. Only models belong in it."""
 
 
 class ToolSchema(Model):
@@ -82,14 +81,11 @@ class LlmRequest(Model):
     @field_validator("messages", mode="wrap")
     @classmethod
     def _taken_as_built(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
-        """Message models are taken as they are, not copied: validating every message again would
-        cost each call more as the thread grows. The conversation's `Messages` are taken without a
-        look (checking that each is a model was itself a cost growing with the thread); a plain
-        list only if it holds nothing but message models. Anything else (a dumped request read
-        back) is validated."""
+        """`Messages` are taken as they are, without a look at each: validating the thread's
+        messages again, or only checking that each is a model, would cost each call more as the
+        thread grows. Anything else (a dumped request read back, a list built by hand) is
+        validated; a message model in it is kept, not copied."""
         if type(value) is Messages:
-            return value
-        if isinstance(value, list) and all(isinstance(message, _MESSAGE_MODELS) for message in value):
             return value
         return handler(value)
 
@@ -98,13 +94,13 @@ UNSEEN_SOURCES = frozenset({COMMAND_SOURCE})
 """`user/message` sources the model never sees: a slash command the agent answered itself."""
 
 
-def derive_messages(events: Iterable[SessionEvent]) -> list[Message]:
+def derive_messages(events: Iterable[SessionEvent]) -> Messages:
     """The conversation a model sees, derived from the log alone ("model-visible means logged"):
     one pass of a `Derivation`, in order."""
     derivation = Derivation()
     for event in events:
         derivation.add(event)
-    return derivation.messages
+    return Messages(derivation.messages)
 
 
 class Derivation:

@@ -80,15 +80,16 @@ def test_a_request_dumps_in_camel_case() -> None:
     assert LlmRequest.model_validate(dumped) == request
 
 
-def test_a_request_takes_its_message_models_as_they_are_and_validates_anything_else() -> None:
+def test_a_request_validates_a_plain_list_keeping_its_message_models_as_they_are() -> None:
     messages: list[Any] = [UserMessage(content=[TextContent(text="hi")])]
     request = LlmRequest(provider="p", model="m", system="s", messages=messages, route="s1", session_id="a")
-    assert request.messages is messages  # no copy, no second validation: a cost that grew with the thread
+    assert request.messages[0] is messages[0]  # looked at, not copied
     dumped = {"provider": "p", "model": "m", "system": "s", "route": "s1", "sessionId": "a"}
     read = LlmRequest.model_validate({**dumped, "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]})
     assert read.messages == messages
     with pytest.raises(ValidationError):
         LlmRequest.model_validate({**dumped, "messages": [*messages, {"role": "nobody"}]})
+    assert type(derive_messages([])) is Messages  # a derivation's models are taken without a look
 
 
 def test_a_request_takes_the_conversations_messages_without_a_look_at_each() -> None:
