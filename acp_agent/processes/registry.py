@@ -10,7 +10,7 @@ from contextlib import suppress
 from typing import Final
 
 from acp_agent.kernel.context import ServiceKey
-from acp_agent.kernel.scope import Disposer, Scope
+from acp_agent.kernel.scope import Scope
 from acp_agent.processes import proc
 from acp_agent.processes.proc import MARKER
 
@@ -45,16 +45,15 @@ class CommandGroup:
 
 
 class ProcessRegistry:
-    """What the server must end: command groups (with what they leave behind, found by their
-    marker, or adopted when they are orphaned to the server as a child subreaper) and processes
-    registered by whoever started them (the stdio MCP servers).
+    """What the server must end: command groups (a tool's command, a stdio MCP server), with what
+    they leave behind, found by their marker or adopted when it is orphaned to the server as a
+    child subreaper.
 
     `group(owner)` makes a command group that ends with `owner` (an agent's scope: its session);
     `close()` ends everything (the server exits). A `Watchdog` is told of every group and process
     as the registry learns of it, and ends them if the server dies without closing the registry.
-    With `watchdog=True` it is started by the first `group` (before its command is spawned) or
-    `add_process` (right after that process started): a session that never runs a command costs
-    no watchdog, and start-up does not wait for one.
+    With `watchdog=True` it is started by the first `group` (before its command is spawned): a
+    session that never runs a command costs no watchdog, and start-up does not wait for one.
     """
 
     def __init__(self, *, watchdog: bool = False) -> None:
@@ -66,9 +65,9 @@ class ProcessRegistry:
         self._owned: dict[int, list[CommandGroup]] = {}
         """Groups by the id of the scope that owns them."""
         self._direct: set[int] = set()
-        """Children of ours someone else reaps: group leaders, registered processes, the watchdog."""
+        """Children of ours someone else reaps: group leaders, the watchdog."""
         self._processes: set[int] = set()
-        """Registered processes and adopted orphans: ended at `close`."""
+        """Adopted orphans: ended at `close`."""
 
     @classmethod
     def for_this_process(cls) -> ProcessRegistry:
@@ -90,22 +89,6 @@ class ProcessRegistry:
             owner.add(lambda: self._end(self._owned.pop(id(owner), [])))
         owned.append(group)
         return group
-
-    def add_process(self, pid: int) -> Disposer:
-        """Register a child of ours that its starter reaps (a stdio MCP server): ended by `close`
-        and by the watchdog. The disposer forgets it (call it once it exited)."""
-        self._watch()
-        self._direct.add(pid)
-        self._processes.add(pid)
-        self._tell(f"+p {pid}")
-
-        def forget() -> None:
-            self._direct.discard(pid)
-            if pid in self._processes:
-                self._processes.discard(pid)
-                self._tell(f"-p {pid}")
-
-        return forget
 
     # -- what the registry finds -----------------------------------------------------------------
 
@@ -133,7 +116,7 @@ class ProcessRegistry:
 
     def close(self) -> None:
         """End everything: every group, every process carrying this server's marker, every
-        registered or adopted process; then let the watchdog go."""
+        adopted process; then let the watchdog go."""
         self.adopt()
         self._end(list(self._groups.values()), everything=True)
         for pid in self._processes:

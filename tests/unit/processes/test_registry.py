@@ -91,19 +91,15 @@ async def test_an_empty_environment_or_a_zombie_shows_no_marker(spawned: list[su
     assert marker_of(cleared.pid, MARKER) is None and marker_of(done.pid, MARKER) is None
 
 
-async def test_close_ends_registered_and_adopted_children(spawned: list[subprocess.Popen[bytes]]) -> None:
+async def test_close_ends_adopted_children_and_adopting_reaps_the_exited_ones(spawned: list[subprocess.Popen[bytes]]) -> None:
     registry = ProcessRegistry()
-    registered = sleeper(spawned)
-    forget = registry.add_process(registered.pid)
-    stray = sleeper(spawned)  # a child nobody registered: an orphan to the registry
+    stray = sleeper(spawned)  # a child that leads no group: an orphan to the registry
     done = subprocess.Popen(["true"])
     await until(lambda pid: state(pid) != "Z", done.pid)  # exited, not yet reaped
     registry.adopt()
     assert state(done.pid) is None  # an exited orphan is reaped
     registry.close()
-    assert registered.wait() == -9 and stray.wait() == -9
-    forget()
-    forget()
+    assert stray.wait() == -9
 
 
 async def test_the_watchdog_ends_what_it_was_told_of_and_what_carries_the_marker(spawned: list[subprocess.Popen[bytes]]) -> None:
