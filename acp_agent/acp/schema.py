@@ -597,6 +597,10 @@ SessionUpdate = Annotated[
 
 
 class SessionNotification(Model):
+    """The params of a `session/update`. The server joins them from the update's own dump
+    (`Wire.update`) rather than through this model, whose validator covers every update type;
+    the tests hold what goes out against it."""
+
     session_id: str
     update: SessionUpdate
 
