@@ -534,9 +534,13 @@ def _brief(exc: ValidationError) -> str:
 
 
 def _method(params_model: type[P], handler: Callable[[AcpServer, P], Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
-    """A jsonrpcserver method: validate the named params, run the handler, dump its result."""
+    """A jsonrpcserver method: validate the named params, run the handler, dump its result. ACP's
+    params are an object: an array's items (which the dispatcher would pass by position) are
+    refused by name, not with Python's complaint about positional arguments."""
 
-    async def method(conn: Connection, **params: Any) -> Any:
+    async def method(conn: Connection, *positional: Any, **params: Any) -> Any:
+        if positional:
+            raise errors.invalid_params("ACP params are an object of named fields, not an array")
         try:
             parsed = params_model.model_validate(params)
         except ValidationError as exc:

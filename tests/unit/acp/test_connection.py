@@ -498,6 +498,8 @@ async def test_a_failing_handler_is_an_internal_error() -> None:
         ("session/prompt", {"sessionId": "s", "prompt": "hi"}, "prompt: Input should be a valid list"),
         ("session/prompt", {"sessionId": "s", "prompt": ["hi"]}, "prompt.0: Input should be a valid dictionary"),
         ("session/prompt", {"sessionId": 3, "prompt": []}, "sessionId: Input should be a valid string"),
+        ("session/close", ["s1"], "ACP params are an object of named fields, not an array"),
+        ("session/prompt", [], "sessionId: Field required"),  # no items: the named fields are missing
     ],
 )
 async def test_wrong_params_are_invalid_params_naming_the_field(method: str, params: Any, named: str) -> None:
