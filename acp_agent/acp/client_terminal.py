@@ -75,17 +75,28 @@ class TerminalRunner(CommandRunner):
             output_byte_limit=max_output_bytes,
         )
         created: CreateTerminalResult | None = None
-        # Shielded: a cancellation must not abandon a terminal the client is creating (it could
-        # never be killed or released); it lands once the id is known, and the finally cleans up.
-        with anyio.CancelScope(shield=True), anyio.move_on_after(timeout_seconds):
-            created = await self._ask("terminal/create", create.dump(), CreateTerminalResult)
-        if created is None:
-            raise TerminalFailed(f"the editor's terminal failed: no answer to terminal/create within {timeout_seconds:g} s")
-        ids = TerminalParams(session_id=self.session_id, terminal_id=created.terminal_id).dump()
         status: TerminalExitStatus | None = None
         killed = False
         try:
+            # Shielded: a cancellation must not abandon a terminal the client is creating (it could
+            # never be killed or released), but waits for the id CLEANUP_SECONDS at most, then
+            # lands (past the create), and the finally cleans up what was created.
+            creating = anyio.CancelScope(shield=True, deadline=anyio.current_time() + timeout_seconds)
+            refused: TerminalFailed | None = None  # raised past the task group, not in a group
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(_hurry_on_cancel, creating)
+                with creating:
+                    try:
+                        created = await self._ask("terminal/create", create.dump(), CreateTerminalResult)
+                    except TerminalFailed as exc:
+                        refused = exc
+                tasks.cancel_scope.cancel()
             await anyio.lowlevel.checkpoint()  # a cancellation during the create lands here
+            if refused is not None:
+                raise refused
+            if created is None:
+                raise TerminalFailed(f"the editor's terminal failed: no answer to terminal/create within {timeout_seconds:g} s")
+            ids = _ids(self.session_id, created)
             call.show(terminal_id=created.terminal_id)
             with anyio.move_on_after(timeout_seconds):
                 status = await self._ask("terminal/wait_for_exit", ids, TerminalExitStatus)
@@ -94,7 +105,8 @@ class TerminalRunner(CommandRunner):
                 await self._ask("terminal/kill", ids)
             output = await self._ask("terminal/output", ids, TerminalOutputResult)
         finally:
-            await self._clean_up(ids, kill=status is None and not killed)
+            if created is not None:
+                await self._clean_up(_ids(self.session_id, created), kill=status is None and not killed)
         outcome = _outcome(output, status or output.exit_status, timed_out=killed, limit=max_output_bytes)
         # For a client that does not draw terminals: the output as the model reads it (the
         # terminal's bounded output) and the exit code (null when a signal ended the command).
@@ -122,6 +134,19 @@ class TerminalRunner(CommandRunner):
                     await self.conn.request(method, ids)
                 except ClientError as exc:
                     log.debug("%s of terminal %s: %s", method, ids["terminalId"], exc)
+
+
+async def _hurry_on_cancel(creating: anyio.CancelScope) -> None:
+    """Wait until cancelled: by the caller's cancellation (the create then gets CLEANUP_SECONDS
+    more at most) or by the create's end."""
+    try:
+        await anyio.sleep_forever()
+    finally:
+        creating.deadline = min(creating.deadline, anyio.current_time() + CLEANUP_SECONDS)
+
+
+def _ids(session_id: str, created: CreateTerminalResult) -> dict[str, Any]:
+    return TerminalParams(session_id=session_id, terminal_id=created.terminal_id).dump()
 
 
 def _outcome(

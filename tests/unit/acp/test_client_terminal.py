@@ -10,6 +10,7 @@ from typing import Any
 import anyio
 import pytest
 
+from acp_agent.acp import client_terminal
 from acp_agent.acp.client_terminal import TerminalFailed, TerminalRunner
 from acp_agent.acp.errors import ClientError
 from acp_agent.environ import hide_variables
@@ -166,6 +167,33 @@ async def test_a_cancellation_during_the_create_waits_for_the_id_then_kills_and_
             answer.set()
     assert conn.methods == ["terminal/create", "terminal/kill", "terminal/release"]
     assert logged(call, "tool/display") == []  # never shown: the call was cancelled
+
+
+async def test_a_cancellation_waits_for_a_create_never_answered_only_the_cleanup_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The command's timeout (30 s here) does not hold a cancellation up: past CLEANUP_SECONDS the
+    create is abandoned (nothing was created, so nothing to kill or release) and the cancel lands."""
+    monkeypatch.setattr(client_terminal, "CLEANUP_SECONDS", 0.05)
+    asked = anyio.Event()
+
+    async def never(params: dict[str, Any]) -> Any:
+        asked.set()
+        await anyio.sleep_forever()
+
+    conn = FakeConnection(answers(terminal_create=never))
+    call = logged_call(tmp_path)
+    with anyio.fail_after(10):  # would hang until the 30 s timeout before
+        async with anyio.create_task_group() as tasks:
+
+            async def runs() -> None:
+                await run(conn, call, timeout=30)
+
+            tasks.start_soon(runs)
+            await asked.wait()
+            tasks.cancel_scope.cancel()
+    assert conn.methods == ["terminal/create"]
+    assert logged(call, "tool/display") == []
 
 
 async def test_a_client_that_never_creates_the_terminal_fails_the_call_at_the_timeout(tmp_path: Path) -> None:
