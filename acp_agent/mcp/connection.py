@@ -255,6 +255,8 @@ class Connection:
                 finally:
                     if started:
                         self._exit_code = started[0].returncode
+                    else:  # it never started (no such command): nothing else holds the write end
+                        errlog.close()
                     self._kill_group()
                     if group is not None and started:
                         group.exited()
