@@ -73,9 +73,15 @@ def _read(path: Path, including: tuple[Path, ...]) -> list[Row]:
     if path in including:
         chain = " -> ".join(str(p) for p in (*including, path))
         raise LoaderError("<include>", f"the includes form a cycle: {chain}")
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LoaderError("<file>", f"{path}: cannot be read: {_reason(exc)}") from None
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    data = yaml.load(text, Loader=loader)
+    try:
+        data = yaml.load(text, Loader=loader)
+    except yaml.YAMLError as exc:
+        raise LoaderError("<file>", f"{path}: not YAML: {_yaml_reason(exc)}") from None
     if not isinstance(data, list):
         raise LoaderError("<file>", f"{path}: a loader config is a list of rows")
     rows: list[Row] = []
@@ -145,6 +151,22 @@ def compose(config: str | Path | Sequence[Row], ctx: Context | None = None) -> C
         if not row.disabled:
             apply_row(ctx, row)
     return ctx
+
+
+def _reason(exc: OSError | UnicodeDecodeError) -> str:
+    """An error reading a file, as a person says it (no errno, no repeated path)."""
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 text (byte {exc.start})"
+    return exc.strerror or str(exc)
+
+
+def _yaml_reason(exc: yaml.YAMLError) -> str:
+    """Where and why the parser stopped, without its own quoting of the text it was given."""
+    if isinstance(exc, yaml.reader.ReaderError):  # a character YAML does not allow
+        return f"character {exc.position + 1}: {str(exc).splitlines()[0]}"
+    mark = getattr(exc, "problem_mark", None)
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+    return where + (getattr(exc, "problem", None) or str(exc))
 
 
 def _brief(exc: ValidationError) -> str:

@@ -39,6 +39,13 @@ def test_a_configuration_problem_is_one_clear_line(
     assert gc.isenabled() and gc.get_freeze_count() == frozen
 
 
+def test_a_config_file_that_is_missing_is_one_clear_line_too(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    missing = tmp_path / "cordis.yml"
+    assert main(["--config", str(missing)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"acp-agent: loader row '<file>': {missing}: cannot be read: No such file or directory\n"
+
+
 def test_a_sessions_directory_of_another_user_is_refused_at_start(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

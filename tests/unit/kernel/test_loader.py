@@ -62,6 +62,33 @@ def test_a_file_that_is_not_a_list_of_rows_is_refused(tmp_path: Path, text: str)
 
 
 @pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        (None, "cannot be read: No such file or directory"),
+        (b"\xff\xfe- id: a\n", "cannot be read: not UTF-8 text (byte 0)"),
+        (b"- {id: a\n", "not YAML: line 2, column 1: did not find expected ',' or '}'"),
+        (b"- id: a\n\tname: x\n", "not YAML: line 2, column 1: found a tab character that violates indentation"),
+        (b"- id: a\x00\n", "not YAML: character 8: unacceptable character #x0000: control characters are not allowed"),
+    ],
+)
+def test_a_file_that_cannot_be_read_or_parsed_is_refused_saying_why(tmp_path: Path, content: bytes | None, reason: str) -> None:
+    """What `acp-agent --config` prints for it, instead of a traceback."""
+    path = tmp_path / "cordis.yml"
+    if content is not None:
+        path.write_bytes(content)
+    with pytest.raises(LoaderError) as caught:
+        read_rows(path)
+    assert str(caught.value) == f"loader row '<file>': {path}: {reason}"
+
+
+def test_a_missing_include_and_a_directory_are_refused_naming_them(tmp_path: Path) -> None:
+    (tmp_path / "dir.yml").mkdir()
+    for name in ("gone.yml", "dir.yml"):
+        with pytest.raises(LoaderError, match=f"{tmp_path / name}: cannot be read: "):
+            read_rows(write(tmp_path, f"- include: {name}\n"))
+
+
+@pytest.mark.parametrize(
     ("text", "message"),
     [
         (
