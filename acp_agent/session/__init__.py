@@ -42,6 +42,7 @@ from acp_agent.session.errors import (
     UnbalancedSeed,
     UnknownEventType,
     UnsupportedVersion,
+    UnusableSessionsDirectory,
 )
 from acp_agent.session.events import (
     CORE_EVENTS,
@@ -175,6 +176,7 @@ __all__ = [
     "UnbalancedSeed",
     "UnknownEventType",
     "UnsupportedVersion",
+    "UnusableSessionsDirectory",
     "Usage",
     "UsageChunk",
     "UserMessageData",

@@ -85,3 +85,15 @@ class ForeignSessionsDirectory(SessionError):
             f"sessions directory {directory} belongs to uid {owner}, not to this user (uid {os.getuid()});"
             " refusing to keep session logs there (set ACP_AGENT_SESSIONS to a directory of your own)"
         )
+
+
+class UnusableSessionsDirectory(SessionError):
+    """The sessions directory is no directory this user can keep logs in (a file is in the way, it
+    cannot be made, or it is not writable)."""
+
+    def __init__(self, directory: Path, why: str) -> None:
+        self.directory = directory
+        super().__init__(
+            f"sessions directory {directory} cannot hold session logs: {why}"
+            " (set ACP_AGENT_SESSIONS to a directory of your own)"
+        )

@@ -17,7 +17,7 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
-from acp_agent.session.errors import ForeignSessionsDirectory
+from acp_agent.session.errors import ForeignSessionsDirectory, UnusableSessionsDirectory
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
@@ -165,12 +165,19 @@ def private_dir(path: Path) -> None:
         os.chmod(directory, DIR_MODE)
 
 
-def check_owner(directory: Path) -> None:
-    """Refuse a sessions directory that exists and is not the user's: logs hold the user's
-    conversations and commands, so another account must not be able to read or plant them."""
+def check_sessions_directory(directory: Path) -> None:
+    """Make the sessions directory now (private, the user's) if it is missing, and refuse one that
+    cannot hold logs, at start rather than at the first session: a file in its way, a path that
+    cannot be made, one that is not writable, or one that is not the user's (logs hold the user's
+    conversations and commands, so another account must not be able to read or plant them)."""
     try:
-        owner = directory.stat().st_uid
-    except FileNotFoundError:
-        return  # made (private, the user's) when the first session is written
+        private_dir(directory)
+    except OSError as exc:
+        raise UnusableSessionsDirectory(directory, f"it cannot be made ({exc.strerror or exc})") from None
+    if not directory.is_dir():
+        raise UnusableSessionsDirectory(directory, "it is not a directory")
+    owner = directory.stat().st_uid
     if owner != os.getuid():
         raise ForeignSessionsDirectory(directory, owner)
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise UnusableSessionsDirectory(directory, "it is not writable")

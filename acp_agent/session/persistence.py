@@ -26,7 +26,7 @@ from acp_agent.session.errors import (
     SessionNotFound,
     UnknownEventType,
 )
-from acp_agent.session.files import LogFile, SessionLock, append_line, check_owner, private_dir
+from acp_agent.session.files import LogFile, SessionLock, append_line, check_sessions_directory, private_dir
 from acp_agent.session.index import CHILDREN_FILE, INDEX_DIR, SESSION_FILE, SessionIndex, SessionSummary, gc_paused, json_object, read_header
 from acp_agent.session.titles import session_title
 from acp_agent.session.events import (
@@ -172,7 +172,7 @@ class SessionStore:
     every other store) until it is detached."""
 
     def __init__(self, root: Path, *, registry: EventRegistry, lock_wait: float = LOCK_WAIT_SECONDS) -> None:
-        check_owner(root)
+        check_sessions_directory(root)
         self.root = root
         self.registry = registry
         self.lock_wait = lock_wait

@@ -21,6 +21,7 @@ from acp_agent.session import (
     Finish,
     FinishReason,
     ForeignSessionsDirectory,
+    UnusableSessionsDirectory,
     InvalidSessionId,
     LoadedSession,
     OpaqueEvent,
@@ -336,6 +337,34 @@ def test_a_sessions_directory_of_another_user_is_refused(tmp_path: Path) -> None
         foreign = Path("/")
     with pytest.raises(ForeignSessionsDirectory, match=f"sessions directory {foreign} belongs to uid"):
         SessionStore(foreign, registry=default_registry())
+
+
+def test_a_sessions_directory_that_cannot_hold_logs_is_refused_at_construction_saying_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    in_the_way = tmp_path / "a-file"
+    in_the_way.write_text("")
+    read_only = tmp_path / "read-only"
+    read_only.mkdir(mode=0o500)
+    if os.getuid() == 0:  # root may write whatever the mode: the system is asked as for a user
+        monkeypatch.setattr(os, "access", lambda path, mode: Path(path) != read_only)
+    cases = {
+        in_the_way: "it is not a directory",
+        in_the_way / "sessions": "it cannot be made (Not a directory)",
+        read_only: "it is not writable",
+    }
+    for directory, why in cases.items():
+        with pytest.raises(UnusableSessionsDirectory) as refused:
+            SessionStore(directory, registry=default_registry())
+        assert str(refused.value) == (
+            f"sessions directory {directory} cannot hold session logs: {why} (set ACP_AGENT_SESSIONS to a directory of your own)"
+        )
+
+
+def test_a_missing_sessions_directory_is_made_private_at_construction(tmp_path: Path) -> None:
+    root = tmp_path / "state" / "sessions"
+    SessionStore(root, registry=default_registry()).close()
+    assert stat.S_IMODE(root.stat().st_mode) == 0o700
 
 
 # --- reading back -----------------------------------------------------------------------------
