@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from acp_agent.kernel import Context
 
 PACKAGED_CONFIG = "cordis.yml"
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
 def packaged(name: str) -> Path:
@@ -31,10 +32,11 @@ def main(argv: list[str] | None = None) -> int:
     commands.add_parser("login", help="type the API keys the models need; they are checked and stored")
     commands.add_parser("logout", help="delete the stored API keys")
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=os.environ.get("ACP_AGENT_LOG", "WARNING").upper(),
-        format="%(levelname)s %(name)s: %(message)s",
-    )
+    level = os.environ.get("ACP_AGENT_LOG", "WARNING").upper()
+    if level not in LOG_LEVELS:
+        print(f"acp-agent: ACP_AGENT_LOG={level.lower()!r} is not a log level ({', '.join(LOG_LEVELS)})", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
     if args.command == "demo":
         from acp_agent.snapshot.demo import run_demo
 

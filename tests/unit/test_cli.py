@@ -46,6 +46,12 @@ def test_a_config_file_that_is_missing_is_one_clear_line_too(capsys: pytest.Capt
     assert err == f"acp-agent: loader row '<file>': {missing}: cannot be read: No such file or directory\n"
 
 
+def test_an_unknown_log_level_is_one_clear_line(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ACP_AGENT_LOG", "loud")
+    assert main(["logout"]) == 2
+    assert capsys.readouterr().err == "acp-agent: ACP_AGENT_LOG='loud' is not a log level (DEBUG, INFO, WARNING, ERROR, CRITICAL)\n"
+
+
 def test_a_sessions_directory_of_another_user_is_refused_at_start(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
