@@ -17,6 +17,8 @@ from typing import Any
 import yaml
 
 from acp_agent.commands.texts import FILE_INPUT_HINT
+from acp_agent.tools.confined import project_file_head, user_file_head
+from acp_agent.tools.errors import OutsideWorkspace
 
 log = logging.getLogger(__name__)
 
@@ -25,6 +27,8 @@ PROJECT_DIR = Path(".acp-agent") / "commands"
 USER_DIR = "commands"
 """Where the user's own command files live, under the config directory."""
 ARGUMENTS = "$ARGUMENTS"
+FILE_LIMIT = 256 * 1024
+"""Bytes a command file may hold: a prompt template, never a dump (it is sent whole each time)."""
 NAME = re.compile(r"[\w.-]+")
 """What a command file's name (without `.md`) may be: what the editor sends after `/` up to a space."""
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*(?:\r?\n|\Z)", re.DOTALL | re.MULTILINE)
@@ -60,22 +64,30 @@ def command_files(cwd: Path | None, config: Path) -> dict[str, CommandFile]:
         except OSError as exc:  # a directory we may not read offers no commands
             log.warning("cannot list the command files in %s: %s", directory, exc)
             continue
+        project = cwd if directory != config / USER_DIR else None
         for path in paths:
-            command = read_command_file(path)
+            command = read_command_file(path, project)
             if command is not None:
                 found[command.name] = command
     return found
 
 
-def read_command_file(path: Path) -> CommandFile | None:
-    """A command file, or None (with a warning) when it cannot serve as a command."""
+def read_command_file(path: Path, project: Path | None = None) -> CommandFile | None:
+    """A command file, or None (with a warning) when it cannot serve as a command. A project's
+    (`project` given) is read only if it stays inside the project (a symbolic link leading out of
+    it is not followed); the user's own may link anywhere. Only a regular file of at most
+    `FILE_LIMIT` bytes is read."""
     name = path.name.removesuffix(".md")
     if not NAME.fullmatch(name):
         log.warning("ignoring the command file %s: a command name has no spaces or slashes", path)
         return None
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        data, size = project_file_head(project, path, FILE_LIMIT + 1) if project else user_file_head(path, FILE_LIMIT + 1)
+        if size > FILE_LIMIT:
+            log.warning("ignoring the command file %s: %d bytes, more than a command's %d", path, size, FILE_LIMIT)
+            return None
+        text = data.decode("utf-8")
+    except (OSError, UnicodeDecodeError, OutsideWorkspace) as exc:
         log.warning("ignoring the command file %s: %s", path, exc)
         return None
     meta, body = _split(text, path)

@@ -12,6 +12,7 @@ from acp_agent.instructions.files import (
     Instructions,
     ShownFile,
     instruction_files,
+    project_root,
     read_instructions,
 )
 from acp_agent.instructions.plugin import ProjectInstructions, last_logged
@@ -29,6 +30,7 @@ __all__ = [
     "ProjectInstructions",
     "ShownFile",
     "instruction_files",
+    "project_root",
     "last_logged",
     "read_instructions",
 ]

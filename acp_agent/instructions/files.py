@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from acp_agent.instructions import texts
+from acp_agent.tools.confined import project_file_head, user_file_head
+from acp_agent.tools.errors import OutsideWorkspace
 
 log = logging.getLogger(__name__)
 
@@ -17,6 +19,8 @@ FILE_LIMIT = 32 * 1024
 """Bytes of one file that are shown."""
 TOTAL_LIMIT = 64 * 1024
 """Bytes of all files together that are shown (the later files are cut first)."""
+_UTF8_TAIL = 3
+"""Bytes read past a limit, so a cut there can step back to a character's start."""
 
 
 @dataclass(frozen=True)
@@ -37,15 +41,20 @@ class ShownFile:
     """How many of them the section holds (`size` unless it was cut)."""
 
 
+def project_root(cwd: Path) -> Path:
+    """The project `cwd` is in: the repository's root (the nearest directory at or above `cwd`
+    holding `.git`), else `cwd` itself. Its instruction files are read only inside it."""
+    return next((directory for directory in [cwd, *cwd.parents] if _exists(directory / ".git")), cwd)
+
+
 def instruction_files(cwd: Path | None, config: Path) -> list[Path]:
-    """The files, in section order: `<config>/AGENTS.md`, then from the repository's root (the
-    nearest directory at or above `cwd` holding `.git`; outside a repository only `cwd` itself)
-    down to `cwd`, in each directory its AGENTS.md, else its CLAUDE.md."""
+    """The files, in section order: `<config>/AGENTS.md`, then from the project's root
+    (`project_root`) down to `cwd`, in each directory its AGENTS.md, else its CLAUDE.md."""
     found = [config / NAME] if _is_file(config / NAME) else []
     if cwd is None:
         return found
     chain = [cwd, *cwd.parents]
-    root = next((i for i, directory in enumerate(chain) if _exists(directory / ".git")), 0)
+    root = chain.index(project_root(cwd))
     for directory in reversed(chain[: root + 1]):
         for name in (NAME, FALLBACK):
             if _is_file(directory / name):
@@ -70,28 +79,35 @@ def _exists(path: Path) -> bool:
         return False
 
 
-def read_instructions(paths: list[Path]) -> Instructions:
+def read_instructions(paths: list[Path], project: Path | None = None) -> Instructions:
     """The section the files make: each file under its path, cut to `FILE_LIMIT` bytes and to
     what is left of `TOTAL_LIMIT`, a cut one ending with a note saying how much is not shown.
-    Unreadable and blank files are left out (the former with a warning)."""
+    A file inside `project` is read only if it stays there (a symbolic link leading out of the
+    project is not followed); the user's own file may link anywhere. Only what is shown is read,
+    and only from a regular file. Unreadable and blank files are left out (the former with a
+    warning)."""
     budget = TOTAL_LIMIT
     parts: list[str] = []
     files: list[ShownFile] = []
     for path in paths:
+        limit = min(FILE_LIMIT, budget)
         try:
-            data = path.read_bytes()
-        except OSError as exc:
+            if project is not None and path.is_relative_to(project):
+                data, size = project_file_head(project, path, limit + _UTF8_TAIL)
+            else:
+                data, size = user_file_head(path, limit + _UTF8_TAIL)
+        except (OSError, OutsideWorkspace) as exc:
             log.warning("cannot read the instructions file %s: %s", path, exc)
             continue
-        if not data.strip():
+        if not data.strip() and size <= len(data):
             continue
-        shown = _boundary(data, min(len(data), FILE_LIMIT, budget))
+        shown = _boundary(data, min(len(data), limit))
         budget -= shown
         text = data[:shown].decode("utf-8", errors="replace").rstrip()
-        if shown < len(data):
-            text = f"{text}\n{texts.cut_note(len(data) - shown, str(path))}".lstrip()
+        if shown < size:
+            text = f"{text}\n{texts.cut_note(size - shown, str(path))}".lstrip()
         parts.append(f"{texts.file_heading(str(path))}\n{text}")
-        files.append(ShownFile(str(path), len(data), shown))
+        files.append(ShownFile(str(path), size, shown))
     if not parts:
         return Instructions("", [])
     return Instructions("\n\n".join([texts.HEADING, *parts]), files)

@@ -18,7 +18,7 @@ from acp_agent.agent.loop import TURN_STARTING
 from acp_agent.agent.prompt import Section, SystemPrompt
 from acp_agent.config_dir import config_dir
 from acp_agent.instructions.events import INSTRUCTIONS_EVENT, InstructionFile, InstructionsData, InstructionsEvent
-from acp_agent.instructions.files import instruction_files, read_instructions
+from acp_agent.instructions.files import instruction_files, project_root, read_instructions
 from acp_agent.instructions.texts import INSTRUCTIONS_ORDER
 from acp_agent.kernel import Context, Disposer, PluginConfig, combine
 from acp_agent.kernel.scope import Scope
@@ -49,8 +49,8 @@ class ProjectInstructions:
 
     def refresh(self, agent: Agent) -> None:
         """Read the files again; log the section if it changed, and give it to the agent."""
-        cwd = agent.session.cwd
-        found = read_instructions(instruction_files(Path(cwd) if cwd else None, self._config()))
+        cwd = Path(agent.session.cwd) if agent.session.cwd else None
+        found = read_instructions(instruction_files(cwd, self._config()), project_root(cwd) if cwd else None)
         logged = self._logged.get(agent.scope)
         if found.text != (last_logged(agent.session.events) if logged is None else logged):
             files = [InstructionFile(path=f.path, size=f.size, shown=f.shown) for f in found.files]

@@ -151,6 +151,29 @@ def read_bytes(target: Target) -> bytes:
         return file.read()
 
 
+def read_head(target: Target, limit: int) -> tuple[bytes, int]:
+    """At most `limit` bytes of the regular file `target` names, from its start, and its size: a
+    file the agent reads on its own (project instructions, command files) is never read whole, and
+    a FIFO or a device there is refused, not waited on or read forever."""
+    fd = open_read(target)
+    with os.fdopen(fd, "rb") as file:
+        return file.read(limit), os.fstat(fd).st_size
+
+
+def project_file_head(project: Path, path: Path, limit: int) -> tuple[bytes, int]:
+    """`read_head` of a file a project holds (`path` inside `project`): OutsideWorkspace when a
+    symbolic link leads out of the project, so a repository cannot hand the model a file of the
+    user's elsewhere (a credentials file, say) under the name of its instructions or commands."""
+    return read_head(resolve_in(project, str(path)), limit)
+
+
+def user_file_head(path: Path, limit: int) -> tuple[bytes, int]:
+    """`read_head` of a file of the user's own configuration: its symbolic links are the user's and
+    are followed (to a dotfiles repository, say); only the final open follows none."""
+    real = path.resolve()
+    return read_head(Target(real.parent, (real.name,)), limit)
+
+
 def replace(target: Target, data: bytes) -> None:
     """Create the file `target` names, or replace it by a new file with `data` (the old file's
     permission bits kept), creating missing parent directories. A file of another user is refused

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from acp_agent.commands import command_files, read_command_file
+from acp_agent.commands.files import FILE_LIMIT
 from acp_agent.commands.texts import FILE_INPUT_HINT
 
 
@@ -85,3 +87,30 @@ def test_a_directory_that_cannot_be_listed_offers_no_commands(tmp_path: Path, mo
     monkeypatch.setattr(Path, "glob", refuse)
     assert command_files(tmp_path, tmp_path / "config") == {}
     assert "cannot list the command files" in caplog.text
+
+
+def test_a_projects_command_file_is_read_only_inside_the_cwd_and_only_a_regular_bounded_one(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A repository cannot make `/name` send the model a file of the user's from elsewhere, nor
+    stall or exhaust the server with a FIFO or an endless device; the user's own links are theirs."""
+    cwd, config, elsewhere = tmp_path / "cwd", tmp_path / "config", tmp_path / "elsewhere"
+    secret = write(elsewhere / "credentials", "aws_secret_access_key = SECRET")
+    commands = cwd / ".acp-agent" / "commands"
+    write(cwd / "shared" / "review.md", "Review it.")
+    commands.mkdir(parents=True)
+    (commands / "review.md").symlink_to(cwd / "shared" / "review.md")  # inside the cwd: followed
+    (commands / "leak.md").symlink_to(secret)
+    (commands / "zero.md").symlink_to("/dev/zero")
+    os.mkfifo(commands / "pipe.md")
+    write(commands / "huge.md", "x" * (FILE_LIMIT + 1))
+    (config / "commands").mkdir(parents=True)
+    (config / "commands" / "mine.md").symlink_to(write(elsewhere / "dotfiles-mine.md", "Mine, from my dotfiles."))
+    with caplog.at_level(logging.WARNING):
+        found = command_files(cwd, config)
+    assert sorted(found) == ["mine", "review"]
+    assert found["mine"].template == "Mine, from my dotfiles."
+    assert "SECRET" not in repr(found)
+    assert "leak.md" in caplog.text and "leads outside" in caplog.text
+    assert "pipe.md: [Errno 22] not a regular file" in caplog.text
+    assert f"huge.md: {FILE_LIMIT + 1} bytes, more than a command's {FILE_LIMIT}" in caplog.text

@@ -3,6 +3,7 @@ that see it (logged before the turn when it changed)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from acp_agent.instructions import (
     INSTRUCTIONS_EVENT,
     TOTAL_LIMIT,
     instruction_files,
+    project_root,
     read_instructions,
 )
 from acp_agent.instructions.texts import HEADING, INSTRUCTIONS_ORDER
@@ -83,6 +85,34 @@ def test_files_are_cut_at_32_kib_each_and_64_kib_in_all(tmp_path: Path) -> None:
     assert f"{'a' * FILE_LIMIT}\n[... 100 bytes of {big} not shown]" in found.text
     assert f"--- {third} ---\n{'c' * 10}\n[... 40 bytes of {third} not shown]" in found.text
     assert found.text.endswith(f"--- {fourth} ---\n[... 5 bytes of {fourth} not shown]")
+
+
+def test_a_projects_file_that_links_out_of_the_project_is_not_read(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A repository cannot hand the model, before every turn, a file of the user's from elsewhere
+    (a credentials file under the name AGENTS.md); links inside it, and the user's own, are followed."""
+    repo, config, elsewhere = tmp_path / "repo", tmp_path / "config", tmp_path / "elsewhere"
+    cwd = repo / "app"
+    cwd.mkdir(parents=True)
+    (repo / ".git").mkdir()
+    secret = write(elsewhere / "credentials", "aws_secret_access_key = SECRET")
+    (repo / "AGENTS.md").symlink_to(secret)
+    (cwd / "AGENTS.md").symlink_to(write(repo / "docs" / "app.md", "The app's rules."))  # inside the repository
+    config.mkdir()
+    (config / "AGENTS.md").symlink_to(write(elsewhere / "dotfiles.md", "My own rules."))
+    assert project_root(cwd) == repo and project_root(elsewhere) == elsewhere
+    found = read_instructions(instruction_files(cwd, config), project_root(cwd))
+    assert "SECRET" not in found.text
+    assert [f.path for f in found.files] == [str(config / "AGENTS.md"), str(cwd / "AGENTS.md")]
+    assert "My own rules." in found.text and "The app's rules." in found.text
+    assert f"cannot read the instructions file {repo / 'AGENTS.md'}" in caplog.text and "leads outside" in caplog.text
+
+
+def test_only_what_is_shown_of_a_file_is_read(tmp_path: Path) -> None:
+    """A file of 16 GiB (sparse: it takes no room on the disk) is not read whole, only its head."""
+    path = write(tmp_path / "AGENTS.md", "Rules.\n")
+    os.truncate(path, 16 << 30)
+    [shown] = read_instructions([path], tmp_path).files
+    assert (shown.size, shown.shown) == (16 << 30, FILE_LIMIT)
 
 
 def test_a_cut_never_splits_a_character(tmp_path: Path) -> None:
