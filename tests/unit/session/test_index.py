@@ -273,6 +273,9 @@ def test_what_another_process_wrote_meanwhile_is_found_and_a_lost_update_repaire
 
 def test_a_session_a_load_gave_another_cwd_moves_lines_even_past_a_lost_update(tmp_path: Path) -> None:
     stored(tmp_path, "a", cwd="/one")
+    # An old modification time for the log: its rewrite (a header of the same size, "/two" for
+    # "/one") may fall in the same tick of the file system's clock, which the stamp could not tell.
+    age_root(tmp_path / "a" / "session.jsonl")
     age_root(tmp_path)
     SessionIndex(tmp_path).summaries()
     stale = index_state(tmp_path)
