@@ -57,14 +57,16 @@ def command_files(cwd: Path | None, config: Path) -> dict[str, CommandFile]:
     """The command files by name: the user's (config directory), then the project's (cwd), which
     win on a clash. Unreadable or empty files are left out with a warning."""
     found: dict[str, CommandFile] = {}
-    directories = [config / USER_DIR] + ([cwd / PROJECT_DIR] if cwd is not None else [])
-    for directory in directories:
+    # Each directory with the project its files must stay in: none for the user's own.
+    sources: list[tuple[Path, Path | None]] = [(config / USER_DIR, None)]
+    if cwd is not None:
+        sources.append((cwd / PROJECT_DIR, cwd))
+    for directory, project in sources:
         try:
             paths = sorted(directory.glob("*.md"))
         except OSError as exc:  # a directory we may not read offers no commands
             log.warning("cannot list the command files in %s: %s", directory, exc)
             continue
-        project = cwd if directory != config / USER_DIR else None
         for path in paths:
             command = read_command_file(path, project)
             if command is not None:

@@ -16,6 +16,7 @@ import os
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
+from stat import S_ISDIR
 
 from acp_agent.session.errors import ForeignSessionsDirectory, UnusableSessionsDirectory
 
@@ -174,10 +175,10 @@ def check_sessions_directory(directory: Path) -> None:
         private_dir(directory)
     except OSError as exc:
         raise UnusableSessionsDirectory(directory, f"it cannot be made ({exc.strerror or exc})") from None
-    if not directory.is_dir():
+    info = directory.stat()
+    if not S_ISDIR(info.st_mode):
         raise UnusableSessionsDirectory(directory, "it is not a directory")
-    owner = directory.stat().st_uid
-    if owner != os.getuid():
-        raise ForeignSessionsDirectory(directory, owner)
+    if info.st_uid != os.getuid():
+        raise ForeignSessionsDirectory(directory, info.st_uid)
     if not os.access(directory, os.W_OK | os.X_OK):
         raise UnusableSessionsDirectory(directory, "it is not writable")

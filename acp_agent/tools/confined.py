@@ -146,15 +146,13 @@ def open_read(target: Target) -> int:
 
 def read_bytes(target: Target) -> bytes:
     """The whole content of the regular file `target` names."""
-    fd = open_read(target)
-    with os.fdopen(fd, "rb") as file:
-        return file.read()
+    return read_head(target, -1)[0]
 
 
 def read_head(target: Target, limit: int) -> tuple[bytes, int]:
-    """At most `limit` bytes of the regular file `target` names, from its start, and its size: a
-    file the agent reads on its own (project instructions, command files) is never read whole, and
-    a FIFO or a device there is refused, not waited on or read forever."""
+    """At most `limit` bytes (-1: all) of the regular file `target` names, from its start, and its
+    size: a file the agent reads on its own (project instructions, command files) is never read
+    whole, and a FIFO or a device there is refused, not waited on or read forever."""
     fd = open_read(target)
     with os.fdopen(fd, "rb") as file:
         return file.read(limit), os.fstat(fd).st_size
