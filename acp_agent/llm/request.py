@@ -11,6 +11,7 @@ from acp_agent.kernel.models import Model
 from acp_agent.llm.retry import RetryData
 from acp_agent.llm.texts import framed_summary
 from acp_agent.session.content import AssistantBlock, ContentBlock, TextContent
+from acp_agent.kernel.models import compacted
 from acp_agent.session.events import (
     COMMAND_SOURCE,
     AssistantChunkEvent,
@@ -147,13 +148,15 @@ class Derivation:
 
 def message_of(event: SessionEvent) -> Message | None:
     """The message one event adds to the conversation, if any (outside a compaction step; a
-    `compaction` itself replaces what came before it: `Derivation`)."""
+    `compaction` itself replaces what came before it: `Derivation`). Made without validating the
+    event's fields again (they were when it was logged), sharing its lists of blocks, and
+    compacted: a session keeps its conversation for its whole life."""
     match event:
         case UserMessageEvent() if event.data.source.kind not in UNSEEN_SOURCES:
-            return UserMessage(content=event.data.content)
+            return compacted(UserMessage.model_construct(content=event.data.content))
         case AssistantMessageEvent() if event.data.content:
-            return AssistantMessage(content=event.data.content)
+            return compacted(AssistantMessage.model_construct(content=event.data.content))
         case ToolResultEvent():
             data = event.data
-            return ToolMessage(call_id=data.call_id, content=data.content, is_error=data.is_error)
+            return compacted(ToolMessage.model_construct(call_id=data.call_id, content=data.content, is_error=data.is_error))
     return None

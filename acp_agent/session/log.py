@@ -10,6 +10,7 @@ from typing import Any, Final, TypeVar
 
 from pydantic import BaseModel
 
+from acp_agent.kernel.models import compacted
 from acp_agent.kernel.scope import Disposer
 from acp_agent.session.errors import UnbalancedSeed
 from acp_agent.session.content import StreamChunk
@@ -57,7 +58,7 @@ class Session:
         clock: Callable[[], int] = now_ms,
         state: LogState | None = None,
     ) -> None:
-        self.header = header
+        self.header = compacted(header)
         self.registry = registry
         self._clock = clock
         self._archive: Archive | None = None
@@ -165,7 +166,7 @@ class Session:
         self.state.check(event)
         self.state.apply(event)
         if self._archive is None or event.type not in ARCHIVED_TYPES:
-            self._events.append(event)
+            self._events.append(compacted(event))
         self._deliver(event)
         return event
 
