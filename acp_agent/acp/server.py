@@ -8,6 +8,7 @@ import logging
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
+from functools import partial
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -61,7 +62,7 @@ from acp_agent.agent.config import model_entry
 from acp_agent.agent.factory import PUBLISHED, AgentFactory
 from acp_agent.commands import COMMANDS, Announcer, Command
 from acp_agent.kernel.context import Context
-from acp_agent.kernel.scope import Disposer
+from acp_agent.kernel.scope import Disposer, Scope
 from acp_agent.llm.codes import MISSING_CREDENTIAL
 from acp_agent.llm.service import LLM
 from acp_agent.mcp.servers import ServerSpec, UnsupportedServer, parse_servers
@@ -256,7 +257,7 @@ class AcpServer:
         self._watch(agent, agent.id)
         entry = self.wire.sessions[agent.id] = AcpSession(agent)
         if self.commands is not None:
-            entry.commands = Announcer(self.commands, agent, lambda commands: self._send_commands(agent.id, commands))
+            entry.commands = Announcer(self.commands, agent, partial(self._send_commands, agent.id))
             self.conn.when_answered(entry.commands.start)
 
     def _send_commands(self, session_id: str, commands: Sequence[Command]) -> None:
@@ -382,7 +383,7 @@ class AcpServer:
         (`child`: it shows as a child session)."""
         connection = self.ctx.find(CONNECTION) or ConnectionConfig()
         mapper = UpdateMapper(
-            lambda name: self.ctx.get(TOOLS).get(name, agent.scope),
+            partial(self._tool_of, agent.scope),
             origin,
             context_window=agent.options.context_window,
             shown=agent.session.events,  # a loaded session's: its title was shown already
@@ -395,6 +396,11 @@ class AcpServer:
 
         forward = _Forward(self.wire, session_id, mapper, shown_on, child)
         agent.scope.add(agent.session.subscribe(forward.event, chunks=forward.chunk))
+
+    def _tool_of(self, scope: Scope, name: str) -> Tool[Any] | None:
+        """The tool `name` as the agent of `scope` sees it (bound to a scope: each open session's
+        mapper holds a partial of this rather than a closure, a third of its size)."""
+        return self.ctx.get(TOOLS).get(name, scope)
 
     def _on_published(self, agent: Agent) -> None:
         header = agent.session.header

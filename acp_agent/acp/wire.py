@@ -8,6 +8,7 @@ client advertised, the sessions open on it, where each agent's activity shows, a
 
 from __future__ import annotations
 
+
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -17,7 +18,7 @@ from acp_agent.acp.children import ChildSession, Frame
 from acp_agent.acp.connection import Connection
 from acp_agent.acp.schema import ClientCapabilities, SessionUpdate
 from acp_agent.acp.updates import ShownText, UpdateFrames, UpdateMapper
-from acp_agent.kernel.scope import Disposer
+from acp_agent.kernel.scope import Disposer, Removal
 
 if TYPE_CHECKING:
     from acp_agent.agent.agent import Agent, Ticket
@@ -106,11 +107,7 @@ class Wire:
         """Record where an agent's activity shows (the server does, when it starts forwarding
         it); the disposer forgets it."""
         self._shown[agent_id] = shown
-
-        def forget() -> None:
-            self._shown.pop(agent_id, None)
-
-        return forget
+        return Removal(self._shown, agent_id)
 
     def wire_of(self, agent_id: str) -> AgentWire | None:
         """Where an agent's activity shows, or None for an agent this connection does not show."""

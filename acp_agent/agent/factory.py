@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+
 import uuid
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
@@ -10,6 +11,7 @@ from acp_agent.agent.agent import Agent
 from acp_agent.agent.config import ModelEntry, offered, restored, with_model
 from acp_agent.agent.options import AgentOptions
 from acp_agent.kernel.models import Model
+from acp_agent.kernel.scope import Removal
 from acp_agent.session.events import SessionEvent, SessionHeader
 from acp_agent.session.log import Session, now_ms
 from acp_agent.session.persistence import LoadedSession
@@ -153,11 +155,7 @@ class AgentFactory:
             scope.dispose()
             raise
         self._agents[agent.id] = agent
-
-        def forget() -> None:
-            self._agents.pop(agent.id, None)
-
-        scope.add(forget)
+        scope.add(Removal(self._agents, agent.id))
         ctx.events.emit(PUBLISHED, agent)
         agent.start()
         return agent

@@ -9,6 +9,7 @@ from collections.abc import Callable
 import pytest
 
 from acp_agent.kernel import Scope, ScopeDisposed, combine
+from acp_agent.kernel.scope import Removal
 
 
 def recorder(log: list[str], label: str) -> Callable[[], None]:
@@ -248,3 +249,14 @@ def test_what_a_disposer_holds_is_freed_once_it_ran_without_the_cyclic_collector
         assert late_ref() is None and child_ref() is None
     finally:
         gc.enable()
+
+
+def test_a_removal_takes_its_entry_out_of_its_table_once_it_runs_and_never_another() -> None:
+    table = {"s1": 1, "s2": 2}
+    scope = Scope()
+    scope.add(Removal(table, "s1"))
+    gone = Removal(table, "s3")
+    gone()  # nothing to remove: nothing happens
+    assert table == {"s1": 1, "s2": 2}
+    scope.dispose()
+    assert table == {"s2": 2}
