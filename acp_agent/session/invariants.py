@@ -175,6 +175,8 @@ def _add_call(state: LogState, data: Any) -> None:
 
 def _consume_call(state: LogState, data: Any) -> None:
     del state.pending_calls[data.call_id]
+    if not state.pending_calls:
+        state.pending_calls.clear()  # an emptied dict keeps its table until cleared
 
 
 def _end_step(state: LogState, data: Any) -> None:
