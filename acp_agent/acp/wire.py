@@ -8,7 +8,6 @@ client advertised, the sessions open on it, where each agent's activity shows, a
 
 from __future__ import annotations
 
-
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import uuid
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
