@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from sys import getsizeof
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
@@ -61,9 +62,12 @@ _SHARED: dict[frozenset[str], set[str]] = {}
 def compacted(model: M) -> M:
     """`model`, and every model it holds (in a field or a list field), holding its fields in a
     dict that shares its keys with the other compacted instances of its class (CPython's split
-    tables: about 70 bytes less a model than the dict pydantic makes), and an empty `model_extra`
-    shared with them too (80 bytes): for the models a session keeps for its whole life, its
-    events and its conversation's messages. The values stay the same objects."""
+    tables: 112 bytes against the 184 of the dict pydantic makes, for five fields on CPython 3.11)
+    and an empty `model_extra` shared with them too (80 bytes): for the models a session keeps for
+    its whole life, its events and its conversation's messages. The values stay the same objects.
+    A model whose split dict would be no smaller keeps its own: how large one is made depends on
+    the interpreter and on the class's history (272 bytes on 3.11 for a class whose instances were
+    made and kept before its first compaction; never smaller on 3.13)."""
     values = model.__dict__
     _del_dict(model)  # set again attribute by attribute, the instance dict is made split
     for name, value in values.items():
@@ -74,6 +78,8 @@ def compacted(model: M) -> M:
             for item in value:
                 if isinstance(item, BaseModel):
                     compacted(item)
+    if getsizeof(model.__dict__) >= getsizeof(values):
+        _set_dict(model, values)
     if model.__pydantic_extra__ == {} and isinstance(model, Model):
         _set_extra(model, _NO_EXTRA)  # `Model.__setattr__` gives it its own before adding to it
     return model
