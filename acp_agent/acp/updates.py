@@ -31,6 +31,7 @@ from acp_agent.acp.schema import (
 from acp_agent.session.titles import session_title
 from acp_agent.commands.events import CommandReplyEvent
 from acp_agent.compaction import texts as compaction_texts
+from acp_agent.kernel.tables import take
 from acp_agent.mcp import texts as mcp_texts
 from acp_agent.mcp.events import StatusData, StatusEvent
 from acp_agent.session.content import (
@@ -387,13 +388,10 @@ class UpdateMapper:
         )
 
     def _result(self, data: ToolResultData) -> SessionUpdate:
-        tool = self._tools.pop(data.call_id, None)
-        shown = self._shown.pop(data.call_id, [])
-        self._inputs.pop(data.call_id, None)  # read only while the call runs (its child's task)
-        child = self._children.pop(data.call_id, None)
-        for table in (self._tools, self._shown, self._inputs, self._children):
-            if not table:
-                table.clear()  # an emptied dict keeps its table (what it grew to) until cleared
+        tool = take(self._tools, data.call_id)
+        shown = take(self._shown, data.call_id, [])
+        take(self._inputs, data.call_id)  # read only while the call runs (its child's task)
+        child = take(self._children, data.call_id)
         result = ToolResult(content=data.content, is_error=data.is_error, error=data.error)
         paragraphs = tool.render_result(result) if tool is not None and not result.is_error else [result.plain_text()]
         if result.error is None and any(isinstance(item, ToolCallTerminal) for item in shown):

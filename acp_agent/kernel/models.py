@@ -71,7 +71,7 @@ def compacted(model: M) -> M:
     values = model.__dict__
     _del_dict(model)  # set again attribute by attribute, the instance dict is made split
     for name, value in values.items():
-        _setattr(model, name, value)
+        object.__setattr__(model, name, value)
         if isinstance(value, BaseModel):
             compacted(value)
         elif type(value) is list:
@@ -93,7 +93,6 @@ _NO_EXTRA: dict[str, Any] = {}
 _new = object.__new__
 _set_dict = vars(BaseModel)["__dict__"].__set__
 _del_dict = vars(BaseModel)["__dict__"].__delete__
-_setattr = object.__setattr__
 set_fields_set = vars(BaseModel)["__pydantic_fields_set__"].__set__
 _set_extra = vars(BaseModel)["__pydantic_extra__"].__set__
 _set_private = vars(BaseModel)["__pydantic_private__"].__set__

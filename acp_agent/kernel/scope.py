@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable, MutableMapping
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
+
+from acp_agent.kernel.tables import take
 
 Disposer = Callable[[], None]
 K = TypeVar("K")
@@ -18,19 +20,19 @@ def combine(*disposers: Disposer) -> Disposer:
     return scope.dispose
 
 
-class Removal:
-    """A disposer that removes `key` from `table` if it is still there: for an entry each open
-    session keeps in a table (a small object, where a closure and its cells are three times the
-    size)."""
+class Removal(Generic[K]):
+    """A disposer that takes `key` out of `table` if it is still there (`tables.take`): for the
+    entry each open session keeps in a table (a small object, where a closure and its cells are
+    three times the size)."""
 
     __slots__ = ("table", "key")
 
     def __init__(self, table: MutableMapping[K, Any], key: K) -> None:
-        self.table: MutableMapping[Any, Any] = table
-        self.key: Any = key
+        self.table = table
+        self.key = key
 
     def __call__(self) -> None:
-        self.table.pop(self.key, None)
+        take(self.table, self.key)
 
 
 class ScopeDisposed(RuntimeError):

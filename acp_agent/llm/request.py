@@ -7,11 +7,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidatorFunctionWrapHandler, field_validator
 
-from acp_agent.kernel.models import Model
+from acp_agent.kernel.models import Model, compacted
 from acp_agent.llm.retry import RetryData
 from acp_agent.llm.texts import framed_summary
 from acp_agent.session.content import AssistantBlock, ContentBlock, TextContent
-from acp_agent.kernel.models import compacted
 from acp_agent.session.events import (
     COMMAND_SOURCE,
     AssistantChunkEvent,

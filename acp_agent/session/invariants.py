@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from acp_agent.kernel.tables import take
 from acp_agent.session.errors import InvariantViolation
 from acp_agent.session.events import OpaqueEvent, SessionEvent
 from acp_agent.session.registry import EventRegistry
@@ -174,9 +175,7 @@ def _add_call(state: LogState, data: Any) -> None:
 
 
 def _consume_call(state: LogState, data: Any) -> None:
-    del state.pending_calls[data.call_id]
-    if not state.pending_calls:
-        state.pending_calls.clear()  # an emptied dict keeps its table until cleared
+    take(state.pending_calls, data.call_id)  # there: `_check_tool_result` made sure
 
 
 def _end_step(state: LogState, data: Any) -> None:
