@@ -131,6 +131,8 @@ def test_a_missing_or_unreadable_index_is_rebuilt_from_the_logs(tmp_path: Path, 
         '{"version": 3, "root": null, "cwds": [], "journal": [1, "2"]}\n',
         head,  # a line missing
         head + '{"id": ["a"]}\n',
+        '{"version": 3, "root": null, "cwds": [1], "journal": null}\n\n',  # a cwd that is not a string
+        '{"version": 3, "root": null, "cwds": ["/work", "/work"], "journal": null}\n\n\n',  # one twice
         head + '{"id": ["a"], "parentSession": [null], "createdAt": [1], "updatedAt": [1], "title": [null],'
         ' "prompted": ["yes"], "size": [1], "mtimeNs": [1]}\n',
     ):
@@ -252,6 +254,37 @@ def test_a_session_directory_deleted_by_hand_drops_out(tmp_path: Path) -> None:
     assert [s.id for s in index.summaries()] == ["b"]
     assert sorted(index_file(tmp_path)) == ["b"]
     assert [s.id for s in SessionIndex(tmp_path).summaries()] == ["b"]
+
+
+def test_a_directory_without_a_log_is_not_listed(tmp_path: Path) -> None:
+    stored(tmp_path, "a")
+    (tmp_path / "empty").mkdir()  # made by hand, or a session whose first write never happened
+    assert [s.id for s in SessionIndex(tmp_path).summaries()] == ["a"]
+    assert sorted(index_file(tmp_path)) == ["a"]
+
+
+def test_a_damaged_line_found_while_catching_up_with_the_directory_rebuilds_the_index(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    stored(tmp_path, "a")
+    age_root(tmp_path)
+    SessionIndex(tmp_path).summaries()  # the root's stamp recorded
+    head, _ = index_lines(tmp_path)
+    stored(tmp_path, "b")  # journalled, and the root changed since the recorded stamp
+    (tmp_path / INDEX_DIR / INDEX_FILE).write_text(json.dumps(head) + '\n{"id": ["a"]}\n')
+    age_root(tmp_path, OLD + 10**9)
+    assert sorted(s.id for s in SessionIndex(tmp_path).summaries()) == ["a", "b"]
+    assert "rebuilding the session index" in caplog.text
+    assert index_lines(tmp_path)[0]["root"] == [os.stat(tmp_path).st_nlink, OLD + 10**9]
+    assert sorted(index_file(tmp_path)) == ["a", "b"]
+
+
+def test_a_log_with_no_event_after_its_header_was_last_updated_when_created(tmp_path: Path) -> None:
+    path = tmp_path / "s" / "session.jsonl"
+    path.parent.mkdir()
+    path.write_text(json.dumps(SessionHeader(id="s", created_at=7, cwd="/work").dump()) + "\n")
+    [summary] = SessionIndex(tmp_path).summaries()
+    assert (summary.created_at, summary.updated_at, summary.prompted) == (7, 7, False)
 
 
 def test_what_another_process_wrote_meanwhile_is_found_and_a_lost_update_repaired(tmp_path: Path) -> None:

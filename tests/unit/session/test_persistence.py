@@ -299,6 +299,27 @@ def test_a_claim_waits_for_the_holder_to_let_go(store: SessionStore) -> None:
     store.attach(session)
 
 
+def test_close_lets_go_of_a_claim_nothing_attached(store: SessionStore) -> None:
+    session = new_session()
+    store.attach(session)()
+    anyio.run(store.claim, session.id)
+    store.close()
+    other = SessionStore(store.root, registry=store.registry, lock_wait=0)
+    anyio.run(other.claim, session.id)  # not SessionBusy: the claim went with the close
+    other.close()
+
+
+def test_an_attach_whose_log_cannot_be_written_lets_go_of_the_lock(store: SessionStore) -> None:
+    session = new_session()
+    path = store.path_of(session.id)
+    (path / "in-the-way").mkdir(parents=True)  # a non-empty directory where the log goes
+    with pytest.raises(OSError):
+        store.attach(session)
+    shutil.rmtree(path)
+    store.attach(session)  # not SessionBusy: the failed attach let go of the session's lock
+    assert read_json_lines(path)[0]["id"] == session.id
+
+
 def resume_of(store: SessionStore, session_id: str) -> Session:
     loaded = store.load(session_id)
     return Session(loaded.header, registry=store.registry, seed=loaded.events, state=loaded.state)
@@ -726,16 +747,32 @@ def test_a_chunk_is_checked_by_its_envelope_and_its_payload_when_it_is_read(tmp_
     assert error.line == 5 and "index" in error.reason
 
 
-def test_a_chunk_with_an_odd_envelope_is_parsed_in_full_and_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("field", "value"), [("chunk", ["not", "a", "chunk"]), ("step", None)])
+def test_a_chunk_with_an_odd_envelope_is_parsed_in_full_and_refused(tmp_path: Path, field: str, value: object) -> None:
     session = new_session()
     complete_turn(session)
     complete_turn(session)
     lines = jsonl(session)
     chunk = json.loads(lines[4])
-    chunk["data"]["chunk"] = ["not", "a", "chunk"]
+    chunk["data"][field] = value
     lines[4] = json.dumps(chunk)
     error = damaged(tmp_path, lines)
     assert error.line == 5 and error.reason.startswith("ValidationError: ")
+
+
+@pytest.mark.parametrize("odd", ["seq", "turn"])
+def test_a_chunk_whose_envelope_the_model_accepts_loads_through_the_full_parse(tmp_path: Path, odd: str) -> None:
+    session = new_session()
+    complete_turn(session)
+    lines = jsonl(session)
+    chunk = json.loads(lines[4])
+    envelope = chunk if odd == "seq" else chunk["data"]
+    envelope[odd] = str(envelope[odd])  # not what the writer writes: the full parse reads it as the int
+    lines[4] = json.dumps(chunk)
+    path = write_lines(tmp_path / "s.jsonl", lines)
+    loaded = read_log(path, default_registry())
+    assert not loaded.repaired and loaded.state.next_seq == session.next_seq
+    assert [event.dump() for event in read_events(path, default_registry())] == [event.dump() for event in session.all_events()]
 
 
 def test_a_loaded_session_without_events_whose_header_changed_is_rewritten(store: SessionStore) -> None:
