@@ -69,7 +69,7 @@ class BlockAssembler:
                 self._blocks[chunk.index] = chunk.block
             case UsageChunk():
                 self.usage = chunk.usage
-            case Finish():
+            case Finish():  # pragma: no branch - the last kind of StreamChunk: no chunk gets past it
                 self.finish = chunk.reason
 
     def _partial(self, index: int, block_type: str) -> _Partial:
