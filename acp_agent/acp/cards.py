@@ -10,8 +10,7 @@ their text.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
@@ -29,8 +28,7 @@ from acp_agent.session.content import parse_arguments
 from acp_agent.tools.base import Diff, Location, Tool, ToolPresentation, ToolPreview
 
 
-@dataclass(frozen=True)
-class ToolCard:
+class ToolCard(NamedTuple):
     title: str
     kind: ToolKind
     raw_input: Any

@@ -16,7 +16,6 @@ from __future__ import annotations
 import logging
 import signal
 from contextlib import suppress
-from dataclasses import replace
 from typing import Any, TypeVar
 
 import anyio
@@ -111,7 +110,7 @@ class TerminalRunner(CommandRunner):
         # For a client that does not draw terminals: the output as the model reads it (the
         # terminal's bounded output) and the exit code (null when a signal ended the command).
         exit_code = outcome.exit_code if outcome.exit_code >= 0 else None
-        return replace(outcome, raw_output={"output": outcome.output, "exitCode": exit_code})
+        return outcome._replace(raw_output={"output": outcome.output, "exitCode": exit_code})
 
     async def _ask(self, method: str, params: dict[str, Any], model: type[R] | None = None) -> Any:
         try:

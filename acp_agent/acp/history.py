@@ -19,7 +19,8 @@ compaction (its updates or its card, then the new size) come back where they wer
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from acp_agent.acp.schema import ContentChunk, SessionUpdate
 from acp_agent.acp.children import ChildSession, Frame
@@ -82,8 +83,7 @@ def history_updates(
     return replay.log(log, replay.mapper(lookup), log.header.id, top_level=True)
 
 
-@dataclass(frozen=True)
-class _Replay:
+class _Replay(NamedTuple):
     lookup: ToolLookup
     context_window: int | None
     compaction: bool
@@ -161,7 +161,7 @@ class _Replay:
             return
         child, opening = ChildSession.opened(header, origin.route, parent_id, parent)
         yield from opening
-        yield from self.log(stored, self.mapper(self.lookup, replace(origin, own_session=True)), header.id, child)
+        yield from self.log(stored, self.mapper(self.lookup, origin._replace(own_session=True)), header.id, child)
         yield from child.end(result)
 
 

@@ -8,7 +8,7 @@ import logging
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, TypeVar
 
@@ -223,7 +223,7 @@ class AcpServer:
                 f" {header.parent_session!r} instead"
             )
         if header.cwd is None:  # a log from before cwds were recorded: it takes the client's
-            loaded = replace(loaded, header=header.model_copy(update={"cwd": cwd}))
+            loaded = loaded._replace(header=header.model_copy(update={"cwd": cwd}))
         elif os.path.normpath(header.cwd) != os.path.normpath(cwd):
             raise errors.invalid_params(
                 f"cwd {cwd!r} is not the cwd of session {session_id!r}, which was created in {header.cwd!r}"
@@ -417,7 +417,7 @@ class AcpServer:
         child, opening = ChildSession.opened(header, agent.route, parent.session_id, parent.mapper)
         parent.children[call_id] = child
         self.wire.send(opening)
-        self._watch(agent, agent.id, replace(origin, own_session=True), child)
+        self._watch(agent, agent.id, origin._replace(own_session=True), child)
 
     async def prompt(self, params: PromptParams) -> PromptResult:
         """Queue the prompt's turn and answer when it ends. A prompt that arrives while another

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from acp_agent.acp.connection import encode_text
 from acp_agent.acp.cards import text_content, tool_card, wire_diffs, wire_locations
@@ -76,8 +75,7 @@ sessions: its tool calls (opened, shown while they run, finished), and its answe
 the card of the call that started it. Its thoughts, usage, title and plan stay in its own log."""
 
 
-@dataclass(frozen=True)
-class ChildOrigin:
+class ChildOrigin(NamedTuple):
     """Where a child agent's activity shows. As a child session (`own_session`: the client
     advertised `subagents`): everything under its own session id, `_meta` naming its route. Else
     on its top-level session: its tool calls, with ids prefixed by its route (unique in the

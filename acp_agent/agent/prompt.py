@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from acp_agent.kernel.scope import Disposer, Scope
 from acp_agent.llm.request import ToolSchema
 
 
-@dataclass(frozen=True)
-class Section:
+class Section(NamedTuple):
     """One part of the system prompt. `{{name}}` placeholders are filled in when rendered, unless
     the section is `literal` (text the user wrote, such as project instructions, is sent as it is)."""
 

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -34,8 +33,7 @@ NAME = re.compile(r"[\w.-]+")
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*(?:\r?\n|\Z)", re.DOTALL | re.MULTILINE)
 
 
-@dataclass(frozen=True)
-class CommandFile:
+class CommandFile(NamedTuple):
     """One command file, read."""
 
     name: str

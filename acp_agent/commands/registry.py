@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 from acp_agent.commands.files import CommandFile, command_files
 from acp_agent.config_dir import config_dir
@@ -21,8 +21,7 @@ _TYPED = re.compile(r"/(\S+)(?:\s+(.*))?", re.DOTALL)
 """A prompt that starts a command: `/name`, then optionally whitespace and its input."""
 
 
-@dataclass(frozen=True)
-class Invocation:
+class Invocation(NamedTuple):
     """A command as typed: which, by whom, with what."""
 
     agent: Agent
@@ -49,8 +48,7 @@ CommandRun = Callable[[Invocation], "Ticket"]
 turn that does not call the model) and return its ticket."""
 
 
-@dataclass(frozen=True)
-class Command:
+class Command(NamedTuple):
     """A slash command: its name (without `/`), the description the editor's menu shows, the hint
     shown while its input is empty (None: it takes no input), and what it runs."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from acp_agent.llm.request import UNSEEN_SOURCES, Message, UserMessage, derive_messages
 from acp_agent.session.content import (
@@ -77,8 +77,7 @@ def history_tokens(messages: Sequence[Message]) -> int:
     return sum(content_chars(message.content) for message in messages) // CHARS_PER_TOKEN
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(NamedTuple):
     """A compaction to make in the open turn: the history it summarizes, and the seq from which
     user messages before the turn are kept verbatim."""
 

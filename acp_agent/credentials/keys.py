@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from acp_agent.credentials.store import CredentialsError, CredentialStore
 from acp_agent.kernel import Disposer
 
 
-@dataclass(frozen=True)
-class KeyCheck:
+class KeyCheck(NamedTuple):
     """What the endpoint said of a key: it took it, it refused it, or it could not tell."""
 
     verdict: Literal["accepted", "rejected", "unchecked"]
@@ -19,8 +17,7 @@ class KeyCheck:
     """Why (a refusal's HTTP status and message, or why the key could not be checked)."""
 
 
-@dataclass(frozen=True)
-class ApiKey:
+class ApiKey(NamedTuple):
     """A key a model row needs, under the name of its `apiKeyEnv`."""
 
     name: str

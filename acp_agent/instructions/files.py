@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from acp_agent.instructions import texts
 from acp_agent.tools.confined import project_file_head, user_file_head
@@ -23,8 +23,7 @@ _UTF8_TAIL = 3
 """Bytes read past a limit, so a cut there can step back to a character's start."""
 
 
-@dataclass(frozen=True)
-class Instructions:
+class Instructions(NamedTuple):
     """The section text and, per file read, how much of it is in there."""
 
     text: str
@@ -32,8 +31,7 @@ class Instructions:
     files: list[ShownFile]
 
 
-@dataclass(frozen=True)
-class ShownFile:
+class ShownFile(NamedTuple):
     path: str
     size: int
     """The file's size in bytes."""

@@ -18,8 +18,7 @@ from __future__ import annotations
 import importlib
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 from weakref import WeakKeyDictionary
 
 import anyio
@@ -49,8 +48,7 @@ CONNECTION_MODULE = "acp_agent.mcp.connection"
 LOGGED_STATES: frozenset[State] = frozenset({"ready", "failed", "disconnected"})
 
 
-@dataclass(frozen=True)
-class ServerStatus:
+class ServerStatus(NamedTuple):
     """What `/mcp` shows of one server."""
 
     name: str

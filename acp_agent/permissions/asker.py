@@ -8,8 +8,7 @@ option the user picked, or `cancelled` when the prompt turn was cancelled before
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final, Literal, NamedTuple
 
 from acp_agent.permissions import texts
 from acp_agent.tools.base import ToolCallContext
@@ -25,15 +24,13 @@ SERVER_ALWAYS: Final = "allow_server_always"
 """The fifth option of a request for an MCP server's tool: allow every tool of that server."""
 
 
-@dataclass(frozen=True)
-class Option:
+class Option(NamedTuple):
     id: OptionId
     kind: OptionKind
     name: str
 
 
-@dataclass(frozen=True)
-class PermissionRequest:
+class PermissionRequest(NamedTuple):
     """A call waiting for the user's approval."""
 
     session_id: str

@@ -8,8 +8,7 @@ for the tool (`allow` or `ask`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final, Literal, NamedTuple
 
 from acp_agent.kernel.models import Model
 from acp_agent.permissions import texts
@@ -28,8 +27,7 @@ class Policy(Model):
         return self.tools.get(tool, self.default)
 
 
-@dataclass(frozen=True)
-class Refuse:
+class Refuse(NamedTuple):
     """Do not run the call: the model reads `Error: <message>`; `code` goes to the log."""
 
     message: str

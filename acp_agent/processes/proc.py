@@ -8,8 +8,8 @@ import signal
 import sys
 import time
 from contextlib import suppress
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 PROC = Path("/proc")
 PR_SET_CHILD_SUBREAPER = 36  # <linux/prctl.h>
@@ -19,8 +19,7 @@ command group it belongs to. Descendants inherit it, so what a command leaves be
 again even when it left the group (`setsid`)."""
 
 
-@dataclass(frozen=True, slots=True)
-class ProcessInfo:
+class ProcessInfo(NamedTuple):
     pid: int
     ppid: int
     pgid: int

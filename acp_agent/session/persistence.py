@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import partial
 from itertools import chain
 from json.encoder import encode_basestring
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from pydantic import BaseModel
 
@@ -59,8 +58,7 @@ agent while the old process is still shutting down)."""
 _LOCK_POLL_SECONDS = 0.05
 
 
-@dataclass(frozen=True)
-class StoredExtent:
+class StoredExtent(NamedTuple):
     """How much of a log file a load kept: what `attach` continues after."""
 
     header: SessionHeader
@@ -71,8 +69,7 @@ class StoredExtent:
     """The bytes that hold the header and those events, without the last newline."""
 
 
-@dataclass(frozen=True)
-class LoadedSession:
+class LoadedSession(NamedTuple):
     """A log read back from disk; `repaired` tells that a torn tail was dropped or closed."""
 
     header: SessionHeader

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel
 
@@ -17,8 +16,7 @@ from acp_agent.session.events import CORE_EVENTS, OpaqueEvent, SessionEvent, Tur
 InvariantClass = Literal["turn", "free"]
 
 
-@dataclass(frozen=True, slots=True)
-class _Entry:
+class _Entry(NamedTuple):
     cls: type[SessionEvent]
     invariant: InvariantClass
 

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, Protocol
 
 from acp_agent.kernel.scope import Disposer
 from acp_agent.session.events import TurnEndReason
@@ -15,8 +14,7 @@ if TYPE_CHECKING:
     from acp_agent.agent.options import AgentOptions
 
 
-@dataclass(frozen=True)
-class Capabilities:
+class Capabilities(NamedTuple):
     """What a provider can honour beyond a plain prompt."""
 
     output_schema: bool = False
@@ -24,8 +22,7 @@ class Capabilities:
     tool_filter: bool = False
 
 
-@dataclass(frozen=True)
-class SubagentRequest:
+class SubagentRequest(NamedTuple):
     """One delegation. Cancelling the task that awaits the run cancels the child."""
 
     parent: Agent
@@ -42,8 +39,7 @@ class SubagentRequest:
     """The child's provider, model, token cap and step cap (default: the parent's)."""
 
 
-@dataclass(frozen=True)
-class SubagentResult:
+class SubagentResult(NamedTuple):
     """How the child's run ended, and what it produced (its own output, never its seed's)."""
 
     reason: TurnEndReason

@@ -21,8 +21,8 @@ import os
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import NamedTuple
 
 from acp_agent.tools.errors import NotOwned, OutsideWorkspace
 
@@ -31,8 +31,7 @@ MAX_LINKS = 40
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(NamedTuple):
     """A file path checked to lie inside the session's cwd."""
 
     cwd: Path

@@ -12,6 +12,7 @@ from __future__ import annotations
 import codecs
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from acp_agent.tools.errors import BinaryFile
 from acp_agent.tools.texts import BINARY_PROBE, LINE_CUT, READ_BYTES
@@ -31,8 +32,7 @@ class Window:
     """Longer lines are cut, ending with `LINE_CUT`."""
 
 
-@dataclass(frozen=True)
-class Lines:
+class Lines(NamedTuple):
     """What a read found."""
 
     lines: list[str]

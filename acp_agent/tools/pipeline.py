@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import anyio
 from pydantic import BaseModel, ValidationError
@@ -22,8 +21,7 @@ from acp_agent.tools.registry import ToolRegistry
 logger = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class PreparedCall:
+class PreparedCall(NamedTuple):
     """A call resolved against the registry: `error` is set when it cannot run.
 
     `tool` is set whenever the name resolved (even with bad arguments, so the editor can still show

@@ -7,15 +7,13 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from acp_agent.kernel.context import ServiceKey
 from acp_agent.tools.base import ToolCallContext
 
 
-@dataclass(frozen=True)
-class CommandOutcome:
+class CommandOutcome(NamedTuple):
     """What a finished (or killed) command produced."""
 
     output: str

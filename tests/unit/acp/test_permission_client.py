@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -148,7 +148,7 @@ async def test_a_call_without_arguments_shows_empty_raw_input() -> None:
     fake = server({"outcome": {"outcome": "selected", "optionId": "allow_once"}})
     asked = request()
     # Some endpoints send "" for a call without arguments (bash needs some: only the block changes).
-    empty = replace(asked, call=replace(asked.call, block=ToolCallBlock(id="call_1", name="bash", arguments=" ")))
+    empty = asked._replace(call=asked.call._replace(block=ToolCallBlock(id="call_1", name="bash", arguments=" ")))
     await AcpAsker(fake).ask(empty)
     assert fake.conn.sent[0][1]["toolCall"]["rawInput"] == {}
 

@@ -4,7 +4,6 @@ top-level sessions when loaded ones hold some."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -30,7 +29,7 @@ async def test_a_loaded_session_keeps_its_header_and_continues_its_conversation(
         await first.dispose()
         loaded = ctx.get(SESSIONS).load(first.id)
         header = loaded.header.model_copy(update={"route": "s7", "created_at": 42})
-        restored = replace(loaded, header=header)  # the file is rewritten under the new header
+        restored = loaded._replace(header=header)  # the file is rewritten under the new header
         again = await ctx.get(AGENTS).restore(restored)
         assert (again.id, again.route, again.session.header) == (first.id, "s7", header)
         assert (await again.followup(text("what was it?")).wait()).kind == "completed"
