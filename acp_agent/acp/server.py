@@ -63,6 +63,7 @@ from acp_agent.agent.factory import PUBLISHED, AgentFactory
 from acp_agent.commands import COMMANDS, Announcer, Command
 from acp_agent.kernel.context import Context
 from acp_agent.kernel.scope import Disposer, Scope
+from acp_agent.kernel.tables import take
 from acp_agent.llm.codes import MISSING_CREDENTIAL
 from acp_agent.llm.service import LLM
 from acp_agent.mcp.servers import ServerSpec, UnsupportedServer, parse_servers
@@ -366,10 +367,12 @@ class AcpServer:
         finally:
             turns.users -= 1
             if not turns.users:
-                del self._lifecycle[session_id]
+                take(self._lifecycle, session_id)
 
     async def _close(self, session_id: str) -> None:
-        agent = self.wire.sessions.pop(session_id).agent
+        entry = take(self.wire.sessions, session_id)
+        assert entry is not None  # the caller found it open (`Wire.session`)
+        agent = entry.agent
         agent.cancel(CLOSED_BY_CLIENT)  # a running prompt answers `cancelled`
         await agent.when_idle()
         if self.ctx.has(MCP):

@@ -26,6 +26,7 @@ import anyio
 from acp_agent.agent.keys import AGENTS
 from acp_agent.kernel.context import ServiceKey
 from acp_agent.kernel.scope import Disposer, Scope
+from acp_agent.kernel.tables import take
 from acp_agent.mcp.events import STATUS_EVENT, TOOLS_EVENT, State, StatusData, ToolInfo, ToolsData, ToolsEvent
 from acp_agent.mcp.limits import Limits
 from acp_agent.mcp.names import assign
@@ -219,7 +220,7 @@ class McpService:
 
     async def close(self, agent: Agent) -> None:
         """Close `agent`'s servers and wait until they are gone."""
-        session = self._sessions.pop(agent, None)
+        session = take(self._sessions, agent)
         if session is not None:
             session.close()
             await session.closed()
@@ -233,7 +234,7 @@ class McpService:
             await session.closed()
 
     def _forget(self, agent: Agent) -> None:
-        session = self._sessions.pop(agent, None)
+        session = take(self._sessions, agent)
         if session is not None:
             session.close()
 

@@ -15,6 +15,7 @@ from pydantic import BaseModel
 import anyio
 
 from acp_agent.kernel.scope import Disposer
+from acp_agent.kernel.tables import take
 from acp_agent.session.content import ContentBlock, ReasoningDelta, TextContent, TextDelta
 from acp_agent.session.errors import (
     AlreadyAttached,
@@ -203,7 +204,7 @@ class SessionStore:
 
         def unclaim() -> None:
             if self._claims.get(session_id) is lock:
-                del self._claims[session_id]
+                take(self._claims, session_id)
                 lock.release()
 
         return unclaim
@@ -217,7 +218,7 @@ class SessionStore:
         if session.id in self._attached:
             raise AlreadyAttached(f"session {session.id!r} is already attached")
         path = self.path_of(session.id)
-        lock = self._claims.pop(session.id, None)
+        lock = take(self._claims, session.id)
         if lock is None:
             private_dir(path.parent)
             lock = SessionLock.try_acquire(path.parent)
@@ -248,7 +249,7 @@ class SessionStore:
 
     def _detach(self, session_id: str, attachment: _Attachment) -> None:
         if self._attached.get(session_id) is attachment:
-            del self._attached[session_id]
+            take(self._attached, session_id)
             attachment.unsubscribe()
             attachment.file.close()
             attachment.lock.release()
