@@ -19,7 +19,7 @@ def test_a_log_that_cannot_take_its_place_leaves_no_staging_file(tmp_path: Path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["session.jsonl"]
 
 
-def test_a_log_larger_than_one_write_is_written_in_pieces_and_whole(tmp_path: Path) -> None:
+def test_a_log_larger_than_one_write_is_written_whole(tmp_path: Path) -> None:
     path = tmp_path / "session.jsonl"
     lines = [b'{"n": %d, "pad": "%s"}\n' % (n, b"x" * 1000) for n in range(2500)]  # about 2.5 MB
     LogFile.create(path, lines).close()
