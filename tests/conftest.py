@@ -6,6 +6,7 @@ from collections.abc import Iterator
 import pytest
 
 from acp_agent.config_dir import ENV_CONFIG
+from tests.paths import UPSTREAM
 from tests.runs import ScenarioRuns
 
 
@@ -32,3 +33,14 @@ def anyio_backend() -> str:
 def scenario_run(tmp_path_factory: pytest.TempPathFactory) -> ScenarioRuns:
     """The test session's scenario runs (`tests/runs.py`): each scenario and mode runs once."""
     return ScenarioRuns(tmp_path_factory)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Say why the replays of the upstream scenarios were skipped: they read data that stays
+    outside the repository (every other test needs nothing beside it)."""
+    if not UPSTREAM.is_dir():
+        skipped = [r for r in terminalreporter.stats.get("skipped", []) if "upstream" in str(r.longrepr)]
+        terminalreporter.write_line(
+            f"{len(skipped)} skipped: the TypeScript original's recorded scenarios ({UPSTREAM}) are absent;"
+            " the tests that replay them need that folder beside the repository"
+        )

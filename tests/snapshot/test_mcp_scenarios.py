@@ -245,7 +245,6 @@ def test_every_frame_conforms(name: str, runs: Runs) -> None:
             assert round_trip(official_model(item), item.body) == item.body, item.where
     if not schema_only:
         return
-    assert ACP_SCHEMA.is_file(), f"{len(schema_only)} frame(s) need the ACP JSON Schema, absent at {ACP_SCHEMA}"
     schema = Schema(ACP_SCHEMA)
     for item in checked:
         definition = schema.definition_for(item)

@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 
 from acp_agent.acp.children import ChildSession, Frame
 from acp_agent.acp.schema import SessionNotification
@@ -52,11 +53,8 @@ def wire(frames: list[Frame]) -> list[dict[str, Any]]:
     out = []
     for session_id, update in frames:
         params = SessionNotification(session_id=session_id, update=update).dump()
-        if ACP_UNSTABLE_SCHEMA.is_file():
-            from jsonschema import Draft202012Validator
-
-            defs = json.loads(ACP_UNSTABLE_SCHEMA.read_text(encoding="utf-8"))["$defs"]
-            Draft202012Validator({"$defs": defs, "$ref": "#/$defs/SessionNotification"}).validate(params)
+        defs = json.loads(ACP_UNSTABLE_SCHEMA.read_text(encoding="utf-8"))["$defs"]
+        Draft202012Validator({"$defs": defs, "$ref": "#/$defs/SessionNotification"}).validate(params)
         out.append(params)
     return out
 

@@ -20,8 +20,7 @@ REGISTRY = default_registry()
 
 
 def checked(updates: tuple[Any, ...]) -> list[dict[str, Any]]:
-    """The updates as they go out, each valid against the schema (a missing schema fails)."""
-    assert ACP_SCHEMA.is_file(), f"compaction frames have no official model: the schema {ACP_SCHEMA} must be present"
+    """The updates as they go out, each valid against the schema (they have no official model)."""
     defs = json.loads(ACP_SCHEMA.read_text(encoding="utf-8"))["$defs"]
     validator = Draft202012Validator({"$ref": "#/$defs/SessionNotification", "$defs": defs})
     out = []
