@@ -1,5 +1,6 @@
 """`acp-agent`: serve ACP on stdio (default), `acp-agent demo` to watch a replayed scenario,
-`acp-agent login` / `logout` to store or delete the API keys of the composition's models."""
+`acp-agent login` / `logout` to store or delete the API keys of the composition's models,
+`--version`. `--help` lists these and the snapshot tools (`python -m acp_agent.snapshot`)."""
 
 from __future__ import annotations
 
@@ -12,11 +13,16 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import acp_agent
+
 if TYPE_CHECKING:
     from acp_agent.kernel import Context
 
 PACKAGED_CONFIG = "cordis.yml"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+SNAPSHOT_TOOLS = """snapshot tools (the README's "Scenarios and snapshots"):
+  python -m acp_agent.snapshot run DIR     replay a scenario; print its transcript
+  python -m acp_agent.snapshot record DIR  record a scenario's fixtures (scripted or live model)"""
 
 
 def packaged(name: str) -> Path:
@@ -24,12 +30,18 @@ def packaged(name: str) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="acp-agent", description="An Agent Client Protocol agent on stdio.")
+    parser = argparse.ArgumentParser(
+        prog="acp-agent",
+        description="An Agent Client Protocol agent on stdio, for an editor to start.",
+        epilog=SNAPSHOT_TOOLS,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {acp_agent.__version__}")
     parser.add_argument("--config", type=Path, help="loader config (default: the packaged cordis.yml)")
-    commands = parser.add_subparsers(dest="command")
+    commands = parser.add_subparsers(dest="command", title="commands", metavar="COMMAND")
     commands.add_parser("serve", help="serve ACP on stdin/stdout (the default)")
-    commands.add_parser("demo", help="replay a bundled scenario through the real server and print it")
-    commands.add_parser("login", help="type the API keys the models need; they are checked and stored")
+    commands.add_parser("demo", help="watch a recorded scenario run through the real server")
+    commands.add_parser("login", help="type, check and store the API keys the models need")
     commands.add_parser("logout", help="delete the stored API keys")
     args = parser.parse_args(argv)
     level = os.environ.get("ACP_AGENT_LOG", "WARNING").upper()

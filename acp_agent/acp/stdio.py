@@ -7,6 +7,11 @@ One shutdown path, whatever ends the server: stdin's end, SIGTERM, SIGINT or SIG
 reading; running turns are cancelled (their prompts answer `cancelled`), the requests finish, the
 context shuts down (agents disposed, session logs closed), every process the server started is
 ended, and `serve` returns (the process exits 0).
+
+What stdin is decides how the server starts (`stdin_of`): a closed stdin or `/dev/null` means no
+client, and the server returns at once; a terminal means a person started it by hand, who is told
+on stderr what it is before it serves; anything else (a pipe, a socket, a regular file: its frames,
+then its end) is served as it is.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ import signal
 import stat
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
+from enum import Enum
+from typing import TextIO
 
 import anyio
 from anyio.abc import TaskStatus
@@ -32,6 +39,35 @@ log = logging.getLogger(__name__)
 
 SHUTDOWN_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 READ_SIZE = 64 * 1024
+TERMINAL_HINT = (
+    "acp-agent: this is an Agent Client Protocol server: it reads JSON-RPC requests on stdin and"
+    " answers on stdout, for an editor to start (in Zed: an entry of agent_servers; see the README);"
+    " `acp-agent demo` shows it at work. Serving this terminal now (Ctrl-D ends)."
+)
+
+
+class Stdin(Enum):
+    """What the process was given as stdin."""
+
+    NONE = "none"
+    """Closed, or `/dev/null`: nobody will ever write a request."""
+    TERMINAL = "terminal"
+    """A person at a terminal."""
+    STREAM = "stream"
+    """A pipe, a socket, a file: a client's requests."""
+
+
+def stdin_of(stdin: TextIO | None) -> Stdin:
+    """What `stdin` (`sys.stdin`: None when descriptor 0 was closed at start) is."""
+    if stdin is None:
+        return Stdin.NONE
+    try:
+        fd = stdin.fileno()
+        if os.path.samestat(os.fstat(fd), os.stat(os.devnull)):
+            return Stdin.NONE
+    except (OSError, ValueError):  # closed since (ValueError: the file object was)
+        return Stdin.NONE
+    return Stdin.TERMINAL if os.isatty(fd) else Stdin.STREAM
 
 
 async def serve(ctx: Context, stdin: int, stdout: int, processes: ProcessRegistry) -> None:
@@ -93,8 +129,10 @@ async def read_chunks(fd: int) -> AsyncIterator[bytes]:
     """What `fd` holds, a read of up to READ_SIZE at a time (not waiting to fill it), until its
     end: the connection cuts frames itself, so a line is never buffered past `maxFrameBytes`.
     The reads are made on the event loop, so a signal cancels the wait for input at once."""
-    # A regular file is always readable (and the event loop cannot watch one).
-    waits = not stat.S_ISREG(os.fstat(fd).st_mode)
+    # Only pipes, sockets and terminals can be watched by the event loop; anything else (a
+    # regular file, a device) is always readable.
+    mode = os.fstat(fd).st_mode
+    waits = stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
     while True:
         if waits:
             await anyio.wait_readable(fd)
@@ -107,7 +145,14 @@ async def read_chunks(fd: int) -> AsyncIterator[bytes]:
 
 
 def serve_stdio(ctx: Context) -> None:
-    """Take over stdout for the protocol (stray prints go to stderr) and serve until shutdown."""
+    """Take over stdout for the protocol (stray prints go to stderr) and serve until shutdown;
+    without a client (`Stdin.NONE`), return at once."""
+    stdin = stdin_of(sys.stdin)
+    if stdin is Stdin.NONE:
+        log.info("stdin is closed or /dev/null: no client to serve")
+        return
+    if stdin is Stdin.TERMINAL:
+        print(TERMINAL_HINT, file=sys.stderr, flush=True)
     protocol_out = sys.stdout.fileno()
     sys.stdout = sys.stderr
     anyio.run(serve, ctx, sys.stdin.fileno(), protocol_out, ProcessRegistry.for_this_process())

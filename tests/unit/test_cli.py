@@ -1,4 +1,5 @@
-"""The `acp-agent` command line: `demo` runs the keyless demo (serving is covered end to end)."""
+"""The `acp-agent` command line: `demo` runs the keyless demo, `--help`, `--version` (serving is
+covered end to end, on every kind of stdin in `tests/e2e/test_stdin.py`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import acp_agent
 from acp_agent.cli import main
 from acp_agent.credentials import CredentialStore
 from tests.paths import ROOT
@@ -19,11 +21,22 @@ def test_demo_subcommand_replays_the_bundled_scenario(capsys: pytest.CaptureFixt
     assert "stop reason: end_turn" in out
 
 
-def test_help_lists_the_subcommands(capsys: pytest.CaptureFixture[str]) -> None:
+def test_help_lists_the_subcommands_one_line_each(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "100")
     with pytest.raises(SystemExit) as exited:
         main(["--help"])
     assert exited.value.code == 0
-    assert "demo" in capsys.readouterr().out
+    out = capsys.readouterr().out.splitlines()
+    for command in ("serve", "demo", "login", "logout", "python -m acp_agent.snapshot run", "python -m acp_agent.snapshot record"):
+        (line,) = [line for line in out if line.strip().startswith(command + " ")]
+        assert len(line.split(maxsplit=len(command.split()))[-1]) > 10  # what it does, on the same line
+
+
+def test_version_prints_the_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out == f"acp-agent {acp_agent.__version__}\n"
 
 
 def test_a_configuration_problem_is_one_clear_line(

@@ -1,4 +1,5 @@
-"""Reading stdin: its bytes as they come, from a pipe or a regular file, on the event loop."""
+"""Reading stdin: its bytes as they come, from a pipe or a regular file, on the event loop; what
+stdin is (the processes started on each kind are `tests/e2e/test_stdin.py`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from acp_agent.acp.stdio import READ_SIZE, read_chunks, writer
+from acp_agent.acp.stdio import READ_SIZE, Stdin, read_chunks, stdin_of, writer
 
 pytestmark = pytest.mark.anyio
 
@@ -25,6 +26,25 @@ async def test_a_regular_file_is_read_whole_a_read_at_a_time(tmp_path: Path) -> 
     with path.open("rb") as file:
         chunks = await collect(file.fileno())
     assert b"".join(chunks) == DATA and max(map(len, chunks)) == READ_SIZE
+
+
+async def test_a_device_that_cannot_be_watched_is_read_as_it_is() -> None:
+    with open(os.devnull, "rb") as null:
+        assert await collect(null.fileno()) == []
+
+
+def test_what_stdin_is(tmp_path: Path) -> None:
+    path = tmp_path / "input"
+    path.write_bytes(DATA)
+    reader, writer_end = os.pipe()
+    with open(os.devnull) as null, path.open() as file, open(reader) as pipe, open(writer_end, "w"):
+        assert [stdin_of(each) for each in (None, null, file, pipe)] == [Stdin.NONE, Stdin.NONE, Stdin.STREAM, Stdin.STREAM]
+    assert stdin_of(file) is Stdin.NONE  # its file object closed
+    gone = path.open()
+    os.close(gone.fileno())  # its descriptor closed under it
+    assert stdin_of(gone) is Stdin.NONE
+    with pytest.raises(OSError):
+        gone.close()
 
 
 async def test_a_pipe_gives_what_it_holds_as_it_arrives() -> None:
