@@ -151,8 +151,11 @@ class UpdateMapper:
     client has already seen (a loaded session's), so the title is not sent again.
 
     An MCP server that could not start (`mcp/status` failed) is a `notice` when the client shows
-    notices (`notices`), else an `agent_message_chunk` that begins the next model call's step;
-    neither is replayed (the notice is live news; the message was never the model's).
+    notices (`notices`), else an `agent_message_chunk` (a paragraph of its own) that begins a
+    model call's step: at once when the step is open and has not streamed yet (the first prompt's
+    call waits for servers still starting, so a failure at start-up begins the first answer), else
+    at the next step; neither is replayed (the notice is live news; the message was never the
+    model's).
 
     A compaction (its steps, then the `compaction` event, or the end of its turn) is a
     `compaction_update` (`in_progress`; `completed` with the summary, `failed` or `cancelled`) with
@@ -183,6 +186,8 @@ class UpdateMapper:
         self._notices = notices
         self._untold: list[str] = []
         """MCP failures to say at the next model step, for a client without notices."""
+        self._step_unanswered = False
+        """A model step is open and its call has streamed nothing yet: a failure is said at once."""
         self._tools: dict[str, Tool[Any] | None] = {}
         self._shown: dict[str, list[ToolCallContentItem]] = {}
         """Per call: the diffs (and, live, the terminals) it showed so far."""
@@ -234,11 +239,12 @@ class UpdateMapper:
                 return None if shown is None else ContentChunk(session_update=shown[0], content=Text(text=shown[1]))
             case AssistantMessageEvent():
                 self._streamed.clear()  # the call is over; the next one numbers its blocks anew
+                self._step_unanswered = False
                 return None if self._summarizing else self._usage(event.data.usage)
             case StepStartEvent() if event.data.purpose == "compaction":
                 return self._compaction_started(event.data)
             case StepEndEvent():
-                self._summarizing = False
+                self._summarizing = self._step_unanswered = False
             case TurnEndEvent() if self._compaction is not None:
                 return self._compaction_ended(event.data.reason)
             case UserMessageEvent() if self._origin is None:
@@ -253,10 +259,12 @@ class UpdateMapper:
                 return ContentChunk(session_update="agent_message_chunk", content=Text(text=event.data.text))
             case StatusEvent():
                 return self._status(event.data)
-            case StepStartEvent() if self._untold:
-                text = "\n".join(self._untold) + "\n\n"  # apart from what the model says next
-                self._untold.clear()
-                return ContentChunk(session_update="agent_message_chunk", content=Text(text=text))
+            case StepStartEvent():
+                self._step_unanswered = True
+                if self._untold:
+                    text = "".join(self._untold)
+                    self._untold.clear()
+                    return ContentChunk(session_update="agent_message_chunk", content=Text(text=text))
             case TodoUpdateEvent():
                 return Plan(entries=[PlanEntry(content=t.content, priority=t.priority, status=t.status) for t in event.data.todos])
         return None
@@ -409,7 +417,10 @@ class UpdateMapper:
         title = mcp_texts.could_not_start(status.server)
         if self._notices:
             return Notice(severity="warning", title=title, description=status.error)
-        self._untold.append(f"{title}: {status.error}")
+        told = f"{title}: {status.error}\n\n"  # a paragraph, apart from what the model says next
+        if self._step_unanswered:
+            return ContentChunk(session_update="agent_message_chunk", content=Text(text=told))
+        self._untold.append(told)
         return None
 
 

@@ -15,7 +15,7 @@ import anyio
 import pytest
 
 from acp_agent.mcp import texts
-from tests.e2e.test_server import Scripted, result_of, session_log
+from tests.e2e.test_server import Scripted, message_text, result_of, session_log
 from tests.e2e.wire import Wire
 from tests.paths import FIXTURES, ROOT
 
@@ -134,6 +134,41 @@ async def test_timeouts_and_a_server_that_cannot_come_back(tmp_path: Path) -> No
         ("once", "ready"), ("hang", "failed"), ("once", "disconnected"), ("once", "failed"),
     ]  # fmt: skip
     assert statuses[1]["error"] == texts.timed_out("hang", 3) + texts.stderr_tail(["fixture: waiting for a database"])
+
+
+GATE = """
+import pathlib, sys, time
+sessions = pathlib.Path(sys.argv[1])
+# Fails only once the session's first model step is open (its log says so): the prompt came first.
+while not any('"step/start"' in log.read_text() for log in sessions.glob("*/session.jsonl")):
+    time.sleep(0.02)
+print("gate: the database is down", file=sys.stderr, flush=True)
+sys.exit(3)
+"""
+
+
+async def test_a_server_failing_after_the_first_prompt_came_is_told_in_its_answer(tmp_path: Path) -> None:
+    """The usual editor flow, session/new then a prompt at once, by a client without notices: the
+    first model call waits for the server, which fails then; the first answer begins with it."""
+    server = Scripted(tmp_path, [{"text": "Hello."}])
+    gate = {"name": "gate", "command": sys.executable, "args": ["-c", GATE, str(server.sessions)], "env": []}
+    async with server.serve() as wire:
+        await wire.request("initialize", {"protocolVersion": 1})
+        session_id = await open_session(wire, server.cwd, [gate])
+        await prompt(wire, session_id, "Hi.")
+        answer = message_text(wire, session_id)
+        result_of(await wire.request("session/close", {"sessionId": session_id}))
+        before = len(wire.updates(session_id))
+        loaded = {"sessionId": session_id, "cwd": str(server.cwd), "mcpServers": []}
+        result_of(await wire.request("session/load", loaded))
+        replayed = wire.updates(session_id)[before:]
+    why = texts.exited(3) + texts.stderr_tail(["gate: the database is down"])
+    assert answer == f"{texts.could_not_start('gate')}: {why}\n\nHello."
+    log = session_log(server.sessions, session_id)
+    kinds = [event["type"] for event in log]
+    assert kinds.index("step/start") < kinds.index("mcp/status")  # it failed after the prompt's step opened
+    assert [e for e in log if "could not start" in json.dumps(e)] == []  # the log (and so the model) never has it
+    assert replayed and not any("could not start" in json.dumps(update) for update in replayed)
 
 
 def git_repository(path: Path) -> Path:

@@ -111,7 +111,7 @@ def test_cancel_stops_the_mcp_request_and_fails_the_card(runs: Runs) -> None:
     assert [e["reason"]["kind"] for e in events(result, "turn/end")] == ["aborted", "completed"]
 
 
-def test_a_server_that_cannot_start_is_said_in_the_next_turn_and_offers_nothing(runs: Runs) -> None:
+def test_a_server_that_cannot_start_is_said_in_the_next_answer_and_offers_nothing(runs: Runs) -> None:
     result = runs["cannot-start"]
     failed = events(result, STATUS_EVENT)
     assert [(s["server"], s["state"]) for s in failed] == [("broken", "failed"), ("missing", "failed")]
@@ -119,7 +119,7 @@ def test_a_server_that_cannot_start_is_said_in_the_next_turn_and_offers_nothing(
     assert failed[0]["error"] == broken
     said = [u["content"]["text"] for u in updates(result) if u["sessionUpdate"] == "agent_message_chunk"]
     assert said[0] == (
-        f"{texts.could_not_start('broken')}: {broken}\n"
+        f"{texts.could_not_start('broken')}: {broken}\n\n"
         f"{texts.could_not_start('missing')}: {failed[1]['error']}\n\n"
     )
     chunks = [e["chunk"] for e in events(result, "assistant/chunk")]
