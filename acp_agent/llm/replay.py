@@ -197,7 +197,12 @@ class ReplayModel:
         return pause
 
     def report(self) -> FixturesNotConsumed | None:
-        """What the run left unasked, or None when every recorded call was replayed."""
+        """What the run left unasked, or None when every recorded call was replayed, or when no
+        call was asked at all: a process that ran no prompt (one that only listed or loaded
+        sessions, a scenario's first process for one that goes on in another) has nothing to
+        say of the fixtures."""
+        if not any(self.used.values()):
+            return None
         progress = {
             route: (self.used[route], len(script))
             for route, script in self.scripts.items()
@@ -229,7 +234,8 @@ def apply(ctx: Context, config: Config) -> Disposer:
 
 
 def install(ctx: Context, model: ReplayModel) -> Disposer:
-    """Make `model` own `llm/stream`, and report unconsumed calls at shutdown."""
+    """Make `model` own `llm/stream`, and report unconsumed calls at shutdown (of a process
+    that asked for any)."""
 
     async def check() -> None:
         unconsumed = model.report()

@@ -368,6 +368,18 @@ async def test_stdin_eof_during_a_turn_cancels_it_and_exits_0_with_the_log_close
     assert [e["seq"] for e in log[1:]] == list(range(len(log) - 1))
 
 
+async def test_a_process_of_the_snapshot_composition_that_ran_no_prompt_says_nothing_of_the_fixtures(
+    tmp_path: Path,
+) -> None:
+    env = {"ACP_AGENT_FIXTURES": str(FIXTURES / "text-turn"), "ACP_AGENT_SESSIONS": str(tmp_path / "sessions")}
+    async with spawn_server(config=SNAPSHOT_CONFIG, env=env) as wire:
+        await wire.request("initialize", {"protocolVersion": 1})
+        result_of(await wire.request("session/new", {"cwd": str(tmp_path), "mcpServers": []}))
+        assert result_of(await wire.request("session/list", {}))["sessions"] == []  # none prompted yet
+        assert await wire.finish() == 0
+    assert "replay" not in wire.stderr_text and "ERROR" not in wire.stderr_text
+
+
 UPDATES_UPSTREAM_LACKS = ("available_commands_update", "session_info_update", "usage_update")
 
 

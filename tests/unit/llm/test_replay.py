@@ -279,6 +279,19 @@ async def test_unconsumed_fixtures_are_logged_at_shutdown(caplog: pytest.LogCapt
 
 
 @pytest.mark.anyio
+async def test_a_process_that_asked_for_no_call_says_nothing_of_the_fixtures(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger=LOGGER)
+    ctx = Context()
+    model = ReplayModel({"s1": [entry("a"), entry("b")]})
+    install(ctx, model)
+
+    async with ctx.running():
+        pass  # sessions listed or loaded: no prompt, no model call
+
+    assert model.report() is None and caplog.records == []
+
+
+@pytest.mark.anyio
 async def test_nothing_is_logged_at_shutdown_when_every_call_was_replayed(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG, logger=LOGGER)
     ctx = Context()
