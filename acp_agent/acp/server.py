@@ -143,9 +143,7 @@ class AcpServer:
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 # Per connection, before any session: images if any model offered takes them.
-                prompt_capabilities=PromptCapabilities(
-                    image=any(entry.vision for entry in self.ctx.get(AGENTS).models), embedded_context=True
-                ),
+                prompt_capabilities=PromptCapabilities(image=self._takes_images(), embedded_context=True),
                 mcp_capabilities=McpCapabilities(http=True, sse=True) if self.ctx.has(MCP) else None,
                 session_capabilities=SessionCapabilities(list=Supported(), resume=Supported(), close=Supported()),
                 meta=EXTENSIONS,
@@ -400,6 +398,10 @@ class AcpServer:
         forward = _Forward(self.wire, session_id, mapper, shown_on, child)
         agent.scope.add(agent.session.subscribe(forward.event, chunks=forward.chunk))
 
+    def _takes_images(self) -> bool:
+        """Whether any model offered takes images: the connection's `promptCapabilities.image`."""
+        return any(entry.vision for entry in self.ctx.get(AGENTS).models)
+
     def _tool_of(self, scope: Scope, name: str) -> Tool[Any] | None:
         """The tool `name` as the agent of `scope` sees it (bound to a scope: each open session's
         mapper holds a partial of this rather than a closure, a third of its size)."""
@@ -428,7 +430,8 @@ class AcpServer:
         once this prompt is answered, so no frame of it precedes this answer on the wire."""
         entry = self.wire.session(params.session_id)
         read_at = Connection.read_at()
-        content = [_content_block(i, block) for i, block in enumerate(params.prompt)]
+        images = self._takes_images()
+        content = [_content_block(i, block, images) for i, block in enumerate(params.prompt)]
         _check_attachments(content, entry.agent)
         auth.require_key(self.ctx.get(LLM).credentials, entry.agent.options.provider, self.auth_methods)
         # Nothing is awaited before the message is queued: arrival order is the order the
@@ -503,11 +506,14 @@ def logged_tools(ctx: Context, stored: StoredLog) -> dict[str, Tool[Any]]:
     return found
 
 
-def _content_block(index: int, block: dict[str, Any]) -> ContentBlock:
+def _content_block(index: int, block: dict[str, Any], images: bool) -> ContentBlock:
+    """`block` as stored content; `images`: the agent says it takes them (`promptCapabilities`)."""
     kind = block.get("type")
     if kind not in PROMPT_BLOCK_TYPES:
+        taken = [name for name in PROMPT_BLOCK_TYPES if images or name != "image"]
         raise errors.invalid_params(
-            f"prompt[{index}]: content type {kind!r} is not supported (this agent takes text, resource_link, resource and image)"
+            f"prompt[{index}]: content type {kind!r} is not supported"
+            f" (this agent takes {', '.join(taken[:-1])} and {taken[-1]})"
         )
     try:
         return CONTENT_BLOCK_ADAPTER.validate_python(block)

@@ -14,10 +14,17 @@ def resource_text(uri: str, text: str) -> str:
     return f"[resource {uri}]\n{text}\n[end of resource {uri}]"
 
 
+def data_size(size: int) -> str:
+    """A size in bytes as the model reads it: in bytes under 1 KB (1024 bytes), else in KB, with
+    one decimal under 10 KB."""
+    if size < 1024:
+        return f"{size} byte{'' if size == 1 else 's'}"
+    return f"{size / 1024:.1f} KB" if size < 10 * 1024 else f"{round(size / 1024)} KB"
+
+
 def resource_blob(uri: str, mime_type: str | None, size: int) -> str:
-    """An embedded binary resource, described: the model is not sent the bytes. The size is in
-    whole KB (1024 bytes), at least 1."""
-    return f"[resource {uri}: {mime_type or UNKNOWN_MIME_TYPE}, {max(1, round(size / 1024))} KB]"
+    """An embedded binary resource, described: the model is not sent the bytes."""
+    return f"[resource {uri}: {mime_type or UNKNOWN_MIME_TYPE}, {data_size(size)}]"
 
 
 def resource_link(uri: str, name: str) -> str:

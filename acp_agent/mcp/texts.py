@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from acp_agent.llm.texts import data_size
+
 
 def not_connected(server: str, reason: str) -> str:
     """What a call of a tool of a server that went away answers (after `Error: `)."""
@@ -32,11 +34,11 @@ def exited(code: int | None) -> str:
 
 def image_note(mime_type: str, size: int) -> str:
     """What the model reads in place of an image a tool returned (shown to the user on the card)."""
-    return f"[image: {mime_type}, {_kilobytes(size)} KB, shown to the user]"
+    return f"[image: {mime_type}, {data_size(size)}, shown to the user]"
 
 
 def binary_note(kind: str, mime_type: str, size: int) -> str:
-    return f"[{kind}: {mime_type}, {_kilobytes(size)} KB]"
+    return f"[{kind}: {mime_type}, {data_size(size)}]"
 
 
 def resource_note(uri: str, mime_type: str | None) -> str:
@@ -45,10 +47,6 @@ def resource_note(uri: str, mime_type: str | None) -> str:
 
 def stderr_tail(lines: list[str]) -> str:
     return "; its last stderr lines: " + " | ".join(lines)
-
-
-def _kilobytes(size: int) -> str:
-    return f"{size / 1024:.1f}" if size < 10240 else f"{round(size / 1024)}"
 
 
 COMMAND_DESCRIPTION = "Show this session's MCP servers: status, tools, last error"

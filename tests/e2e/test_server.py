@@ -135,6 +135,30 @@ async def test_session_new_validates_cwd_directories_and_mcp_servers(tmp_path: P
     assert session_log(server.sessions, session_id)[0]["cwd"] == str(server.cwd)
 
 
+AUDIO = {"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"}
+
+
+async def test_an_unsupported_block_is_refused_naming_what_the_agent_takes(tmp_path: Path) -> None:
+    """Image blocks are among them only when a model offered takes images (`promptCapabilities`)."""
+    server = Scripted(tmp_path, [])
+    config = tmp_path / "cordis.yml"
+    without_vision = "{provider: replay, model: replay, models: [{id: replay, name: Replay}]}"
+    config.write_text(f"- include: {RECORD_CONFIG}\n- id: agents\n  config: {without_vision}\n", encoding="utf-8")
+    refusals = {}
+    for images, composition in ((True, RECORD_CONFIG), (False, config)):
+        async with server.serve(config=composition) as wire:
+            answer = result_of(await wire.request("initialize", {"protocolVersion": 1}))
+            assert answer["agentCapabilities"]["promptCapabilities"]["image"] is images
+            created = await wire.request("session/new", {"cwd": str(server.cwd), "mcpServers": []})
+            prompt = {"sessionId": result_of(created)["sessionId"], "prompt": [AUDIO]}
+            refusals[images] = error_of(await wire.request("session/prompt", prompt))
+    unsupported = "Invalid params: prompt[0]: content type 'audio' is not supported"
+    assert refusals == {
+        True: (-32602, f"{unsupported} (this agent takes text, resource_link, resource and image)"),
+        False: (-32602, f"{unsupported} (this agent takes text, resource_link and resource)"),
+    }
+
+
 async def test_prompt_errors_name_the_culprit_and_leave_the_session_usable(tmp_path: Path) -> None:
     server = Scripted(tmp_path, [{"text": "Still here."}])
     async with server.serve() as wire:
@@ -144,7 +168,7 @@ async def test_prompt_errors_name_the_culprit_and_leave_the_session_usable(tmp_p
         )
         assert (code, message) == (-32002, "Resource not found: session 'no-such-session'")
         unsupported = [
-            ({"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"}, "'audio'"),
+            (AUDIO, "'audio'"),
             ({"text": "no type"}, "None"),
         ]
         for block, named in unsupported:

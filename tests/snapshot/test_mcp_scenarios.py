@@ -75,7 +75,7 @@ def test_results_reach_the_model_as_text_and_the_card_in_full(runs: Runs) -> Non
     assert by_call["call_fail"]["isError"] is True  # the server's isError: a failed card with its text
     assert by_call["call_fail"]["content"][0]["text"] == "Error executing tool fail: failed on purpose: testing"
     assert by_call["call_pixel"]["content"] == [{"type": "text", "text": texts.image_note("image/png", 70)}]
-    assert texts.image_note("image/png", 70) == "[image: image/png, 0.1 KB, shown to the user]"
+    assert texts.image_note("image/png", 70) == "[image: image/png, 70 bytes, shown to the user]"
     final = [u for u in updates(result) if u.get("status") in ("completed", "failed")]
     pixel = next(u for u in final if u["toolCallId"] == "call_pixel")
     assert pixel["content"][1]["content"]["type"] == "image"  # the image itself, on the card

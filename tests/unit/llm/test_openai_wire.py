@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from acp_agent.llm import codes
+from acp_agent.llm import codes, texts
 from acp_agent.session.content import StreamChunk
 from acp_agent.llm.errors import LlmError
 from acp_agent.llm.openai_wire import (
@@ -217,10 +217,17 @@ def test_embedded_resources_are_sent_as_their_text_or_described() -> None:
     raw = EmbeddedResource(resource=BlobResourceContents(uri="file:///p/x.bin", blob="AAE="))
     assert content_text([TextContent(text="see"), notes, logo, raw]) == (
         "see\n[resource file:///p/a.md]\n# A\nship it\n\n[end of resource file:///p/a.md]"
-        "\n[resource file:///p/logo.png: image/png, 2 KB]"
-        "\n[resource file:///p/x.bin: application/octet-stream, 1 KB]"
+        "\n[resource file:///p/logo.png: image/png, 2.0 KB]"
+        "\n[resource file:///p/x.bin: application/octet-stream, 2 bytes]"
     )
     assert (logo.resource.size, raw.resource.size) == (2049, 2)
+
+
+def test_sizes_under_1_kb_are_in_bytes() -> None:
+    sizes = [1, 6, 1023, 1024, 10239, 10240, 5 * 1024 * 1024]
+    assert [texts.data_size(size) for size in sizes] == [
+        "1 byte", "6 bytes", "1023 bytes", "1.0 KB", "10.0 KB", "10 KB", "5120 KB"
+    ]  # fmt: skip
 
 
 # --- server-sent events -------------------------------------------------------------------------
