@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import stat
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import pytest
 
 from acp_agent.config_dir import ENV_CONFIG
 from acp_agent.credentials import ApiKey, Credentials, CredentialsError, CredentialStore, MissingKey
+from acp_agent.credentials.store import FILE_LIMIT
 
 
 def mode(path: Path) -> int:
@@ -50,7 +52,8 @@ def test_lookup_the_environment_wins_an_empty_variable_does_not(tmp_path: Path) 
 @pytest.mark.parametrize(
     ("content", "problem"),
     [('{"K": "sk-secret-half', "not JSON"), (b"\xff\xfe", "not JSON"), ('["sk-secret"]', "not an object"),
-     ('{"K": 1}', "not an object")],
+     ('{"K": 1}', "not an object"), ('{"K": "sk-secret", "x": ' + "[" * 10_000 + "]" * 10_000 + "}", "not JSON"),
+     ('{"K": "sk-secret", "x": "' + "x" * FILE_LIMIT + '"}', f"more than {FILE_LIMIT} bytes")],
 )
 def test_a_damaged_file_is_named_never_quoted(tmp_path: Path, content: str | bytes, problem: str) -> None:
     store = CredentialStore(tmp_path / "credentials")
@@ -60,6 +63,13 @@ def test_a_damaged_file_is_named_never_quoted(tmp_path: Path, content: str | byt
     assert str(store.path) in str(caught.value) and "secret" not in str(caught.value)
     store.save({"K": "fresh"})  # signing in again replaces it
     assert store.read() == {"K": "fresh"}
+
+
+def test_a_fifo_in_the_files_place_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
+    store = CredentialStore(tmp_path / "credentials")
+    os.mkfifo(store.path)
+    with pytest.raises(CredentialsError, match=r"credentials is damaged \(not a regular file\)"):
+        store.read()
 
 
 def test_io_failures_are_credentials_errors(tmp_path: Path) -> None:
