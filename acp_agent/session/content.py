@@ -126,9 +126,45 @@ def arguments_text(arguments: str) -> str:
     return arguments if arguments.strip() else "{}"
 
 
+MAX_ARGUMENTS_CHARS = 1024 * 1024
+"""The longest arguments text a tool call may pass (far more than a model writes in one answer)."""
+MAX_ARGUMENTS_DEPTH = 64
+"""How deep a call's arguments may nest: what every tool takes, well inside what the editor's
+frames (the card's `rawInput`) and the serializers carry."""
+
+
+class ArgumentsRefused(ValueError):
+    """A call's arguments are JSON too large or too deep to be taken; the message says which."""
+
+
 def parse_arguments(arguments: str) -> Any:
-    """A call's arguments as JSON (blank text is `{}`); `ValueError` when they are not JSON."""
-    return json.loads(arguments_text(arguments))
+    """A call's arguments as JSON (blank text is `{}`); `ValueError` when they are not JSON, and
+    `ArgumentsRefused` when they are longer than `MAX_ARGUMENTS_CHARS` or nested deeper than
+    `MAX_ARGUMENTS_DEPTH` (so what is refused is never parsed whole, nor walked recursively)."""
+    if len(arguments) > MAX_ARGUMENTS_CHARS:
+        raise ArgumentsRefused(f"{len(arguments)} characters, more than the {MAX_ARGUMENTS_CHARS} a call may pass")
+    try:
+        value = json.loads(arguments_text(arguments))
+    except RecursionError:
+        value = None
+    else:
+        if _depth_within(value, MAX_ARGUMENTS_DEPTH):
+            return value
+    raise ArgumentsRefused(f"nested deeper than {MAX_ARGUMENTS_DEPTH} levels")
+
+
+def _depth_within(value: Any, limit: int) -> bool:
+    """Whether `value`'s lists and objects nest at most `limit` deep (walked without recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        items = node.values() if isinstance(node, dict) else node if isinstance(node, list) else None
+        if items is None:
+            continue
+        if depth > limit:
+            return False
+        stack.extend((item, depth + 1) for item in items if isinstance(item, (dict, list)))
+    return True
 
 
 AssistantBlock = Annotated[TextBlock | ReasoningBlock | ToolCallBlock, Field(discriminator="type")]

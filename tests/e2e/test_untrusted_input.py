@@ -56,3 +56,70 @@ async def test_command_files_whose_front_matter_does_not_parse_are_left_out_and_
     for name in BAD_FRONT_MATTER:  # one line each time the files are read, saying which and why
         assert any(f"{config / 'commands' / name}.md: its front-matter is not YAML" in line for line in warned)
         assert any(f"{cwd / '.acp-agent' / 'commands' / f'p{name}'}.md: its front-matter is not YAML" in line for line in warned)
+
+
+def call_cards(updates: list[Frame]) -> dict[str, tuple[object, str]]:
+    """Each tool call's rawInput and final status, by its id."""
+    cards: dict[str, tuple[object, str]] = {}
+    for params in updates:
+        update = params["update"]
+        if update["sessionUpdate"] == "tool_call":
+            cards[update["toolCallId"]] = (update["rawInput"], update["status"])
+        elif update["sessionUpdate"] == "tool_call_update" and "status" in update:
+            cards[update["toolCallId"]] = (cards[update["toolCallId"]][0], update["status"])
+    return cards
+
+
+def results(updates: list[Frame]) -> dict[str, str]:
+    return {
+        u["update"]["toolCallId"]: u["update"]["content"][0]["content"]["text"]
+        for u in updates
+        if u["update"]["sessionUpdate"] == "tool_call_update" and u["update"].get("status") == "failed"
+    }
+
+
+async def test_calls_too_deep_too_large_repeated_or_unloggable_are_answered_and_the_thread_loads(tmp_path: Path) -> None:
+    def deep(levels: int) -> str:
+        return '{"path": ' + "[" * levels + "]" * levels + "}"
+
+    calls = [
+        {"id": "deep", "name": "read_file", "argumentsText": deep(300)},  # ended the server
+        {"id": "deeper", "name": "read_file", "argumentsText": deep(5000)},  # past the JSON parser's stack
+        {"id": "large", "name": "read_file", "arguments": {"path": "x" * (1024 * 1024)}},
+        {"id": "twice", "name": "read_file", "arguments": {"path": "a.txt"}},
+        {"id": "twice", "name": "read_file", "arguments": {"path": "a.txt"}},
+        {"id": "bad\ud800", "name": "read\udc00file", "arguments": {"path": "a.txt"}},  # not Unicode: cannot be logged
+    ]
+    (tmp_path / "a.txt").write_text("A\n", encoding="utf-8")
+    env = scripted_env(tmp_path, [{"toolCalls": calls}, {"text": "Noted."}])
+    async with spawn_server(config=RECORD_CONFIG, env=env) as wire:
+        session_id = await new_session(wire, tmp_path)
+        answer = await wire.request("session/prompt", {"sessionId": session_id, "prompt": [text("go")]})
+        live = wire.updates(session_id)
+        assert await wire.finish() == 0
+    assert answer["result"] == {"stopReason": "end_turn"}  # the turn went on to its next model call
+    assert {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Noted."}} in [u["update"] for u in live]
+    assert "Traceback" not in wire.stderr_text
+    async with spawn_server(config=RECORD_CONFIG, env=env) as wire:
+        await wire.request("initialize", {"protocolVersion": 1})
+        loaded = await wire.request("session/load", {"sessionId": session_id, "cwd": str(tmp_path), "mcpServers": []})
+        replayed = wire.updates(session_id)
+    assert "result" in loaded, loaded
+    cards = call_cards(live)
+    assert cards == call_cards(replayed)  # the log holds what the editor was shown
+    assert cards == {
+        "deep": ("[arguments not shown: nested deeper than 64 levels]", "failed"),
+        "deeper": ("[arguments not shown: nested deeper than 64 levels]", "failed"),
+        "large": (f"[arguments not shown: {1024 * 1024 + 12} characters, more than the {1024 * 1024} a call may pass]", "failed"),
+        "twice": ({"path": "a.txt"}, "completed"),
+        "twice~2": ({"path": "a.txt"}, "failed"),
+        "bad\ufffd": ({"path": "a.txt"}, "failed"),
+    }
+    assert results(live) == {
+        "deep": "Error: the arguments for 'read_file' are nested deeper than 64 levels: the call did not run; pass smaller arguments",
+        "deeper": "Error: the arguments for 'read_file' are nested deeper than 64 levels: the call did not run; pass smaller arguments",
+        "large": f"Error: the arguments for 'read_file' are {1024 * 1024 + 12} characters, more than the {1024 * 1024} a call may pass:"
+        " the call did not run; pass smaller arguments",
+        "twice~2": "Error: another call of the same answer has the id 'twice': this call did not run; call it again",
+        "bad\ufffd": "Error: unknown tool 'read\ufffdfile'",
+    }
