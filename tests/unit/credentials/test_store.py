@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from acp_agent.config_dir import ENV_CONFIG
-from acp_agent.credentials import ApiKey, Credentials, CredentialsError, CredentialStore, MissingKey
+from acp_agent.credentials import ApiKey, Credentials, CredentialsError, CredentialStore, MissingKey, scrub, usable
 from acp_agent.credentials.store import FILE_LIMIT
 
 
@@ -124,3 +125,17 @@ def test_a_missing_key_says_what_to_do_and_check_finds_it_by_provider(tmp_path: 
     credentials.store.path.write_text("{")
     with pytest.raises(MissingKey, match=r"^Authentication required: .*credentials is damaged \(not JSON\); sign in again$"):
         credentials.key(wanted)
+
+
+def test_only_a_key_a_header_can_carry_is_usable() -> None:
+    assert usable("sk-0123456789abcdef_-.~+/=")
+    for bad in ("sk-a\r", "sk-a\n", " sk-a", "sk a", "sk-\x00", "sk-clé", "sk-\t", "sk-\u2028"):
+        assert not usable(bad), repr(bad)
+
+
+def test_scrub_takes_the_key_out_in_every_form_it_may_be_quoted_in() -> None:
+    key = "sk-canary-\u00e9\r"
+    quoted = [key, key.strip(), repr(key), json.dumps(key), repr(key.encode()), f"Bearer {key.strip()}\\r"]
+    scrubbed = scrub(" | ".join(quoted), key)
+    assert "canary" not in scrubbed and scrubbed.count("***") == len(quoted)
+    assert scrub("nothing of it here", key) == "nothing of it here"
