@@ -41,7 +41,7 @@ from acp_agent.session.events import (
     TurnStartData,
     UserMessageData,
 )
-from acp_agent.tools.base import ToolCallContext, ToolResult
+from acp_agent.tools.base import ToolCallContext, ToolResult, bounded_raw_output
 from acp_agent.tools.pipeline import PreparedCall, prepare, run_prepared
 from acp_agent.llm.service import LLM
 from acp_agent.agent.keys import AGENTS, COMPACTION, PROMPT
@@ -260,7 +260,7 @@ def _log_result(agent: Agent, progress: TurnProgress, call_id: str, result: Tool
             content=result.content,
             is_error=result.is_error,
             error=result.error,
-            raw_output=result.raw_output,
+            raw_output=bounded_raw_output(result.raw_output),
         ),
     )
     progress.owed.remove(call_id)
