@@ -212,7 +212,8 @@ async def test_a_flood_of_output_is_bounded_on_the_card_and_in_the_log_and_stdou
     server = Scripted(tmp_path, script)
     async with server.serve() as wire:
         await wire.request("initialize", {"protocolVersion": 1})
-        session_id = await open_session(wire, server.cwd, [fixture()])
+        hostile = {**fixture(), "args": [str(FIXTURE_SERVER), "hostile"]}
+        session_id = await open_session(wire, server.cwd, [hostile])
         await prompt(wire, session_id, "Flood, then make noise.")
         said = results(wire, session_id)
     [flooded] = [
