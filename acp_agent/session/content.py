@@ -7,7 +7,9 @@ is no second path to them).
 
 from __future__ import annotations
 
+import binascii
 import json
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, TypeAdapter
@@ -93,6 +95,34 @@ def decoded_size(base64: str) -> int:
 
 
 ContentBlock = Annotated[TextContent | ResourceLink | EmbeddedResource | ImageContent, Field(discriminator="type")]
+
+IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+"""The image types a prompt may attach: those the model providers take."""
+
+
+def block_problem(block: ContentBlock) -> str | None:
+    """What makes a prompt's block unfit to be kept in the conversation and sent with every later
+    request (a provider that refuses it would fail the thread for good); None when it is fit. An
+    image must be of an `IMAGE_TYPES` type with base64 data, an embedded file's bytes base64."""
+    if isinstance(block, ImageContent):
+        if block.mime_type.lower() not in IMAGE_TYPES:
+            return f"mimeType {block.mime_type!r} is not an image type this agent sends ({', '.join(IMAGE_TYPES)})"
+        return None if _base64(block.data) else "data is not base64 (or is empty)"
+    if isinstance(block, EmbeddedResource) and isinstance(block.resource, BlobResourceContents) and not _base64(block.resource.blob):
+        return "resource.blob is not base64"
+    return None
+
+
+def _base64(data: str) -> bool:
+    try:
+        return bool(binascii.a2b_base64(data, strict_mode=True))
+    except (binascii.Error, ValueError):
+        return False
+
+
+def is_blank(content: Sequence[ContentBlock]) -> bool:
+    """Whether a prompt says nothing: no block, or only text blocks of blanks."""
+    return all(isinstance(block, TextContent) and not block.text.strip() for block in content)
 
 # --- assistant output -------------------------------------------------------------------------
 

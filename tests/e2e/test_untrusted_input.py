@@ -123,3 +123,41 @@ async def test_calls_too_deep_too_large_repeated_or_unloggable_are_answered_and_
         "twice~2": "Error: another call of the same answer has the id 'twice': this call did not run; call it again",
         "bad\ufffd": "Error: unknown tool 'read\ufffdfile'",
     }
+
+
+async def test_blocks_unfit_to_resend_and_empty_prompts_are_refused_at_the_door(tmp_path: Path) -> None:
+    png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+    refused = {
+        "not base64": [text("look"), {"type": "image", "data": "<html>not an image</html>", "mimeType": "image/png"}],
+        "empty data": [text("look"), {"type": "image", "data": "", "mimeType": "image/png"}],
+        "html": [text("look"), {"type": "image", "data": png, "mimeType": "text/html"}],
+        "blob": [{"type": "resource", "resource": {"uri": "file:///a.bin", "blob": "%%%", "mimeType": "application/x"}}],
+        "no block": [],
+        "blank": [text("  \n"), text("")],
+    }
+    async with spawn_server(config=RECORD_CONFIG, env=scripted_env(tmp_path, [{"text": "A pixel."}])) as wire:
+        session_id = await new_session(wire, tmp_path)
+        switched = await wire.request(
+            "session/set_config_option", {"sessionId": session_id, "configId": "model", "value": "replay-alt"}
+        )
+        assert "result" in switched, switched  # a model that takes images
+        answers = {
+            name: await wire.request("session/prompt", {"sessionId": session_id, "prompt": prompt})
+            for name, prompt in refused.items()
+        }
+        image = {"type": "image", "data": png, "mimeType": "image/png"}
+        answered = await wire.request("session/prompt", {"sessionId": session_id, "prompt": [text("look"), image]})
+        assert await wire.finish() == 0
+    images = "image/png, image/jpeg, image/gif, image/webp"
+    assert {name: error_of(answer) for name, answer in answers.items()} == {
+        "not base64": (-32602, "Invalid params: prompt[1]: data is not base64 (or is empty)"),
+        "empty data": (-32602, "Invalid params: prompt[1]: data is not base64 (or is empty)"),
+        "html": (-32602, f"Invalid params: prompt[1]: mimeType 'text/html' is not an image type this agent sends ({images})"),
+        "blob": (-32602, "Invalid params: prompt[0]: resource.blob is not base64"),
+        "no block": (-32602, "Invalid params: prompt is empty (no block, or only blank text): there is nothing to send"),
+        "blank": (-32602, "Invalid params: prompt is empty (no block, or only blank text): there is nothing to send"),
+    }
+    assert answered["result"] == {"stopReason": "end_turn"}  # the one model call of the test
+    [log] = (tmp_path / "sessions").glob("*/session.jsonl")
+    turns = [line for line in log.read_text(encoding="utf-8").splitlines() if '"type":"turn/start"' in line]
+    assert len(turns) == 1  # the refused prompts left no trace for later requests to carry
