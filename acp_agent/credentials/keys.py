@@ -49,9 +49,8 @@ def scrub(text: str, key: str) -> str:
     """`text` without `key` in any form it may be quoted in: as it is, stripped of the blanks
     around it, escaped as `repr` and JSON write it, and as `repr` writes its UTF-8 bytes."""
     forms = {key, key.strip(), repr(key)[1:-1], json.dumps(key)[1:-1], repr(key.encode("utf-8", "surrogatepass"))[2:-1]}
-    for form in sorted(forms, key=len, reverse=True):  # a longer form first: a shorter one is in it
-        if form:
-            text = text.replace(form, "***")
+    for form in sorted(forms - {""}, key=len, reverse=True):  # a longer form first: a shorter one is in it
+        text = text.replace(form, "***")
     return text
 
 

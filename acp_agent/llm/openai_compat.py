@@ -157,11 +157,8 @@ def translate(exc: Exception, config: Config, key: str | None, *, streaming: boo
         error = LlmError(f"cannot reach {provider} at {config.base_url}: {_brief(exc)}", codes.TRANSPORT)
     else:
         return None
-    if key:
-        message = scrub(error.message, key)
-        if message != error.message:
-            error = LlmError(message, error.code, error.status)
-    return error
+    message = scrub(error.message, key) if key else error.message
+    return error if message == error.message else LlmError(message, error.code, error.status)
 
 
 def _status_error(status: int, what: str, message: str, config: Config) -> LlmError:

@@ -185,14 +185,12 @@ def parse_arguments(arguments: str) -> Any:
 
 def _depth_within(value: Any, limit: int) -> bool:
     """Whether `value`'s lists and objects nest at most `limit` deep (walked without recursion)."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
+    stack: list[tuple[Any, int]] = [(value, 1)] if isinstance(value, (dict, list)) else []
     while stack:
         node, depth = stack.pop()
-        items = node.values() if isinstance(node, dict) else node if isinstance(node, list) else None
-        if items is None:
-            continue
         if depth > limit:
             return False
+        items = node.values() if isinstance(node, dict) else node
         stack.extend((item, depth + 1) for item in items if isinstance(item, (dict, list)))
     return True
 
