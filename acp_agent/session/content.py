@@ -156,8 +156,9 @@ def arguments_text(arguments: str) -> str:
     return arguments if arguments.strip() else "{}"
 
 
-MAX_ARGUMENTS_CHARS = 1024 * 1024
-"""The longest arguments text a tool call may pass (far more than a model writes in one answer)."""
+MAX_ARGUMENTS_CHARS = 4 * 1024 * 1024
+"""The longest arguments text a tool call may pass: far more than a model writes in one answer
+(a file of a few MiB written whole still passes)."""
 MAX_ARGUMENTS_DEPTH = 64
 """How deep a call's arguments may nest: what every tool takes, well inside what the editor's
 frames (the card's `rawInput`) and the serializers carry."""

@@ -4,11 +4,11 @@ session and the server go on, and a log that was written loads."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
+from acp_agent.session.content import MAX_ARGUMENTS_CHARS
 from tests.e2e.test_bad_input import error_of, new_session, scripted_env, text
 from tests.e2e.wire import RECORD_CONFIG, Frame, spawn_server
 
@@ -85,7 +85,7 @@ async def test_calls_too_deep_too_large_repeated_or_unloggable_are_answered_and_
     calls = [
         {"id": "deep", "name": "read_file", "argumentsText": deep(300)},  # ended the server
         {"id": "deeper", "name": "read_file", "argumentsText": deep(5000)},  # past the JSON parser's stack
-        {"id": "large", "name": "read_file", "arguments": {"path": "x" * (1024 * 1024)}},
+        {"id": "large", "name": "read_file", "arguments": {"path": "x" * MAX_ARGUMENTS_CHARS}},
         {"id": "twice", "name": "read_file", "arguments": {"path": "a.txt"}},
         {"id": "twice", "name": "read_file", "arguments": {"path": "a.txt"}},
         {"id": "bad\ud800", "name": "read\udc00file", "arguments": {"path": "a.txt"}},  # not Unicode: cannot be logged
@@ -110,7 +110,7 @@ async def test_calls_too_deep_too_large_repeated_or_unloggable_are_answered_and_
     assert cards == {
         "deep": ("[arguments not shown: nested deeper than 64 levels]", "failed"),
         "deeper": ("[arguments not shown: nested deeper than 64 levels]", "failed"),
-        "large": (f"[arguments not shown: {1024 * 1024 + 12} characters, more than the {1024 * 1024} a call may pass]", "failed"),
+        "large": (f"[arguments not shown: {MAX_ARGUMENTS_CHARS + 12} characters, more than the {MAX_ARGUMENTS_CHARS} a call may pass]", "failed"),
         "twice": ({"path": "a.txt"}, "completed"),
         "twice~2": ({"path": "a.txt"}, "failed"),
         "bad\ufffd": ({"path": "a.txt"}, "failed"),
@@ -118,7 +118,7 @@ async def test_calls_too_deep_too_large_repeated_or_unloggable_are_answered_and_
     assert results(live) == {
         "deep": "Error: the arguments for 'read_file' are nested deeper than 64 levels: the call did not run; pass smaller arguments",
         "deeper": "Error: the arguments for 'read_file' are nested deeper than 64 levels: the call did not run; pass smaller arguments",
-        "large": f"Error: the arguments for 'read_file' are {1024 * 1024 + 12} characters, more than the {1024 * 1024} a call may pass:"
+        "large": f"Error: the arguments for 'read_file' are {MAX_ARGUMENTS_CHARS + 12} characters, more than the {MAX_ARGUMENTS_CHARS} a call may pass:"
         " the call did not run; pass smaller arguments",
         "twice~2": "Error: another call of the same answer has the id 'twice': this call did not run; call it again",
         "bad\ufffd": "Error: unknown tool 'read\ufffdfile'",
