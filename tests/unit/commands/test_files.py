@@ -131,3 +131,15 @@ def test_a_projects_command_file_is_read_only_inside_the_cwd_and_only_a_regular_
     assert "leak.md" in caplog.text and "leads outside" in caplog.text
     assert "pipe.md: [Errno 22] not a regular file" in caplog.text
     assert f"huge.md: {FILE_LIMIT + 1} bytes, more than a command's {FILE_LIMIT}" in caplog.text
+
+
+def test_a_loop_of_links_among_the_files_is_left_out_with_a_warning(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    cwd, config = tmp_path / "cwd", tmp_path / "config"
+    for directory in (config / "commands", cwd / ".acp-agent" / "commands"):
+        directory.mkdir(parents=True)
+        (directory / "a.md").symlink_to("b.md")
+        (directory / "b.md").symlink_to("a.md")
+    write(config / "commands" / "fine.md", "Fine.")
+    with caplog.at_level(logging.WARNING):
+        assert list(command_files(cwd, config)) == ["fine"]
+    assert caplog.text.count("Too many levels of symbolic links") == 4
