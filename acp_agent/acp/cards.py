@@ -4,7 +4,7 @@ One builder for the two places a card goes out: the `tool_call` update that open
 `toolCall` of the `session/request_permission` that asks about it, so the user sees the same title,
 kind, input, content and locations in both. Its raw input follows the one rule for arguments
 (`session.content.parse_arguments`: blank text is `{}`); arguments that are not JSON go out as
-their text.
+their text, and arguments too large or too deep for a call as a note saying so.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from acp_agent.acp.schema import (
     ToolCallStart,
     ToolKind,
 )
-from acp_agent.session.content import parse_arguments
+from acp_agent.session.content import ArgumentsRefused, parse_arguments
 from acp_agent.tools.base import Diff, Location, Tool, ToolPresentation, ToolPreview
 
 
@@ -98,6 +98,8 @@ def tool_card(tool: Tool[Any] | None, name: str, arguments: str) -> ToolCard:
 def raw_input_of(arguments: str) -> Any:
     try:
         return parse_arguments(arguments)
+    except ArgumentsRefused as exc:  # bounded like the call: a note, never the text itself
+        return f"[arguments not shown: {exc}]"
     except ValueError:
         return arguments
 

@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 
 from acp_agent.acp import errors
 from acp_agent.acp.schema import ListSessionsResult, SessionInfo
-from acp_agent.session.index import SessionSummary
+from acp_agent.session.index import SessionSummary, parse_json
 
 
 def listed_cwd(cwd: str | None) -> str | None:
@@ -59,7 +59,7 @@ def _cursor(summary: SessionSummary) -> str:
 
 def _cursor_position(cursor: str) -> tuple[int, str]:
     try:
-        updated_at, session_id = json.loads(base64.urlsafe_b64decode(cursor.encode()))
+        updated_at, session_id = parse_json(base64.urlsafe_b64decode(cursor.encode()))
         if type(updated_at) is int and isinstance(session_id, str):
             return -updated_at, session_id
     except (binascii.Error, ValueError, TypeError):

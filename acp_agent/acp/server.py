@@ -76,6 +76,8 @@ from acp_agent.session.content import (
     ContentBlock,
     EmbeddedResource,
     ImageContent,
+    block_problem,
+    is_blank,
 )
 from acp_agent.session.errors import (
     InvalidSessionId,
@@ -522,8 +524,12 @@ def _content_block(index: int, block: dict[str, Any], images: bool) -> ContentBl
 
 
 def _check_attachments(content: Sequence[ContentBlock], agent: Agent) -> None:
-    """Images only for a model that takes them (the session's model when the prompt arrives);
-    images and binary files no larger than the session log keeps (`maxAttachmentBytes`)."""
+    """Something to say (a prompt of no block, or of blank text only, is refused: it would cost a
+    model call, and some providers refuse an empty message); images only for a model that takes
+    them (the session's model when the prompt arrives); images and binary files no larger than
+    the session log keeps (`maxAttachmentBytes`), and fit to be sent again (`block_problem`)."""
+    if is_blank(content):
+        raise errors.invalid_params("prompt is empty (no block, or only blank text): there is nothing to send")
     agents = agent.ctx.get(AGENTS)
     for index, block in enumerate(content):
         if isinstance(block, ImageContent) and not model_entry(agents.models, agent.options.model).vision:
@@ -534,6 +540,9 @@ def _check_attachments(content: Sequence[ContentBlock], agent: Agent) -> None:
                 f"prompt[{index}]: the attachment is {attached.size} bytes, more than the"
                 f" {agents.max_attachment_bytes} a prompt may attach (maxAttachmentBytes)"
             )
+        problem = block_problem(block)
+        if problem is not None:
+            raise errors.invalid_params(f"prompt[{index}]: {problem}")
 
 
 def _stop_reason(reason: TurnEndReason) -> StopReason:

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Literal, Protocol
 import anyio
 
 from acp_agent.agent.config import model_entry
-from acp_agent.llm.assembler import BlockAssembler
-from acp_agent.session.content import ContentBlock, ToolCallBlock
+from acp_agent.llm.assembler import BlockAssembler, loggable
+from acp_agent.session.content import BlockEnd, ContentBlock, ToolCallBlock, ToolCallDelta
 from acp_agent.llm.codes import CONTEXT_OVERFLOW
 from acp_agent.llm.errors import LlmError
 from acp_agent.llm.request import LlmRequest, Messages
@@ -41,8 +41,8 @@ from acp_agent.session.events import (
     TurnStartData,
     UserMessageData,
 )
-from acp_agent.tools.base import ToolCallContext, ToolResult
-from acp_agent.tools.pipeline import prepare, run_prepared
+from acp_agent.tools.base import ToolCallContext, ToolResult, bounded_raw_output
+from acp_agent.tools.pipeline import PreparedCall, prepare, run_prepared
 from acp_agent.llm.service import LLM
 from acp_agent.agent.keys import AGENTS, COMPACTION, PROMPT
 from acp_agent.tools.registry import TOOLS
@@ -90,6 +90,8 @@ class TurnControl:
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     steering: list[Sequence[ContentBlock]] = field(default_factory=list)
 
+
+_CALL_CHUNKS = (ToolCallDelta, BlockEnd)
 
 TURN_STARTING = "agent/turn-starting"
 """Emitted with the agent right before each turn's `turn/start` (synchronous listeners): what a
@@ -199,6 +201,8 @@ async def model_call(agent: Agent, progress: TurnProgress, request: LlmRequest) 
     append, feed = session.append_chunk, assembler.feed
     async with aclosing(stream):
         async for chunk in stream:
+            if isinstance(chunk, _CALL_CHUNKS):  # its id and name must be loggable: see `loggable`
+                chunk = loggable(chunk)
             append(turn, step, chunk)
             feed(chunk)
     finish = assembler.finish
@@ -213,12 +217,19 @@ async def model_call(agent: Agent, progress: TurnProgress, request: LlmRequest) 
 
 async def _run_tools(agent: Agent, progress: TurnProgress, calls: list[ToolCallBlock]) -> bool:
     """Run the step's calls, logging each result; whether a result ended the turn."""
-    session, turn, step = agent.session, progress.turn, progress.step
-    assert step is not None
-    prepared = [prepare(call, agent.ctx.get(TOOLS), agent.scope) for call in calls]
+    session, turn, step, assembler = agent.session, progress.turn, progress.step, progress.assembler
+    assert step is not None and assembler is not None
+    repeated = assembler.repeated
+    prepared = [
+        _repeated(call, repeated[call.id]) if call.id in repeated else prepare(call, agent.ctx.get(TOOLS), agent.scope)
+        for call in calls
+    ]
     for call in calls:
-        session.append("tool/call", ToolCallData(turn=turn, step=step, call_id=call.id, name=call.name, arguments=call.arguments))
-        progress.owed.append(call.id)
+        try:
+            session.append("tool/call", ToolCallData(turn=turn, step=step, call_id=call.id, name=call.name, arguments=call.arguments))
+        finally:  # logged, even if one who heard of it failed: it is owed a result whatever comes
+            if call.id in session.state.pending_calls:
+                progress.owed.append(call.id)
     cwd = Path(session.cwd or ".")
 
     def context(call_id: str) -> ToolCallContext:
@@ -229,6 +240,13 @@ async def _run_tools(agent: Agent, progress: TurnProgress, calls: list[ToolCallB
 
     results = await run_prepared(prepared, context, on_result=log, gate=agent.ctx.get(TOOLS).gates(agent.scope))
     return any(result.ends_turn and not result.is_error for result in results)
+
+
+def _repeated(call: ToolCallBlock, given: str) -> PreparedCall:
+    """A call that repeated the id of an earlier call of its message (renamed `call.id` by the
+    assembler): answered with an error the model can act on, never run."""
+    message = f"another call of the same answer has the id '{given}': this call did not run; call it again"
+    return PreparedCall(call, None, None, ToolResult.failure(message, "repeated_call_id"))
 
 
 def _log_result(agent: Agent, progress: TurnProgress, call_id: str, result: ToolResult) -> None:
@@ -242,7 +260,7 @@ def _log_result(agent: Agent, progress: TurnProgress, call_id: str, result: Tool
             content=result.content,
             is_error=result.is_error,
             error=result.error,
-            raw_output=result.raw_output,
+            raw_output=bounded_raw_output(result.raw_output),
         ),
     )
     progress.owed.remove(call_id)

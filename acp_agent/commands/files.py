@@ -28,8 +28,14 @@ USER_DIR = "commands"
 ARGUMENTS = "$ARGUMENTS"
 FILE_LIMIT = 256 * 1024
 """Bytes a command file may hold: a prompt template, never a dump (it is sent whole each time)."""
+FRONT_MATTER_LIMIT = 16 * 1024
+"""Bytes a front-matter block may hold: a description and a hint, never a document (what a YAML
+parser is given from a repository is bounded, as its nesting is by the parser's own limits)."""
 NAME = re.compile(r"[\w.-]+")
 """What a command file's name (without `.md`) may be: what the editor sends after `/` up to a space."""
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""libyaml's safe loader where PyYAML has it: fast, and it refuses nesting past 1000 levels in
+milliseconds (the pure-Python one takes a second to reach its RecursionError)."""
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*(?:\r?\n|\Z)", re.DOTALL | re.MULTILINE)
 
 
@@ -90,7 +96,11 @@ def read_command_file(path: Path, project: Path | None = None) -> CommandFile | 
     except (OSError, UnicodeDecodeError, OutsideWorkspace) as exc:
         log.warning("ignoring the command file %s: %s", path, exc)
         return None
-    meta, body = _split(text, path)
+    try:
+        meta, body = _split(text)
+    except FrontMatterError as exc:
+        log.warning("ignoring the command file %s: its front-matter %s", path, exc)
+        return None
     template = body.strip()
     if not template:
         log.warning("ignoring the command file %s: it has no prompt text", path)
@@ -105,14 +115,25 @@ def read_command_file(path: Path, project: Path | None = None) -> CommandFile | 
     return CommandFile(name, path, description.strip(), template, input_hint)
 
 
-def _split(text: str, path: Path) -> tuple[dict[str, Any], str]:
-    """The front-matter (a YAML mapping between `---` lines at the top) and the text after it."""
+class FrontMatterError(Exception):
+    """A front-matter block that cannot be read; the message says why, after "its front-matter"."""
+
+
+def _split(text: str) -> tuple[dict[str, Any], str]:
+    """The front-matter (a YAML mapping between `---` lines at the top) and the text after it;
+    `FrontMatterError` when the block is too large or is not YAML."""
     match = _FRONT_MATTER.match(text)
     if match is None:
         return {}, text
+    block = match[1]
+    if len(block.encode("utf-8")) > FRONT_MATTER_LIMIT:
+        raise FrontMatterError(f"holds more than {FRONT_MATTER_LIMIT} bytes")
     try:
-        meta = yaml.safe_load(match[1])
-    except yaml.YAMLError as exc:
-        log.warning("the front-matter of the command file %s is not YAML (%s); it is left out", path, exc)
-        meta = None
+        meta = yaml.load(block, Loader=_LOADER)
+    except Exception as exc:  # not only YAMLError: an impossible date is a ValueError, deep nesting a RecursionError
+        raise FrontMatterError(f"is not YAML ({type(exc).__name__}: {_first_line(exc)})") from None
     return (meta if isinstance(meta, dict) else {}), text[match.end() :]
+
+
+def _first_line(exc: Exception) -> str:
+    return (str(exc).strip().splitlines() or [""])[0][:200]

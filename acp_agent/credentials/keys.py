@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Awaitable, Callable
 from typing import Literal, NamedTuple
 
@@ -30,6 +32,26 @@ class ApiKey(NamedTuple):
 
 class MissingKey(Exception):
     """A model row has no key: the message says what to do (the variable to set, or sign in)."""
+
+
+UNUSABLE = "holds a character an HTTP header cannot carry (a space, a line break, a control or non-ASCII character)"
+"""Why a key is refused before it is sent; said of the key, never with it."""
+
+
+def usable(key: str) -> bool:
+    """Whether `key` can be sent as `Authorization: Bearer <key>`: visible ASCII only. Anything
+    else (a pasted line break, a space, a non-ASCII character) makes the HTTP library refuse the
+    header with a message quoting it, so such a key is refused first, without being quoted."""
+    return key.isascii() and key.isprintable() and not any(c.isspace() for c in key)
+
+
+def scrub(text: str, key: str) -> str:
+    """`text` without `key` in any form it may be quoted in: as it is, stripped of the blanks
+    around it, escaped as `repr` and JSON write it, and as `repr` writes its UTF-8 bytes."""
+    forms = {key, key.strip(), repr(key)[1:-1], json.dumps(key)[1:-1], repr(key.encode("utf-8", "surrogatepass"))[2:-1]}
+    for form in sorted(forms - {""}, key=len, reverse=True):  # a longer form first: a shorter one is in it
+        text = text.replace(form, "***")
+    return text
 
 
 class Credentials:
@@ -66,6 +88,12 @@ class Credentials:
                 f"Authentication required: no {wanted.provider} API key (the model at {wanted.base_url}"
                 f" needs one): set the environment variable {wanted.name}, or sign in (`acp-agent login`)"
                 " to store one"
+            )
+        if not usable(found):
+            where = f"the environment variable {wanted.name}" if os.environ.get(wanted.name) else f"{self.store.path}"
+            raise MissingKey(
+                f"Authentication required: the {wanted.provider} API key in {where} {UNUSABLE}: set it"
+                " again, or sign in (`acp-agent login`)"
             )
         return found
 

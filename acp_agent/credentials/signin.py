@@ -16,7 +16,7 @@ from typing import TextIO
 
 import anyio
 
-from acp_agent.credentials.keys import ApiKey
+from acp_agent.credentials.keys import UNUSABLE, ApiKey, usable
 from acp_agent.credentials.store import CredentialsError, CredentialStore
 
 SIGNED_IN = 0
@@ -48,6 +48,9 @@ def sign_in(
             secret = ask(f"{key.provider} API key ({key.name}, for {key.base_url}): ").strip()
             if not secret:
                 say("acp-agent: no key entered; nothing stored")
+                return FAILED
+            if not usable(secret):
+                say(f"acp-agent: the key {UNUSABLE}; nothing stored")
                 return FAILED
             if key.check is not None:
                 checked = anyio.run(key.check, secret)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Mapping
 from contextlib import suppress
 from pathlib import Path
@@ -20,6 +21,8 @@ from acp_agent.config_dir import config_dir
 FILE_NAME = "credentials"
 FILE_MODE = 0o600
 DIR_MODE = 0o700
+FILE_LIMIT = 64 * 1024
+"""Bytes the file may hold: a few keys, never more (a larger file is damaged, and is not read)."""
 
 
 class CredentialsError(Exception):
@@ -39,14 +42,19 @@ class CredentialStore:
     def read(self) -> dict[str, str]:
         """Every stored key by name; empty when nothing is stored."""
         try:
-            raw = self.path.read_bytes()
+            with open(self.path, "rb", opener=_nonblocking) as file:
+                if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+                    raise CredentialsDamaged(f"{self.path} is damaged (not a regular file)")
+                raw = file.read(FILE_LIMIT + 1)
         except (FileNotFoundError, NotADirectoryError):  # no such file: nothing stored
             return {}
         except OSError as exc:
             raise CredentialsError(f"cannot read {self.path}: {exc.strerror}") from None
+        if len(raw) > FILE_LIMIT:
+            raise CredentialsDamaged(f"{self.path} is damaged (more than {FILE_LIMIT} bytes)")
         try:
             data = json.loads(raw)
-        except ValueError:  # not even the decoder's message: it could quote part of a key
+        except Exception:  # any failure (a RecursionError too), and not its message: it could quote a key
             raise CredentialsDamaged(f"{self.path} is damaged (not JSON)") from None
         if not isinstance(data, dict) or not all(isinstance(value, str) for value in data.values()):
             raise CredentialsDamaged(f"{self.path} is damaged (not an object of key names to keys)")
@@ -94,3 +102,8 @@ class CredentialStore:
             with suppress(OSError):  # not made, or already renamed
                 temporary.unlink()
             raise CredentialsError(f"cannot write {self.path}: {exc.strerror}") from None
+
+
+def _nonblocking(path: str, flags: int) -> int:
+    # A FIFO put in the file's place must not hold the reader until someone writes to it.
+    return os.open(path, flags | os.O_NONBLOCK)

@@ -82,6 +82,8 @@ def _read(path: Path, including: tuple[Path, ...]) -> list[Row]:
         data = yaml.load(text, Loader=loader)
     except yaml.YAMLError as exc:
         raise LoaderError("<file>", f"{path}: not YAML: {_yaml_reason(exc)}") from None
+    except Exception as exc:  # a value no type can hold (`2024-02-30`, `!!float abc`), nesting past the stack
+        raise LoaderError("<file>", f"{path}: not YAML: {type(exc).__name__}: {exc}") from None
     if not isinstance(data, list):
         raise LoaderError("<file>", f"{path}: a loader config is a list of rows")
     rows: list[Row] = []

@@ -35,7 +35,7 @@ import anyio
 from pydantic import Field, field_validator
 
 import acp_agent
-from acp_agent.credentials import ApiKey, Credentials, KeyCheck, MissingKey
+from acp_agent.credentials import ApiKey, Credentials, KeyCheck, MissingKey, scrub
 from acp_agent.environ import hide_variables
 from acp_agent.kernel import SHUTDOWN, Context, Disposer, PluginConfig, combine
 from acp_agent.llm import codes
@@ -157,14 +157,8 @@ def translate(exc: Exception, config: Config, key: str | None, *, streaming: boo
         error = LlmError(f"cannot reach {provider} at {config.base_url}: {_brief(exc)}", codes.TRANSPORT)
     else:
         return None
-    if key and key in error.message:
-        error = LlmError(_scrubbed(error.message, key), error.code, error.status)
-    return error
-
-
-def _scrubbed(message: str, key: str) -> str:
-    """`message` without `key` (a provider may quote what it was sent)."""
-    return message.replace(key, "***")
+    message = scrub(error.message, key) if key else error.message
+    return error if message == error.message else LlmError(message, error.code, error.status)
 
 
 def _status_error(status: int, what: str, message: str, config: Config) -> LlmError:
@@ -275,12 +269,12 @@ class OpenAICompat:
             async with httpx.AsyncClient(timeout=self.config.connect_timeout, headers=USER_AGENT) as client:
                 response = await client.get(url, headers={"Authorization": f"Bearer {key}"})
         except httpx.HTTPError as exc:
-            return KeyCheck("unchecked", _scrubbed(f"cannot reach {url}: {_brief(exc)}", key))
+            return KeyCheck("unchecked", scrub(f"cannot reach {url}: {_brief(exc)}", key))
         status = response.status_code
         if response.is_success:
             return KeyCheck("accepted")
         if status in (401, 403):
-            return KeyCheck("rejected", _scrubbed(f"HTTP {status}: {_provider_message(response.content)}", key))
+            return KeyCheck("rejected", scrub(f"HTTP {status}: {_provider_message(response.content)}", key))
         return KeyCheck("unchecked", f"{url} answered HTTP {status}")
 
     def client(self) -> httpx.AsyncClient:

@@ -4,7 +4,7 @@ It is how scenarios are authored without a real model: run the real server with 
 the session logs it writes as the scenario's fixtures. Loader plugin: `acp_agent.llm.scripted`.
 
 A script is a JSON object mapping a route to its list of calls, or a list (the route `s1`). A call:
-`{"reasoning"?, "text"?, "toolCalls"?: [{"id", "name", "arguments": {...}}], "finish"?, "message"?,
+`{"reasoning"?, "text"?, "toolCalls"?: [{"id", "name", "arguments": {...} or "argumentsText"}], "finish"?, "message"?,
 "code"?, "usage"?}`, or `{"throw": {"message", "code", "status"?, "text"?}}`, or `{"hang": true}`.
 `{{model}}` in a text or a reasoning is replaced, as it streams, by the model the request names:
 the recorded log then shows which model each call went to.
@@ -49,6 +49,9 @@ class ScriptedToolCall(Model):
     id: str
     name: str
     arguments: dict[str, Any] = {}
+    arguments_text: str | None = None
+    """The arguments exactly as streamed, in place of `arguments` (text that is no JSON object,
+    or one no JSON encoder would write)."""
 
 
 class ScriptedCall(Model):
@@ -100,7 +103,7 @@ def _text_block(index: int, kind: Literal["text", "reasoning"], text: str) -> li
 
 
 def _tool_block(index: int, call: ScriptedToolCall) -> list[StreamChunk]:
-    arguments = json.dumps(call.arguments)
+    arguments = json.dumps(call.arguments) if call.arguments_text is None else call.arguments_text
     third = max(1, len(arguments) // 3)
     parts = ["", arguments[:third], arguments[third : 2 * third], arguments[2 * third :]]
     return [

@@ -30,6 +30,7 @@ from typing import Any
 import anyio
 import httpx
 from anyio.abc import Process
+from pydantic import ValidationError
 
 from acp_agent.kernel.scope import Scope
 from acp_agent.mcp import texts
@@ -72,6 +73,20 @@ async def _create_and_report(*args: Any, **kwargs: Any) -> Any:
 
 
 sdk_stdio._create_platform_compatible_process = _create_and_report
+
+_SDK_NOT_PROTOCOL = "Failed to parse JSONRPC message from server"
+"""What the SDK logs, with a traceback, for each stdout line of a stdio server that is not JSON-RPC."""
+
+
+class _NotProtocolFilter(logging.Filter):
+    """Drops the SDK's record of each such line: a server that prints to stdout would flood stderr
+    with tracebacks. The connection counts them instead (`Connection._not_protocol`)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.msg != _SDK_NOT_PROTOCOL
+
+
+logging.getLogger(sdk_stdio.__name__).addFilter(_NotProtocolFilter())
 
 
 class Down(Exception):
@@ -123,6 +138,8 @@ class Connection:
         self.pgid: int | None = None
         """The stdio server's process group while it runs (for the process registry)."""
         self._exit_code: int | None = None
+        self._not_protocol = 0
+        """Stdout lines of the current attempt's server that were not JSON-RPC."""
 
     @property
     def name(self) -> str:
@@ -163,6 +180,7 @@ class Connection:
         self._down = anyio.Event()
         self._over = anyio.Event()
         self._exit_code = None
+        self._not_protocol = 0
         self.stderr.clear()  # a failure report quotes this attempt's server
         self._set("connecting", None)
         was_ready = False
@@ -192,6 +210,8 @@ class Connection:
             self._session = None
             self._listed.set()  # nothing to wait for from a connection that ended
             self._kill_group()
+            if self._not_protocol:
+                log.warning("MCP server %s: %d lines of its stdout were not JSON-RPC (ignored)", self.name, self._not_protocol)
         if not self._closing:
             self._set("disconnected" if was_ready else "failed", reason)
         self._settled.set()
@@ -315,6 +335,10 @@ class Connection:
             self._relist.set()
             if self._listed.is_set():
                 self._listed = anyio.Event()
+        elif isinstance(message, ValidationError):  # a stdout line that is not JSON-RPC
+            self._not_protocol += 1
+            if self._not_protocol == 1:
+                log.warning("MCP server %s wrote a line that is not JSON-RPC on stdout; such lines are ignored (counted)", self.name)
         elif isinstance(message, Exception):  # a transport error the SDK passes on
             log.debug("MCP server %s: transport error %r", self.name, message)
 

@@ -7,7 +7,9 @@ is no second path to them).
 
 from __future__ import annotations
 
+import binascii
 import json
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, TypeAdapter
@@ -94,6 +96,34 @@ def decoded_size(base64: str) -> int:
 
 ContentBlock = Annotated[TextContent | ResourceLink | EmbeddedResource | ImageContent, Field(discriminator="type")]
 
+IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+"""The image types a prompt may attach: those the model providers take."""
+
+
+def block_problem(block: ContentBlock) -> str | None:
+    """What makes a prompt's block unfit to be kept in the conversation and sent with every later
+    request (a provider that refuses it would fail the thread for good); None when it is fit. An
+    image must be of an `IMAGE_TYPES` type with base64 data, an embedded file's bytes base64."""
+    if isinstance(block, ImageContent):
+        if block.mime_type.lower() not in IMAGE_TYPES:
+            return f"mimeType {block.mime_type!r} is not an image type this agent sends ({', '.join(IMAGE_TYPES)})"
+        return None if _base64(block.data) else "data is not base64 (or is empty)"
+    if isinstance(block, EmbeddedResource) and isinstance(block.resource, BlobResourceContents) and not _base64(block.resource.blob):
+        return "resource.blob is not base64"
+    return None
+
+
+def _base64(data: str) -> bool:
+    try:
+        return bool(binascii.a2b_base64(data, strict_mode=True))
+    except (binascii.Error, ValueError):
+        return False
+
+
+def is_blank(content: Sequence[ContentBlock]) -> bool:
+    """Whether a prompt says nothing: no block, or only text blocks of blanks."""
+    return all(isinstance(block, TextContent) and not block.text.strip() for block in content)
+
 # --- assistant output -------------------------------------------------------------------------
 
 
@@ -126,9 +156,44 @@ def arguments_text(arguments: str) -> str:
     return arguments if arguments.strip() else "{}"
 
 
+MAX_ARGUMENTS_CHARS = 4 * 1024 * 1024
+"""The longest arguments text a tool call may pass: far more than a model writes in one answer
+(a file of a few MiB written whole still passes)."""
+MAX_ARGUMENTS_DEPTH = 64
+"""How deep a call's arguments may nest: what every tool takes, well inside what the editor's
+frames (the card's `rawInput`) and the serializers carry."""
+
+
+class ArgumentsRefused(ValueError):
+    """A call's arguments are JSON too large or too deep to be taken; the message says which."""
+
+
 def parse_arguments(arguments: str) -> Any:
-    """A call's arguments as JSON (blank text is `{}`); `ValueError` when they are not JSON."""
-    return json.loads(arguments_text(arguments))
+    """A call's arguments as JSON (blank text is `{}`); `ValueError` when they are not JSON, and
+    `ArgumentsRefused` when they are longer than `MAX_ARGUMENTS_CHARS` or nested deeper than
+    `MAX_ARGUMENTS_DEPTH` (so what is refused is never parsed whole, nor walked recursively)."""
+    if len(arguments) > MAX_ARGUMENTS_CHARS:
+        raise ArgumentsRefused(f"{len(arguments)} characters, more than the {MAX_ARGUMENTS_CHARS} a call may pass")
+    try:
+        value = json.loads(arguments_text(arguments))
+    except RecursionError:
+        value = None
+    else:
+        if _depth_within(value, MAX_ARGUMENTS_DEPTH):
+            return value
+    raise ArgumentsRefused(f"nested deeper than {MAX_ARGUMENTS_DEPTH} levels")
+
+
+def _depth_within(value: Any, limit: int) -> bool:
+    """Whether `value`'s lists and objects nest at most `limit` deep (walked without recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)] if isinstance(value, (dict, list)) else []
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return False
+        items = node.values() if isinstance(node, dict) else node
+        stack.extend((item, depth + 1) for item in items if isinstance(item, (dict, list)))
+    return True
 
 
 AssistantBlock = Annotated[TextBlock | ReasoningBlock | ToolCallBlock, Field(discriminator="type")]

@@ -232,7 +232,7 @@ class SessionIndex:
         read: dict[str, _Row] = {}
         for line in complete.splitlines():
             try:
-                row = _journal_row(json.loads(line))
+                row = _journal_row(parse_json(line))
             except ValueError as exc:
                 log.warning("skipping a line of the session index journal %s: %s", self._journal, exc)
                 continue
@@ -253,7 +253,7 @@ class SessionIndex:
         try:
             with self._path.open("rb") as file:
                 first, *lines = file.read().split(b"\n")
-            root, keys, journal = _catalogue(json.loads(first))
+            root, keys, journal = _catalogue(parse_json(first))
             if len(lines) != len(keys) + 1 or lines[-1]:
                 raise ValueError(f"{len(keys)} working directories named, {len(lines) - 1} lines")
         except (OSError, ValueError) as exc:
@@ -276,7 +276,7 @@ class SessionIndex:
         if rows is None:
             raw = self._raw.get(key)
             try:
-                rows = {} if raw is None else _rows(json.loads(raw), key)
+                rows = {} if raw is None else _rows(parse_json(raw), key)
             except ValueError as exc:
                 self._rebuild(exc)
                 return self._groups.setdefault(key, {})
@@ -518,8 +518,17 @@ def _last_time(file: BinaryIO) -> int | None:
         window *= 4
 
 
+def parse_json(data: bytes) -> Any:
+    """`json.loads`, every failure a `ValueError`: nesting past the parser's stack (a
+    `RecursionError` of its own) included, so a damaged file is refused like any other."""
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise ValueError("nested deeper than the JSON parser allows") from None
+
+
 def json_object(line: bytes) -> dict[str, Any]:
-    obj = json.loads(line)
+    obj = parse_json(line)
     if not isinstance(obj, dict):
         raise ValueError(f"expected a JSON object, got {type(obj).__name__}")
     return obj

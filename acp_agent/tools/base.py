@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic_core import to_json
 
 from acp_agent.kernel.context import Context, ServiceKey
 from acp_agent.kernel.models import Model
@@ -84,6 +85,28 @@ class ToolPreview(Model):
     diffs: list[Diff] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
     """Text in place of a diff (a change too large to show as one)."""
+
+
+RAW_OUTPUT_LIMIT = 256 * 1024
+"""The most a result's `rawOutput` may weigh as JSON: tools bound theirs like the model's copy;
+this is the backstop for any tool that does not."""
+
+
+def bounded_raw_output(raw_output: Any) -> Any:
+    """`raw_output` as it is when it can be written and weighs at most `RAW_OUTPUT_LIMIT` bytes
+    as JSON; else a note saying why it is not shown (never tens of MB in the log and on the wire,
+    never a value the log's serializer would refuse: too deep, or text that is not Unicode)."""
+    if raw_output is None:
+        return None
+    try:
+        size = len(to_json(raw_output))
+    except Exception as exc:  # the serializer's refusal, whatever its kind
+        return f"[raw output not shown: it cannot be written as JSON ({_first_line(exc)})]"
+    return raw_output if size <= RAW_OUTPUT_LIMIT else f"[raw output not shown: {size} bytes, more than {RAW_OUTPUT_LIMIT}]"
+
+
+def _first_line(exc: Exception) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 class ToolResult(Model):

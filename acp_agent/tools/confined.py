@@ -167,7 +167,10 @@ def project_file_head(project: Path, path: Path, limit: int) -> tuple[bytes, int
 def user_file_head(path: Path, limit: int) -> tuple[bytes, int]:
     """`read_head` of a file of the user's own configuration: its symbolic links are the user's and
     are followed (to a dotfiles repository, say); only the final open follows none."""
-    real = path.resolve()
+    try:
+        real = path.resolve()
+    except RuntimeError:  # Python before 3.13 reports a loop of links so, not as an OSError
+        raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), str(path)) from None
     return read_head(Target(real.parent, (real.name,)), limit)
 
 

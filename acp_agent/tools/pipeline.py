@@ -14,7 +14,7 @@ import anyio
 from pydantic import BaseModel, ValidationError
 
 from acp_agent.kernel.scope import Scope
-from acp_agent.session.content import ToolCallBlock, parse_arguments
+from acp_agent.session.content import ArgumentsRefused, ToolCallBlock, parse_arguments
 from acp_agent.tools.base import Tool, ToolCallContext, ToolResult
 from acp_agent.tools.registry import ToolRegistry
 
@@ -49,6 +49,9 @@ def prepare(call: ToolCallBlock, registry: ToolRegistry, owner: Scope | None) ->
         )
     try:
         arguments = parse_arguments(call.arguments)
+    except ArgumentsRefused as exc:
+        message = f"the arguments for '{call.name}' are {exc}: the call did not run; pass smaller arguments"
+        return PreparedCall(call, tool, None, ToolResult.failure(message, "arguments_refused"))
     except ValueError as exc:
         message = f"invalid JSON arguments for '{call.name}': {exc}"
         return PreparedCall(call, tool, None, ToolResult.failure(message, "invalid_json"))

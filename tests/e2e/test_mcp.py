@@ -236,3 +236,33 @@ async def test_a_kill_9_of_the_server_ends_its_mcp_servers_and_what_they_started
         assert all(alive(pid) for pid in pids)
         wire.process.kill()
     assert await gone(pids)
+
+
+async def test_a_flood_of_output_is_bounded_on_the_card_and_in_the_log_and_stdout_noise_logged_once(tmp_path: Path) -> None:
+    script = [
+        call("call_flood", "mcp__fixture__flood", {"megabytes": 2}),
+        call("call_noise", "mcp__fixture__noise", {"lines": 500}),
+        {"text": "done"},
+    ]
+    server = Scripted(tmp_path, script)
+    async with server.serve() as wire:
+        await wire.request("initialize", {"protocolVersion": 1})
+        hostile = {**fixture(), "args": [str(FIXTURE_SERVER), "hostile"]}
+        session_id = await open_session(wire, server.cwd, [hostile])
+        await prompt(wire, session_id, "Flood, then make noise.")
+        said = results(wire, session_id)
+    [flooded] = [
+        u["update"] for u in wire.updates(session_id)
+        if u["update"].get("toolCallId") == "call_flood" and u["update"].get("status") == "completed"
+    ]  # fmt: skip
+    [raw_text] = [block["text"] for block in flooded["rawOutput"]["content"]]
+    assert raw_text == said["call_flood"]  # the card's rawOutput is cut as the model's copy is
+    assert "bytes of output omitted" in raw_text and len(raw_text.encode()) < 31_000
+    assert max(len(json.dumps(frame)) for frame in wire.received) < 100_000
+    [log] = server.sessions.glob("*/session.jsonl")
+    assert max(len(line) for line in log.read_bytes().splitlines()) < 100_000
+    assert said["call_noise"] == "wrote 500 lines"
+    stderr = wire.stderr_text
+    assert stderr.count("MCP server fixture wrote a line that is not JSON-RPC on stdout") == 1
+    assert "MCP server fixture: 500 lines of its stdout were not JSON-RPC (ignored)" in stderr
+    assert "Failed to parse JSONRPC" not in stderr and "Traceback" not in stderr

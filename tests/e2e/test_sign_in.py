@@ -173,6 +173,54 @@ async def test_a_refused_key_or_ctrl_c_exits_non_zero_and_stores_nothing(tmp_pat
     assert not dirs["config"].exists()
 
 
+async def test_a_key_that_cannot_go_in_a_header_is_refused_at_sign_in_without_a_traceback(
+    tmp_path: Path, dirs: dict[str, Path]
+) -> None:
+    async with fake_openai(MODELS_OK) as server:
+        async with login(composition(tmp_path, server.url), server_env(dirs)) as terminal:
+            await terminal.expect(PROMPT)
+            terminal.type("sk-canary-clé\n".encode())
+            status = await terminal.exit_status()
+    shown = terminal.shown.decode(errors="replace")
+    assert status == 1, shown
+    assert (
+        "acp-agent: the key holds a character an HTTP header cannot carry (a space, a line break, a control or"
+        " non-ASCII character); nothing stored"
+    ) in shown
+    assert "Traceback" not in shown and "canary" not in shown
+    assert server.requests == [] and not dirs["config"].exists()
+
+
+@pytest.mark.parametrize("stored", [False, True], ids=["environment", "stored"])
+async def test_a_key_that_cannot_go_in_a_header_is_refused_at_use_and_quoted_nowhere(
+    tmp_path: Path, dirs: dict[str, Path], stored: bool
+) -> None:
+    """A key pasted with its line break: the prompt is refused before any request, and no error,
+    log or stderr line holds the key, in any form (raw, repr'ed, stripped, as bytes)."""
+    key = "sk-canary-4e9b\r" if not stored else " sk-canary-4e9b\n"
+    if stored:
+        dirs["config"].mkdir(mode=0o700)
+        (dirs["config"] / "credentials").write_text(json.dumps({KEY_NAME: key}))
+    where = dirs["config"] / "credentials" if stored else f"the environment variable {KEY_NAME}"
+    async with fake_openai(stream(answer("Never."))) as server:
+        env = {**server_env(dirs, key="" if stored else key), "ACP_AGENT_LOG": "DEBUG"}
+        async with spawn_server(config=composition(tmp_path, server.url), env=env) as wire:
+            await initialize(wire, terminal_auth=True)
+            created = await wire.request("session/new", {"cwd": str(dirs["work"]), "mcpServers": []})
+            refused = await prompt(wire, result_of(created)["sessionId"], "hi")
+            await wire.finish()
+    assert error_of(refused) == (
+        -32000,
+        f"Authentication required: the deepseek API key in {where} holds a character an HTTP header cannot"
+        " carry (a space, a line break, a control or non-ASCII character): set it again, or sign in"
+        " (`acp-agent login`) (the 'login' authentication method)",
+    )
+    assert server.requests == []
+    assert "canary" not in wire.stderr_text and not any("canary" in json.dumps(frame) for frame in wire.received)
+    [log] = dirs["sessions"].glob("*/session.jsonl")
+    assert b"canary" not in log.read_bytes()
+
+
 async def initialize(wire: Wire, terminal_auth: bool) -> dict[str, Any]:
     params = {"protocolVersion": 1, "clientCapabilities": {"auth": {"terminal": terminal_auth}}}
     client = official.InitializeRequest.model_validate(params).client_capabilities

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 
+from acp_agent.acp.jsonrpc import JsonRpcError
 from acp_agent.acp.listing import list_page
 from acp_agent.session.index import SessionSummary
 
@@ -34,3 +37,11 @@ def test_children_and_unprompted_sessions_are_not_listed_nor_counted_for_the_nex
     page = list_page(summaries, None, 2)
     assert [info.session_id for info in page.sessions] == ["s02", "s01"]
     assert page.next_cursor is None
+
+
+@pytest.mark.parametrize("raw", [b"not json", b"[1]", b"[" * 100_000 + b"]" * 100_000, b'["x", "s01"]'])
+def test_a_cursor_this_agent_did_not_give_is_invalid_params_whatever_it_holds(raw: bytes) -> None:
+    cursor = base64.urlsafe_b64encode(raw).decode()
+    with pytest.raises(JsonRpcError) as caught:
+        list_page([summary(1)], cursor, 3)
+    assert caught.value.code == -32602 and "is not a cursor this agent gave" in caught.value.message

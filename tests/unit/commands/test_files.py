@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from acp_agent.commands import command_files, read_command_file
-from acp_agent.commands.files import FILE_LIMIT
+from acp_agent.commands.files import FILE_LIMIT, FRONT_MATTER_LIMIT
 from acp_agent.commands.texts import FILE_INPUT_HINT
 
 
@@ -43,12 +43,29 @@ def test_a_template_without_arguments_takes_no_input_and_keeps_what_was_typed(tm
     assert command.prompt("briefly") == "Summarize today.\n\nbriefly"
 
 
-def test_front_matter_that_is_not_a_mapping_or_not_yaml_is_left_out(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_front_matter_that_is_not_a_mapping_is_ignored(tmp_path: Path) -> None:
     listed = read_command_file(write(tmp_path / "a.md", "---\n- one\n---\nDo A.\n"))
-    broken = read_command_file(write(tmp_path / "b.md", "---\ndescription: [unclosed\n---\nDo B.\n"))
     assert listed is not None and listed.description == "Do A."
-    assert broken is not None and (broken.description, broken.template) == ("Do B.", "Do B.")
-    assert "front-matter of the command file" in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("front_matter", "why"),
+    [
+        ("description: [unclosed", "is not YAML (ParserError"),
+        ("date: 2024-02-30", "is not YAML (ValueError: day is out of range for month)"),
+        ("x: !!float abc", "is not YAML (ValueError: could not convert string to float"),
+        ("x: " + "[" * 3000 + "]" * 3000, "is not YAML ("),  # libyaml's ScannerError, else a RecursionError
+        ("x: !!python/object:os.system 1", "is not YAML (ConstructorError"),
+        ("description: " + "x" * FRONT_MATTER_LIMIT, f"holds more than {FRONT_MATTER_LIMIT} bytes"),
+    ],
+)
+def test_a_file_whose_front_matter_does_not_parse_is_left_out_with_one_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, front_matter: str, why: str
+) -> None:
+    with caplog.at_level(logging.WARNING):
+        assert read_command_file(write(tmp_path / "bad.md", f"---\n{front_matter}\n---\nDo B.\n")) is None
+    (record,) = caplog.records
+    assert f"ignoring the command file {tmp_path / 'bad.md'}: its front-matter {why}" in record.getMessage()
 
 
 @pytest.mark.parametrize(
@@ -114,3 +131,15 @@ def test_a_projects_command_file_is_read_only_inside_the_cwd_and_only_a_regular_
     assert "leak.md" in caplog.text and "leads outside" in caplog.text
     assert "pipe.md: [Errno 22] not a regular file" in caplog.text
     assert f"huge.md: {FILE_LIMIT + 1} bytes, more than a command's {FILE_LIMIT}" in caplog.text
+
+
+def test_a_loop_of_links_among_the_files_is_left_out_with_a_warning(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    cwd, config = tmp_path / "cwd", tmp_path / "config"
+    for directory in (config / "commands", cwd / ".acp-agent" / "commands"):
+        directory.mkdir(parents=True)
+        (directory / "a.md").symlink_to("b.md")
+        (directory / "b.md").symlink_to("a.md")
+    write(config / "commands" / "fine.md", "Fine.")
+    with caplog.at_level(logging.WARNING):
+        assert list(command_files(cwd, config)) == ["fine"]
+    assert caplog.text.count("Too many levels of symbolic links") == 4

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import os
 import stat
 from pathlib import Path
 
 import pytest
 
 from acp_agent.config_dir import ENV_CONFIG
-from acp_agent.credentials import ApiKey, Credentials, CredentialsError, CredentialStore, MissingKey
+from acp_agent.credentials import ApiKey, Credentials, CredentialsError, CredentialStore, MissingKey, scrub, usable
+from acp_agent.credentials.store import FILE_LIMIT
 
 
 def mode(path: Path) -> int:
@@ -50,7 +53,8 @@ def test_lookup_the_environment_wins_an_empty_variable_does_not(tmp_path: Path) 
 @pytest.mark.parametrize(
     ("content", "problem"),
     [('{"K": "sk-secret-half', "not JSON"), (b"\xff\xfe", "not JSON"), ('["sk-secret"]', "not an object"),
-     ('{"K": 1}', "not an object")],
+     ('{"K": 1}', "not an object"), ('{"K": "sk-secret", "x": ' + "[" * 10_000 + "]" * 10_000 + "}", "not JSON"),
+     ('{"K": "sk-secret", "x": "' + "x" * FILE_LIMIT + '"}', f"more than {FILE_LIMIT} bytes")],
 )
 def test_a_damaged_file_is_named_never_quoted(tmp_path: Path, content: str | bytes, problem: str) -> None:
     store = CredentialStore(tmp_path / "credentials")
@@ -60,6 +64,13 @@ def test_a_damaged_file_is_named_never_quoted(tmp_path: Path, content: str | byt
     assert str(store.path) in str(caught.value) and "secret" not in str(caught.value)
     store.save({"K": "fresh"})  # signing in again replaces it
     assert store.read() == {"K": "fresh"}
+
+
+def test_a_fifo_in_the_files_place_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
+    store = CredentialStore(tmp_path / "credentials")
+    os.mkfifo(store.path)
+    with pytest.raises(CredentialsError, match=r"credentials is damaged \(not a regular file\)"):
+        store.read()
 
 
 def test_io_failures_are_credentials_errors(tmp_path: Path) -> None:
@@ -114,3 +125,17 @@ def test_a_missing_key_says_what_to_do_and_check_finds_it_by_provider(tmp_path: 
     credentials.store.path.write_text("{")
     with pytest.raises(MissingKey, match=r"^Authentication required: .*credentials is damaged \(not JSON\); sign in again$"):
         credentials.key(wanted)
+
+
+def test_only_a_key_a_header_can_carry_is_usable() -> None:
+    assert usable("sk-0123456789abcdef_-.~+/=")
+    for bad in ("sk-a\r", "sk-a\n", " sk-a", "sk a", "sk-\x00", "sk-clé", "sk-\t", "sk-\u2028"):
+        assert not usable(bad), repr(bad)
+
+
+def test_scrub_takes_the_key_out_in_every_form_it_may_be_quoted_in() -> None:
+    key = "sk-canary-\u00e9\r"
+    quoted = [key, key.strip(), repr(key), json.dumps(key), repr(key.encode()), f"Bearer {key.strip()}\\r"]
+    scrubbed = scrub(" | ".join(quoted), key)
+    assert "canary" not in scrubbed and scrubbed.count("***") == len(quoted)
+    assert scrub("nothing of it here", key) == "nothing of it here"

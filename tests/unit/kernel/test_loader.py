@@ -69,6 +69,8 @@ def test_a_file_that_is_not_a_list_of_rows_is_refused(tmp_path: Path, text: str)
         (b"- {id: a\n", "not YAML: line 2, column 1: did not find expected ',' or '}'"),
         (b"- id: a\n\tname: x\n", "not YAML: line 2, column 1: found a tab character that violates indentation"),
         (b"- id: a\x00\n", "not YAML: character 8: unacceptable character #x0000: control characters are not allowed"),
+        (b"- {id: a, config: {d: 2024-02-30}}\n", "not YAML: ValueError: day is out of range for month"),
+        (b"- {id: a, config: {x: !!float abc}}\n", "not YAML: ValueError: could not convert string to float: 'abc'"),
     ],
 )
 def test_a_file_that_cannot_be_read_or_parsed_is_refused_saying_why(tmp_path: Path, content: bytes | None, reason: str) -> None:

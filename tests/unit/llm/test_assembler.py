@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from acp_agent.llm.assembler import BlockAssembler
+from acp_agent.llm.assembler import BlockAssembler, loggable
 from acp_agent.session.content import (
     BlockEnd,
     BlockStart,
@@ -143,3 +143,24 @@ def test_blocks_come_in_index_order_whatever_the_arrival_order() -> None:
         TextBlock(text="second"),
         TextBlock(text="third"),
     ]
+
+
+def call(index: int, call_id: str) -> BlockEnd:
+    return BlockEnd(index=index, block=ToolCallBlock(id=call_id, name="bash", arguments="{}"))
+
+
+def test_a_call_repeating_an_earlier_calls_id_is_renumbered_and_named_in_repeated() -> None:
+    assembler = assemble(call(0, "a"), TextDelta(index=1, text="and "), call(2, "a"), call(3, "a~2"), call(4, "a"), call(5, "b"))
+    ids = [block.id for block in assembler.blocks() if isinstance(block, ToolCallBlock)]
+    assert ids == ["a", "a~3", "a~2", "a~4", "b"]  # an id the model gave itself is never taken
+    assert assembler.repeated == {"a~3": "a", "a~4": "a"}
+    assert assemble(call(0, "a"), call(1, "b")).repeated == {}
+
+
+def test_loggable_makes_a_calls_id_name_and_arguments_unicode_text() -> None:
+    delta = ToolCallDelta(index=0, id="c\ud800", name="r\udc00", arguments_delta='{"a": "\ud800"}')
+    assert loggable(delta) == ToolCallDelta(index=0, id="c\ufffd", name="r\ufffd", arguments_delta='{"a": "\ufffd"}')
+    end = BlockEnd(index=0, block=ToolCallBlock(id="c\ud800", name="bash", arguments="{}"))
+    assert loggable(end) == BlockEnd(index=0, block=ToolCallBlock(id="c\ufffd", name="bash", arguments="{}"))
+    whole = [ToolCallDelta(index=0, id="c", arguments_delta=""), call(0, "c"), TextDelta(index=1, text="\ud800")]
+    assert all(loggable(chunk) is chunk for chunk in whole)  # only a call's fields are its to fix

@@ -5,7 +5,7 @@ import base64
 from mcp import types
 
 from acp_agent.mcp import texts
-from acp_agent.mcp.results import TOOL_ERROR, convert
+from acp_agent.mcp.results import MAX_IMAGE_BYTES, TOOL_ERROR, convert
 from acp_agent.tools.base import Image
 
 
@@ -56,6 +56,28 @@ def test_long_output_is_cut_in_the_middle_and_an_error_fails_the_card() -> None:
     converted, _ = convert(result(types.TextContent(type="text", text="a" * 50 + "b" * 50), error=True), 40)
     assert converted.plain_text() == "a" * 20 + "\n[... 60 bytes of output omitted ...]\n" + "b" * 20
     assert converted.is_error and converted.error is not None and converted.error.code == TOOL_ERROR
+
+
+def test_the_raw_output_is_bounded_like_the_models_copy() -> None:
+    big = base64.b64encode(b"p" * (MAX_IMAGE_BYTES + 1)).decode()
+    long_text = "a" * 50 + "b" * 50
+    converted, images = convert(
+        result(
+            types.TextContent(type="text", text=long_text),
+            types.EmbeddedResource(type="resource", resource=types.TextResourceContents(uri="file:///a.txt", text=long_text)),
+            types.ImageContent(type="image", data=big, mimeType="image/png"),
+            structured={"rows": ["x" * 10] * 10},
+        ),
+        40,
+    )
+    cut = "a" * 20 + "\n[... 60 bytes of output omitted ...]\n" + "b" * 20
+    content = converted.raw_output["content"]
+    assert (content[0]["text"], content[1]["resource"]["text"]) == (cut, cut)
+    assert converted.raw_output["structuredContent"] == "[structuredContent of 150 bytes not shown]"
+    assert images == []  # too large for the card: the model reads that nobody was shown it
+    assert content[2]["data"] == f"<{MAX_IMAGE_BYTES + 1} bytes>"
+    alone, images = convert(result(types.ImageContent(type="image", data=big, mimeType="image/png")), 1000)
+    assert (alone.plain_text(), images) == (f"[image: image/png, {round((MAX_IMAGE_BYTES + 1) / 1024)} KB, too large to show]", [])
 
 
 def test_texts_read_as_written() -> None:

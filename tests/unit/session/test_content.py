@@ -18,6 +18,7 @@ from acp_agent.session import (
     UsageChunk,
     parse_chunk,
 )
+from acp_agent.session.content import BlobResourceContents, EmbeddedResource, ImageContent, block_problem, is_blank
 
 CHUNKS = [
     ({"type": "block-start", "index": 0, "blockType": "reasoning"}, BlockStart),
@@ -79,3 +80,18 @@ def test_assistant_blocks_are_a_union_on_type() -> None:
     assert block == ToolCallBlock(id="c", name="n", arguments="")
     with pytest.raises(ValidationError):
         ASSISTANT_BLOCK_ADAPTER.validate_python({"type": "resource_link", "uri": "u", "name": "n"})
+
+
+def test_a_block_unfit_to_resend_is_named_and_a_blank_prompt_is_blank() -> None:
+    png = "iVBORw0KGgo="
+    assert block_problem(ImageContent(data=png, mime_type="image/PNG")) is None
+    assert block_problem(ImageContent(data=png, mime_type="image/svg+xml")) == (
+        "mimeType 'image/svg+xml' is not an image type this agent sends (image/png, image/jpeg, image/gif, image/webp)"
+    )
+    assert block_problem(ImageContent(data=png + "\n", mime_type="image/png")) == "data is not base64 (or is empty)"
+    blob = EmbeddedResource(resource=BlobResourceContents(uri="file:///a", blob="A"))
+    assert block_problem(blob) == "resource.blob is not base64"
+    assert block_problem(EmbeddedResource(resource=BlobResourceContents(uri="file:///a", blob=png))) is None
+    assert block_problem(TextContent(text="")) is None
+    assert is_blank([]) and is_blank([TextContent(text=" \t\n")])
+    assert not is_blank([TextContent(text=" "), ResourceLink(uri="file:///a", name="a")])

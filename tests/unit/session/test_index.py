@@ -126,6 +126,8 @@ def test_a_missing_or_unreadable_index_is_rebuilt_from_the_logs(tmp_path: Path, 
     head = '{"version": 3, "root": null, "cwds": ["/work"], "journal": null}\n'
     for garbage in (
         "not json",
+        "[" * 100_000 + "]" * 100_000,  # nested past the parser's stack: refused as any damage is
+        head + "[" * 100_000 + "]" * 100_000 + "\n",  # so in a working directory's line
         '{"version": 2, "root": null, "cwds": []}',  # an older version's
         '{"version": 3, "root": [1], "cwds": []}\n',
         '{"version": 3, "root": null, "cwds": [], "journal": [1, "2"]}\n',
@@ -202,7 +204,7 @@ def test_a_journal_line_still_being_written_waits_and_a_damaged_one_is_skipped(
     last = [line for line in journal_lines(tmp_path) if line[0] == "a"][-1]
     whole = json.dumps(last).replace('"hi"', '"from the journal"').encode()
     with journal.open("ab") as file:
-        file.write(b'["a", "/work", 7]\n' + whole[:10])  # a damaged line, then half of one
+        file.write(b'["a", "/work", 7]\n' + b"[" * 100_000 + b"\n" + whole[:10])  # damaged lines, then half of one
     assert [s.title for s in reader.summaries("/work")] == ["hi"]
     assert "skipping a line of the session index journal" in caplog.text
     with journal.open("ab") as file:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from acp_agent.session.content import arguments_text, parse_arguments
+import pytest
+
+from acp_agent.session.content import MAX_ARGUMENTS_CHARS, ArgumentsRefused, arguments_text, parse_arguments
 from acp_agent.session.routes import CallKeys, call_id_of, call_key, route_under, unspawned_key
 
 
@@ -23,3 +25,18 @@ def test_blank_arguments_mean_an_empty_object() -> None:
     assert parse_arguments("") == {} and parse_arguments("  \n") == {}
     assert arguments_text(" ") == "{}" and arguments_text('{"a": 1}') == '{"a": 1}'
     assert parse_arguments('{"a": 1}') == {"a": 1}
+
+
+def nest(levels: int) -> str:
+    return "[" * levels + "]" * levels
+
+
+def test_arguments_too_large_or_too_deep_are_refused_without_being_parsed_whole() -> None:
+    assert parse_arguments(f'{{"a": {nest(63)}}}') == {"a": eval(nest(63))}  # 64 levels with the object
+    for deep in (f'{{"a": {nest(64)}}}', nest(300), nest(100_000)):
+        with pytest.raises(ArgumentsRefused, match="^nested deeper than 64 levels$"):
+            parse_arguments(deep)
+    with pytest.raises(ArgumentsRefused, match=f"^{MAX_ARGUMENTS_CHARS + 1} characters, more than the {MAX_ARGUMENTS_CHARS}"):
+        parse_arguments(" " * (MAX_ARGUMENTS_CHARS + 1))
+    with pytest.raises(ValueError, match="Expecting"):
+        parse_arguments("{")

@@ -5,6 +5,7 @@ import pytest
 from acp_agent.session.content import ResourceLink, TextContent
 from acp_agent.session.events import ToolError
 from acp_agent.tools import Location, ToolPresentation, ToolResult
+from acp_agent.tools.base import RAW_OUTPUT_LIMIT, bounded_raw_output
 
 from .helpers import EchoParams, EchoTool, call_context
 
@@ -62,3 +63,14 @@ def test_tool_defaults() -> None:
 async def test_tool_runs_with_its_call_context() -> None:
     result = await EchoTool().run(EchoParams(text="hi"), call_context("call_9"))
     assert result.plain_text() == "call_9: hi"
+
+
+def test_a_raw_output_too_large_or_that_cannot_be_written_is_a_note() -> None:
+    assert bounded_raw_output(None) is None
+    assert bounded_raw_output({"output": "ok", "exitCode": 0}) == {"output": "ok", "exitCode": 0}
+    assert bounded_raw_output("x" * RAW_OUTPUT_LIMIT) == f"[raw output not shown: {RAW_OUTPUT_LIMIT + 2} bytes, more than {RAW_OUTPUT_LIMIT}]"
+    deep: object = "x"
+    for _ in range(300):
+        deep = [deep]
+    assert bounded_raw_output(deep).startswith("[raw output not shown: it cannot be written as JSON (")
+    assert bounded_raw_output({"a": "\ud800"}).startswith("[raw output not shown: it cannot be written as JSON (")
