@@ -39,7 +39,7 @@ def image_note(mime_type: str, size: int) -> str:
 
 def image_not_shown(mime_type: str, size: int) -> str:
     """What the model reads in place of an image too large for the card (it is shown to nobody)."""
-    return f"[image: {mime_type}, {_kilobytes(size)} KB, too large to show]"
+    return f"[image: {mime_type}, {data_size(size)}, too large to show]"
 
 
 def not_shown(what: str, size: int) -> str:
