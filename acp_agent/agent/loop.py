@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
+import logging
+
 import anyio
 
 from acp_agent.agent.config import model_entry
@@ -39,8 +41,11 @@ from acp_agent.session.events import (
     TurnMaxSteps,
     TurnMaxTokens,
     TurnStartData,
+    ToolError,
     UserMessageData,
 )
+from acp_agent.session.errors import LogUnwritable
+from acp_agent.session.log import closing_events, now_ms
 from acp_agent.tools.base import ToolCallContext, ToolResult
 from acp_agent.tools.pipeline import prepare, run_prepared
 from acp_agent.llm.service import LLM
@@ -49,6 +54,8 @@ from acp_agent.tools.registry import TOOLS
 
 if TYPE_CHECKING:
     from acp_agent.agent.agent import Agent, Ticket
+
+log = logging.getLogger(__name__)
 
 BEFORE_MODEL_CALL = "agent/before-model-call"
 """Awaited (`parallel`) with the agent inside each step, right before the model request is built:
@@ -77,8 +84,6 @@ class TurnProgress:
     step: int | None = None
     assembler: BlockAssembler | None = None
     message_logged: bool = False
-    owed: list[str] = field(default_factory=list)
-    """Tool call ids logged without a result yet."""
 
 
 @dataclass(eq=False)
@@ -97,9 +102,14 @@ turn reads afresh (the project instructions) is read and logged here, ahead of t
 
 
 async def run_turn(agent: Agent, ticket: Ticket, control: TurnControl) -> TurnEndReason:
-    """Run `ticket`'s turn inside `control.scope`; its ending, as logged by `turn/end`."""
-    agent.ctx.events.emit(TURN_STARTING, agent)
+    """Run `ticket`'s turn inside `control.scope`; its ending, as logged by `turn/end`. What
+    raises from here (its log could not be written, a subscriber failed as the turn was closed)
+    leaves the turn open in memory, as it stands on disk: the agent's next turn ends it first
+    (`end_left_open`)."""
     session = agent.session
+    if session.open_turn is not None:
+        end_left_open(agent)
+    agent.ctx.events.emit(TURN_STARTING, agent)
     progress = TurnProgress(session.next_turn)
     source = {"kind": ticket.source}
     session.append("turn/start", TurnStartData(turn=progress.turn, trigger=Trigger(kind="message", source=source)))
@@ -115,8 +125,11 @@ async def run_turn(agent: Agent, ticket: Ticket, control: TurnControl) -> TurnEn
                     reason = await _run_steps(agent, progress, control.steering)
     except anyio.get_cancelled_exc_class():
         # Not our turn scope: the agent is being disposed (or the process is stopping).
-        close_step(agent, progress, "disposed", "the agent was disposed before this call finished")
-        session.append("turn/end", TurnEndData(turn=progress.turn, reason=TurnDisposed()))
+        try:
+            close_step(agent, progress, "disposed", "the agent was disposed before this call finished")
+            session.append("turn/end", TurnEndData(turn=progress.turn, reason=TurnDisposed()))
+        except Exception as exc:  # the cancellation goes on; a load closes the turn as interrupted
+            log.warning("session %s: the disposed turn's end could not be logged: %s", session.id, exc)
         raise
     except Exception as exc:
         reason = _failure(exc, progress.step)
@@ -126,6 +139,27 @@ async def run_turn(agent: Agent, ticket: Ticket, control: TurnControl) -> TurnEn
         reason = TurnAborted(reason=ticket.cancel_reason)
     session.append("turn/end", TurnEndData(turn=progress.turn, reason=reason))
     return reason
+
+
+LEFT_OPEN_CALL = "the turn ended before this call finished, and its end could not be logged then"
+
+
+def end_left_open(agent: Agent) -> None:
+    """Log the end of the turn a failure left open (see `run_turn`): error results for the calls
+    it owes, its step's end, its `turn/end` with the failure (`Agent.left_open`). Raises as the
+    turn did while the log still cannot be written; then the next turn tries again."""
+    session = agent.session
+    reason = agent.left_open or TurnFailed(message="the turn's end was not logged")
+    error = ToolError(code="failed", message=LEFT_OPEN_CALL)
+    for event in closing_events(session.state, now_ms(), error, reason):
+        session.append_event(event)
+    agent.left_open = None
+
+
+def failed_turn(exc: Exception) -> TurnFailed:
+    """The ending of a turn that `run_turn` could not end itself: what failed, named."""
+    message = str(exc) if isinstance(exc, LogUnwritable) else f"{type(exc).__name__}: {exc}"
+    return TurnFailed(message=message)
 
 
 def _failure(exc: Exception, step: int | None) -> TurnFailed:
@@ -218,7 +252,6 @@ async def _run_tools(agent: Agent, progress: TurnProgress, calls: list[ToolCallB
     prepared = [prepare(call, agent.ctx.get(TOOLS), agent.scope) for call in calls]
     for call in calls:
         session.append("tool/call", ToolCallData(turn=turn, step=step, call_id=call.id, name=call.name, arguments=call.arguments))
-        progress.owed.append(call.id)
     cwd = Path(session.cwd or ".")
 
     def context(call_id: str) -> ToolCallContext:
@@ -245,7 +278,6 @@ def _log_result(agent: Agent, progress: TurnProgress, call_id: str, result: Tool
             raw_output=result.raw_output,
         ),
     )
-    progress.owed.remove(call_id)
 
 
 def close_step(agent: Agent, progress: TurnProgress, code: str, why: str) -> None:
@@ -263,7 +295,8 @@ def close_step(agent: Agent, progress: TurnProgress, code: str, why: str) -> Non
             "assistant/message",
             AssistantMessageData(turn=progress.turn, step=progress.step, content=assembler.blocks(), usage=assembler.usage, interrupted=True),
         )
-    for call_id in list(progress.owed):
+        progress.message_logged = True
+    for call_id in list(session.state.pending_calls):  # the log's own count: a call whose append raised after it was logged included
         _log_result(agent, progress, call_id, ToolResult.failure(why, code))
     end_step(agent, progress)
 
