@@ -309,6 +309,16 @@ class SessionStore:
         _check_owner(path, session_id)
         return read_log(path, self.registry)
 
+    def header_of(self, session_id: str) -> SessionHeader | None:
+        """A stored session's header, None if it cannot be read (a log that does not load may
+        still say whose child it is)."""
+        path = self.path_of(session_id)
+        try:
+            with path.open("rb") as file:
+                return read_header(path, file.readline())
+        except (OSError, SessionLogDamaged, UnsupportedVersion):
+            return None
+
     def summaries(self, cwd: str | None = None) -> list[SessionSummary]:
         """The summaries of the stored top-level sessions (of `cwd`, normalized, when given),
         from the index, each checked against its log (see `SessionIndex`)."""

@@ -404,10 +404,22 @@ async def test_load_errors_name_the_session_and_what_is_wrong(store: Store) -> N
             -32603,
             "Internal error: cannot load session 'future': unsupported session log version 9 (supported: 0)",
         )
-        code, message = error_of(await wire.request("session/load", params("sick-parent")))
-        assert code == -32603
-        assert message.startswith(
-            f"Internal error: cannot load session 'sick-parent': session log {sick_child} is damaged at line 3: "
+        # A child's damaged log does not keep its thread from loading: the child shows as damaged.
+        loaded, replayed = await load(wire, "sick-parent", cwd)
+        assert opened(loaded)
+        shown = [u["content"]["text"] for u in updates_of(replayed) if u["sessionUpdate"] == "agent_message_chunk"]
+        assert shown[-1].startswith(
+            f"[the log of subagent sick-child could not be read: session log {sick_child} is damaged at line 3: "
+        )
+        assert "its subagent's log cannot be loaded" in wire.stderr_text
+        await wire.request("session/close", {"sessionId": "sick-parent"})
+        # A directory copied or renamed by hand is not opened as the session its log names.
+        code, message = error_of(await wire.request("session/load", params("alias")))
+        assert (code, message) == (
+            -32603,
+            f"Internal error: cannot open session 'alias': the log {store.path('alias')} belongs to session"
+            " 'parent', not to 'alias': a session directory copied or renamed by hand is not opened under"
+            " another name (rename it back to 'parent')",
         )
         # A refused load leaves nothing open, and the server goes on.
         assert error_of(await wire.request("session/close", {"sessionId": "parent"}))[0] == -32002
