@@ -44,7 +44,6 @@ from acp_agent.session.events import (
     ToolError,
     UserMessageData,
 )
-from acp_agent.session.errors import LogUnwritable
 from acp_agent.session.log import closing_events, now_ms
 from acp_agent.tools.base import ToolCallContext, ToolResult
 from acp_agent.tools.pipeline import prepare, run_prepared
@@ -158,15 +157,26 @@ def end_left_open(agent: Agent) -> None:
 
 def failed_turn(exc: Exception) -> TurnFailed:
     """The ending of a turn that `run_turn` could not end itself: what failed, named."""
-    message = str(exc) if isinstance(exc, LogUnwritable) else f"{type(exc).__name__}: {exc}"
-    return TurnFailed(message=message)
+    return TurnFailed(message=_described(exc))
 
 
 def _failure(exc: Exception, step: int | None) -> TurnFailed:
     """The failed ending for any exception: a `code` that is not a string (a JSON-RPC error's int)
     is logged as its text, so building the ending can never raise in its turn's handler."""
     code = getattr(exc, "code", None)
-    return TurnFailed(step=step, message=str(exc) or type(exc).__name__, code=None if code is None else str(code))
+    return TurnFailed(step=step, message=_described(exc), code=None if code is None else str(code))
+
+
+def _described(exc: Exception) -> str:
+    """What failed, as a turn's ending says it: an exception's message, after its type's name
+    for a built-in one (`KeyError: 'x'`, not `'x'`), whose message alone seldom says what failed;
+    the one exception of a task group's group (a tool call's task) as itself."""
+    while isinstance(exc, ExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    message = str(exc)
+    if type(exc).__module__ == "builtins":
+        return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    return message or type(exc).__name__
 
 
 async def _run_steps(agent: Agent, progress: TurnProgress, steering: list[Sequence[ContentBlock]]) -> TurnEndReason:
@@ -238,8 +248,8 @@ async def model_call(agent: Agent, progress: TurnProgress, request: LlmRequest) 
     finish = assembler.finish
     if finish is None:
         raise LlmError("the model stream ended without a finish chunk", "STREAM_CLOSED")
+    progress.message_logged = True  # even if its append raises: a subscriber may fail once it is logged
     session.append("assistant/message", AssistantMessageData(turn=turn, step=step, content=assembler.blocks(), usage=assembler.usage))
-    progress.message_logged = True
     if finish.kind == "error":
         raise LlmError(finish.message or "the model reported an error", finish.code or "MODEL_ERROR")
     return assembler
@@ -291,14 +301,19 @@ def close_step(agent: Agent, progress: TurnProgress, code: str, why: str) -> Non
         return
     session, assembler = agent.session, progress.assembler
     if assembler is not None and assembler.streamed and not progress.message_logged:
+        progress.message_logged = True
         session.append(
             "assistant/message",
             AssistantMessageData(turn=progress.turn, step=progress.step, content=assembler.blocks(), usage=assembler.usage, interrupted=True),
         )
-        progress.message_logged = True
-    for call_id in list(session.state.pending_calls):  # the log's own count: a call whose append raised after it was logged included
+    # The log's own account, not the loop's: an append that raised may have been logged (a
+    # subscriber failed after the store wrote it).
+    for call_id in list(session.state.pending_calls):
         _log_result(agent, progress, call_id, ToolResult.failure(why, code))
-    end_step(agent, progress)
+    if session.state.open_step is None:  # its step/end is logged already
+        progress.step = None
+    else:
+        end_step(agent, progress)
 
 
 def end_step(agent: Agent, progress: TurnProgress) -> None:

@@ -124,7 +124,7 @@ class LogFile:
         written = 0
         try:
             if self._cut:
-                os.ftruncate(self._fd, self._size)
+                self._cut_to_size()
                 self._cut = False
             if os.fstat(self._fd).st_nlink == 0:  # its directory removed by hand: lines written here are lost
                 raise FileNotFoundError(errno.ENOENT, "the log file was deleted")
@@ -142,9 +142,15 @@ class LogFile:
     def _cut_back(self) -> None:
         """Cut off what a failed write did write (a full disk takes part of a line)."""
         try:
-            os.ftruncate(self._fd, self._size)
+            self._cut_to_size()
         except OSError:
             self._cut = True
+
+    def _cut_to_size(self) -> None:
+        os.ftruncate(self._fd, self._size)
+        # A created log's descriptor writes where it stands, not at the end (`mkstemp` opens
+        # it without O_APPEND): it goes back too, or the next line would leave a hole of zeros.
+        os.lseek(self._fd, self._size, os.SEEK_SET)
 
 
 class SessionLock:
