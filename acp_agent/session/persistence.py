@@ -159,7 +159,12 @@ class _Attachment:
             self.summary = summary._replace(title=session_title(event.data.content), prompted=True)
         elif event.type == "turn/end":
             self.summary = summary._replace(updated_at=event.time)
-            self.store.index.record(self.summary, self.file.stamp())
+            try:
+                stamp = self.file.stamp()
+            except OSError as exc:  # the line is written: the index, a cache, catches up later
+                log.warning("cannot read the stamp of %s: %s", self.path, exc)
+            else:
+                self.store.index.record(self.summary, stamp)
 
     def hold(self, streamed: StreamedChunk) -> None:
         """A chunk's line waits for the next write (see `SessionStore.flush`), unless the last

@@ -20,7 +20,7 @@ import pytest
 
 from tests.e2e.faults import FAULT_FILE
 from tests.e2e.test_sessions import error_of, load, opened, prompt, result_of, text, turns
-from tests.e2e.wire import SNAPSHOT_CONFIG, Wire, spawn_server
+from tests.e2e.wire import RECORD_CONFIG, SNAPSHOT_CONFIG, Wire, spawn_server
 
 pytestmark = pytest.mark.anyio
 
@@ -257,4 +257,33 @@ async def test_a_session_whose_directory_was_removed_says_so_and_the_others_go_o
         )
         assert shown == []
         await works(wire, other)
+        assert await wire.finish() == 0
+
+
+async def test_tool_call_arguments_nested_deep_end_at_worst_their_turn(tmp_path: Path) -> None:
+    """Arguments nested deeper than a line of the log can hold: whatever the turn makes of them,
+    the server lives, the next prompt is answered, and the log loads in the next process."""
+    from tests.e2e.test_sessions import Store
+
+    store = Store(tmp_path)
+    deep: Any = "leaf"
+    for _ in range(300):
+        deep = {"a": deep}
+    call = {"id": "call_deep", "name": "todo_write", "arguments": {"todos": deep}}
+    script = {"s1": [{"toolCalls": [call]}, {"text": "After."}, {"text": "Next."}]}
+    async with spawn_server(config=RECORD_CONFIG, env=store.env(script)) as wire:
+        await wire.request("initialize", {"protocolVersion": 1})
+        session_id = await store.new_session(wire)
+        answered, _ = await prompt(wire, session_id, text("deep"))
+        assert "result" in answered or answered["error"]["code"] == -32603
+        answered, _ = await prompt(wire, session_id, text("again"))
+        assert result_of(answered) == {"stopReason": "end_turn"}
+        assert await wire.finish() == 0
+    async with spawn_server(config=RECORD_CONFIG, env=store.env([])) as wire:
+        await wire.request("initialize", {"protocolVersion": 1})
+        params = {"sessionId": session_id, "cwd": str(store.cwd), "mcpServers": []}
+        loaded, _ = await load(wire, session_id, store.cwd)
+        if "error" in loaded:  # the replay's frames could not be made: the load says so, and the log reopens
+            assert loaded["error"]["message"].startswith("Internal error: session/load failed: "), loaded
+            assert opened(await wire.request("session/resume", params))
         assert await wire.finish() == 0
