@@ -835,3 +835,28 @@ def test_a_delta_whose_text_is_not_unicode_gets_the_serializers_error() -> None:
     event = default_registry().build("assistant/chunk", 3, 0, AssistantChunkData(turn=1, step=1, chunk=chunk))
     with pytest.raises(PydanticSerializationError, match="surrogates not allowed"):
         _line(event)
+
+
+def test_a_log_in_a_directory_not_its_own_is_refused_before_anything_is_made_there(store: SessionStore) -> None:
+    session = new_session()
+    complete_turn(session)
+    copy = store.root / "copy"
+    copy.mkdir(parents=True)
+    write_lines(copy / "session.jsonl", jsonl(session))
+    with pytest.raises(MisplacedLog, match=r"belongs to session 's-1', not to 'copy'.*rename it back to 's-1'"):
+        anyio.run(store.claim, "copy")
+    with pytest.raises(MisplacedLog):
+        store.load("copy")
+    assert sorted(p.name for p in copy.iterdir()) == ["session.jsonl"]  # no lock file either
+    assert store.header_of("copy") == session.header
+    assert store.header_of("nowhere") is None
+
+
+def test_a_claim_leaves_a_header_that_does_not_read_to_the_load(store: SessionStore) -> None:
+    directory = store.root / "bad"
+    directory.mkdir(parents=True)
+    (directory / "session.jsonl").write_text("{not json\n", encoding="utf-8")
+    anyio.run(store.claim, "bad")
+    with pytest.raises(SessionLogDamaged, match="line 1"):
+        store.load("bad")
+    assert store.header_of("bad") is None
