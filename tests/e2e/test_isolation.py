@@ -18,8 +18,10 @@ from typing import Any
 
 import pytest
 
+from acp_agent.session import default_registry, read_log
 from tests.e2e.faults import FAULT_FILE
 from tests.e2e.test_sessions import error_of, load, opened, prompt, result_of, text, turns
+from tests.mounts import mount, skip, tmpfs
 from tests.e2e.wire import RECORD_CONFIG, SNAPSHOT_CONFIG, Wire, spawn_server
 
 pytestmark = pytest.mark.anyio
@@ -144,30 +146,17 @@ async def test_an_exception_at_any_place_fails_only_its_sessions_method_or_turn(
     stderr = wire.stderr_text
     assert "session/new failed" in stderr and "cannot announce its commands" in stderr and "turn failed" in stderr
     assert wire.garbage == []
-    log = server.log(faulty)
-    ends = [end for end in turns(log)]
-    assert ends.count((ends[-1][0], "completed")) == 1 and all(kind in ("completed", "error") for _, kind in ends)
+    # Every turn of the failing session ended in its log, failed or completed, and it loads whole.
+    ends = turns(server.log(faulty))
+    assert [turn for turn, _ in ends] == list(range(1, len(ends) + 1))
+    assert {kind for _, kind in ends} == {"completed", "error"}
+    assert not read_log(server.sessions / faulty / "session.jsonl", default_registry()).repaired
 
 
 @pytest.fixture
-def tmpfs(tmp_path: Path) -> Iterator[Path]:
-    """A 1 MiB tmpfs, unmounted after the test; skipped where it cannot be mounted."""
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    why = mount("-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs", str(disk))
-    if why is not None:
-        print(why)
-        pytest.skip(why)
-    try:
-        yield disk
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], check=False)
-
-
-def mount(*args: str) -> str | None:
-    """Run `mount` with `args`; why it failed, or None."""
-    done = subprocess.run(["mount", *args], capture_output=True, text=True)
-    return None if done.returncode == 0 else f"mount {' '.join(args)}: {done.stderr.strip() or done.returncode}"
+def disk(tmp_path: Path) -> Iterator[Path]:
+    with tmpfs(tmp_path / "disk", "1m") as mounted:
+        yield mounted
 
 
 async def test_a_sessions_directory_gone_read_only_fails_session_new_saying_so(server: Server) -> None:
@@ -180,8 +169,7 @@ async def test_a_sessions_directory_gone_read_only_fails_session_new_saying_so(s
         why = mount("--bind", sessions, sessions) or mount("-o", "remount,bind,ro", sessions)
         if why is not None:
             subprocess.run(["umount", sessions], capture_output=True)
-            print(why)
-            pytest.skip(why)
+            skip(why)
         try:
             code, message = error_of(await wire.request("session/new", {"cwd": str(server.healthy), "mcpServers": []}))
         finally:
@@ -203,9 +191,9 @@ def shown_kinds(frames: list[dict[str, Any]]) -> list[str]:
     return kinds
 
 
-async def test_a_full_disk_fails_the_turn_that_met_it_and_the_session_comes_back(tmp_path: Path, tmpfs: Path) -> None:
-    server = Server(tmp_path, tmpfs / "sessions")
-    filler = tmpfs / "filler"
+async def test_a_full_disk_fails_the_turn_that_met_it_and_the_session_comes_back(tmp_path: Path, disk: Path) -> None:
+    server = Server(tmp_path, disk / "sessions")
+    filler = disk / "filler"
     async with server.spawn() as wire:
         await wire.request("initialize", {"protocolVersion": 1})
         faulty, other = await new(wire, server.faulty), await new(wire, server.healthy)

@@ -6,13 +6,13 @@ import contextlib
 import errno
 import os
 import stat
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from acp_agent.session.files import LogFile, SessionLock, private_dir
+from tests.mounts import tmpfs
 
 
 def test_a_log_that_cannot_take_its_place_leaves_no_staging_file(tmp_path: Path) -> None:
@@ -94,18 +94,8 @@ def test_a_log_whose_file_was_deleted_is_not_written_into(tmp_path: Path) -> Non
 
 @pytest.fixture
 def full_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 64 KiB tmpfs, unmounted after the test; skipped where it cannot be mounted."""
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)], capture_output=True, text=True)
-    if done.returncode != 0:
-        reason = f"cannot mount a tmpfs here: {done.stderr.strip() or done.returncode}"
-        print(reason)
-        pytest.skip(reason)
-    try:
+    with tmpfs(tmp_path / "disk", "64k") as disk:
         yield disk
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], check=False)
 
 
 def fill(path: Path) -> None:
