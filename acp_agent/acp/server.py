@@ -300,9 +300,7 @@ class AcpServer:
             return await self.ctx.get(SESSIONS).claim(session_id)
         except (SessionNotFound, InvalidSessionId):
             raise errors.session_not_found(session_id) from None
-        except (SessionBusy, MisplacedLog) as exc:
-            raise errors.internal_error(f"cannot open session {session_id!r}: {exc}") from None
-        except OSError as exc:
+        except (SessionBusy, MisplacedLog, OSError) as exc:
             raise errors.internal_error(f"cannot open session {session_id!r}: {exc}") from None
 
     def _read(self, session_id: str) -> LoadedSession:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
-
-import logging
 
 import anyio
 
@@ -20,6 +19,7 @@ from acp_agent.session.log import Session
 
 if TYPE_CHECKING:
     from acp_agent.kernel.context import Context
+
 
 log = logging.getLogger(__name__)
 

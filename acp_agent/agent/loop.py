@@ -7,13 +7,12 @@ error, disposal), the log is closed cleanly: open steps end, owed tool calls get
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
-
-import logging
 
 import anyio
 
@@ -40,8 +39,8 @@ from acp_agent.session.events import (
     TurnFailed,
     TurnMaxSteps,
     TurnMaxTokens,
-    TurnStartData,
     ToolError,
+    TurnStartData,
     UserMessageData,
 )
 from acp_agent.session.log import closing_events, now_ms

@@ -48,6 +48,7 @@ class LogWriter(Protocol):
     def hold(self, streamed: StreamedChunk) -> None:
         """Take a streamed chunk's line (written with the next line); raise to refuse the chunk."""
 
+
 ARCHIVED_TYPES: Final = frozenset({"assistant/chunk"})
 """Events a session lets go of once a store holds them: the streamed chunks, by far the most
 numerous, which nothing reads after they were delivered (the step's `assistant/message` states
