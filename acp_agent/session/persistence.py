@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from contextlib import suppress
 from functools import partial
 from itertools import chain
 from json.encoder import encode_basestring
@@ -159,12 +160,17 @@ class _Attachment:
             self.summary = summary._replace(title=session_title(event.data.content), prompted=True)
         elif event.type == "turn/end":
             self.summary = summary._replace(updated_at=event.time)
-            try:
-                stamp = self.file.stamp()
-            except OSError as exc:  # the line is written: the index, a cache, catches up later
-                log.warning("cannot read the stamp of %s: %s", self.path, exc)
-            else:
-                self.store.index.record(self.summary, stamp)
+            self.record()
+
+    def record(self) -> None:
+        """Put the summary in the index, with the log's stamp. Never raises: the line is written,
+        and the index, a cache, corrects an entry it missed when it next finds the log changed."""
+        try:
+            stamp = self.file.stamp()
+        except OSError as exc:
+            log.warning("cannot read the stamp of %s: %s", self.path, exc)
+        else:
+            self.store.index.record(self.summary, stamp)
 
     def hold(self, streamed: StreamedChunk) -> None:
         """A chunk's line waits for the next write (see `SessionStore.flush`), unless the last
@@ -243,10 +249,15 @@ class SessionStore:
                 raise LogUnwritable(path.parent, exc) from exc
             if lock is None:
                 raise SessionBusy(session.id, 0)
+        file: LogFile | None = None
         try:
             extent = loaded.extent if loaded is not None else None
             if extent is None:
                 file = LogFile.create(path, [_line(session.header), *(_line(event) for event in session.all_events())])
+                # A new log: its children file, and its place in its parent's.
+                append_line(path.parent / CHILDREN_FILE, "")
+                if session.header.parent_session is not None:
+                    self.index.add_child(session.header.parent_session, session.id)
             else:
                 tail = b"".join(_line(event) for event in session.events_from(extent.events))
                 if extent.header == session.header:
@@ -254,19 +265,17 @@ class SessionStore:
                     file.append(tail)
                 else:  # the stored events' bytes as they are, after the new header
                     file = LogFile.create(path, chain([_line(session.header)], _stored_events(path, extent), [tail]))
-        except OSError as exc:
+        except BaseException as exc:
+            if file is not None:
+                with suppress(OSError):  # what it could not write is what fails the attach
+                    file.close()
             lock.release()
-            raise LogUnwritable(path.parent, exc) from exc
-        except BaseException:
-            lock.release()
+            if isinstance(exc, OSError):
+                raise LogUnwritable(path.parent, exc) from exc
             raise
         attachment = self._attached[session.id] = _Attachment(self, session, path, file, lock)
-        if extent is None:  # a new log: its children file, its place in its parent's and in the index
-            append_line(path.parent / CHILDREN_FILE, "")
-            if session.header.parent_session is not None:
-                self.index.add_child(session.header.parent_session, session.id)
-        if extent is None or extent.header != session.header:
-            self.index.record(attachment.summary, file.stamp())
+        if extent is None or extent.header != session.header:  # its place in the index
+            attachment.record()
         return partial(self._detach, session.id, attachment)
 
     def _detach(self, session_id: str, attachment: _Attachment) -> None:

@@ -860,3 +860,15 @@ def test_a_claim_leaves_a_header_that_does_not_read_to_the_load(store: SessionSt
     with pytest.raises(SessionLogDamaged, match="line 1"):
         store.load("bad")
     assert store.header_of("bad") is None
+
+
+def test_an_attach_whose_children_file_cannot_be_made_is_unwritable_and_lets_go_of_everything(store: SessionStore) -> None:
+    session = new_session()
+    children = store.path_of(session.id).parent / "children"
+    children.mkdir(parents=True)  # a directory where the file goes
+    with pytest.raises(LogUnwritable, match="Is a directory"):
+        store.attach(session)
+    children.rmdir()
+    store.attach(session)  # not SessionBusy, not AlreadyAttached
+    complete_turn(session)
+    assert read_json_lines(store.path_of(session.id)) == dumps(session)
