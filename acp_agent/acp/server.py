@@ -81,6 +81,8 @@ from acp_agent.session.content import (
 )
 from acp_agent.session.errors import (
     InvalidSessionId,
+    LogUnwritable,
+    MisplacedLog,
     SessionBusy,
     SessionLogDamaged,
     SessionNotFound,
@@ -167,7 +169,10 @@ class AcpServer:
         servers = self._check_workspace(params.cwd, params.additional_directories, params.mcp_servers)
         if not os.path.isdir(params.cwd):  # every tool would fail there; a stored session's is not checked
             raise errors.invalid_params(f"cwd {params.cwd!r} is not an existing directory")
-        agent = await self.ctx.get(AGENTS).create(cwd=params.cwd)
+        try:
+            agent = await self.ctx.get(AGENTS).create(cwd=params.cwd)
+        except LogUnwritable as exc:  # the sessions directory went read-only, full, or away
+            raise errors.internal_error(f"cannot start a session: {exc}") from None
         self._connect(agent, servers)
         self._open(agent)
         return NewSessionResult(session_id=agent.id, **modes.session_state(self.ctx, agent))
@@ -231,7 +236,20 @@ class AcpServer:
             )
         stored = StoredLog(header, loaded.events, self._children(session_id)) if replay else None
         factory: AgentFactory = self.ctx.get(AGENTS)
-        agent = await factory.restore(loaded)
+        try:
+            agent = await factory.restore(loaded)
+        except LogUnwritable as exc:
+            raise errors.internal_error(f"cannot open session {session_id!r}: {exc}") from None
+        try:
+            self._replay(agent, stored, session_id)
+        except BaseException:  # the session is not opened: its agent goes, and its lock with it
+            with anyio.CancelScope(shield=True):
+                await agent.dispose()
+            raise
+        return agent
+
+    def _replay(self, agent: Agent, stored: StoredLog | None, session_id: str) -> None:
+        """Replay a stored session (`stored`, when asked) and note the ids of its children."""
         if stored is not None:
             # The session's MCP tools connect after the answer: past calls show as they were logged.
             logged = logged_tools(self.ctx, stored)
@@ -250,7 +268,6 @@ class AcpServer:
             self.wire.child_ids.update(log_.header.id for log_ in stored.descendants())
         else:
             self.wire.child_ids.update(self._descendant_ids(session_id))
-        return agent
 
     def _open(self, agent: Agent) -> None:
         """Show a top-level agent as a session of this client; its command list goes out once the
@@ -283,18 +300,17 @@ class AcpServer:
             return await self.ctx.get(SESSIONS).claim(session_id)
         except (SessionNotFound, InvalidSessionId):
             raise errors.session_not_found(session_id) from None
-        except SessionBusy as exc:
+        except (SessionBusy, MisplacedLog, OSError) as exc:
             raise errors.internal_error(f"cannot open session {session_id!r}: {exc}") from None
 
-    def _read(self, session_id: str, loading: str | None = None) -> LoadedSession:
-        """A stored log, read back (a torn tail repaired); errors as the client should see them,
-        naming the session being loaded (`loading`, when the log is one of its children's)."""
+    def _read(self, session_id: str) -> LoadedSession:
+        """A stored log, read back (a torn tail repaired); errors as the client should see them."""
         try:
             return self.ctx.get(SESSIONS).load(session_id)
         except (SessionNotFound, InvalidSessionId):
             raise errors.session_not_found(session_id) from None
-        except (SessionLogDamaged, UnsupportedVersion) as exc:
-            raise errors.internal_error(f"cannot load session {loading or session_id!r}: {exc}") from None
+        except (SessionLogDamaged, UnsupportedVersion, MisplacedLog, OSError) as exc:
+            raise errors.internal_error(f"cannot load session {session_id!r}: {exc}") from None
 
     def _descendant_ids(self, session_id: str) -> set[str]:
         """The ids of the stored sessions `session_id` started, and theirs, recursively (from
@@ -318,7 +334,14 @@ class AcpServer:
             children = []
             for child_id in store.children_of(parent):
                 if child_id not in seen:  # a parent cycle, only ever written by hand
-                    child = self._read(child_id, session_id)
+                    try:
+                        child = store.load(child_id)
+                    except (SessionNotFound, SessionLogDamaged, UnsupportedVersion, MisplacedLog, OSError) as exc:
+                        # The thread loads, the child shows as damaged (if its header tells where).
+                        log.warning("session %s: its subagent's log cannot be loaded: %s", session_id, exc)
+                        if (header := store.header_of(child_id)) is not None:
+                            children.append(StoredLog(header, [], damage=str(exc)))
+                        continue
                     children.append(StoredLog(child.header, child.events, logs(child_id, seen | {child_id})))
             return children
 
@@ -557,10 +580,16 @@ def _brief(exc: ValidationError) -> str:
     )
 
 
-def _method(params_model: type[P], handler: Callable[[AcpServer, P], Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+def _method(
+    name: str, params_model: type[P], handler: Callable[[AcpServer, P], Awaitable[Any]]
+) -> Callable[..., Awaitable[Any]]:
     """A jsonrpcserver method: validate the named params, run the handler, dump its result. ACP's
     params are an object: an array's items (which the dispatcher would pass by position) are
-    refused by name, not with Python's complaint about positional arguments."""
+    refused by name, not with Python's complaint about positional arguments.
+
+    The guard of every method: an exception the handler did not turn into a JSON-RPC error (a
+    bug, a file that broke a parser, a log that could not be written) answers `-32603` naming
+    the method and what failed, with its traceback on stderr; the server goes on."""
 
     async def method(conn: Connection, *positional: Any, **params: Any) -> Any:
         if positional:
@@ -569,26 +598,36 @@ def _method(params_model: type[P], handler: Callable[[AcpServer, P], Awaitable[A
             parsed = params_model.model_validate(params)
         except ValidationError as exc:
             raise errors.invalid_params(_brief(exc)) from None
-        result = await handler(conn.state, parsed)
+        try:
+            result = await handler(conn.state, parsed)
+        except JsonRpcError:
+            raise
+        except Exception as exc:
+            log.error("%s failed", name, exc_info=exc)
+            raise errors.internal_error(f"{name} failed: {type(exc).__name__}: {exc}") from None
         return Success(result.dump() if hasattr(result, "dump") else result)
 
     return method
 
 
 METHODS: Methods = {
-    "initialize": _method(InitializeParams, AcpServer.initialize),
-    "authenticate": _method(AuthenticateParams, AcpServer.authenticate),
-    "logout": _method(LogoutParams, AcpServer.logout),
-    "session/new": _method(NewSessionParams, AcpServer.new_session),
-    "session/prompt": _method(PromptParams, AcpServer.prompt),
-    "session/cancel": _method(CancelParams, AcpServer.cancel),
-    "session/load": _method(LoadSessionParams, AcpServer.load_session),
-    "session/list": _method(ListSessionsParams, AcpServer.list_sessions),
-    "session/resume": _method(ResumeSessionParams, AcpServer.resume_session),
-    "session/close": _method(CloseSessionParams, AcpServer.close_session),
-    "session/set_mode": _method(SetSessionModeParams, lambda server, params: modes.set_mode(server.wire, params)),
+    "initialize": _method("initialize", InitializeParams, AcpServer.initialize),
+    "authenticate": _method("authenticate", AuthenticateParams, AcpServer.authenticate),
+    "logout": _method("logout", LogoutParams, AcpServer.logout),
+    "session/new": _method("session/new", NewSessionParams, AcpServer.new_session),
+    "session/prompt": _method("session/prompt", PromptParams, AcpServer.prompt),
+    "session/cancel": _method("session/cancel", CancelParams, AcpServer.cancel),
+    "session/load": _method("session/load", LoadSessionParams, AcpServer.load_session),
+    "session/list": _method("session/list", ListSessionsParams, AcpServer.list_sessions),
+    "session/resume": _method("session/resume", ResumeSessionParams, AcpServer.resume_session),
+    "session/close": _method("session/close", CloseSessionParams, AcpServer.close_session),
+    "session/set_mode": _method(
+        "session/set_mode", SetSessionModeParams, lambda server, params: modes.set_mode(server.wire, params)
+    ),
     "session/set_config_option": _method(
-        SetSessionConfigOptionParams, lambda server, params: modes.set_config_option(server.wire, params)
+        "session/set_config_option",
+        SetSessionConfigOptionParams,
+        lambda server, params: modes.set_config_option(server.wire, params),
     ),
 }
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -9,16 +10,18 @@ from typing import TYPE_CHECKING
 import anyio
 
 from acp_agent.agent.options import AgentOptions
-from acp_agent.agent.loop import TurnControl, run_turn
+from acp_agent.agent.loop import TurnControl, failed_turn, run_turn
 from acp_agent.kernel.scope import Scope
 from acp_agent.llm.conversation import Conversation
 from acp_agent.session.content import ContentBlock
-from acp_agent.session.events import TurnDisposed, TurnEndReason
+from acp_agent.session.events import TurnDisposed, TurnEndReason, TurnFailed
 from acp_agent.session.log import Session
 
 if TYPE_CHECKING:
     from acp_agent.kernel.context import Context
 
+
+log = logging.getLogger(__name__)
 
 TurnBody = Callable[["Agent", int], Awaitable[TurnEndReason]]
 """What a turn does after its user message is logged, in place of model steps: called with the
@@ -104,6 +107,8 @@ class Agent:
         self._ended = False
         """The loop was stopped (disposed, or its task group cancelled): no loop runs again."""
         self._disposed = False
+        self.left_open: TurnFailed | None = None
+        """How the turn a failure left open in the log ended (see `end_left_open`)."""
 
     @property
     def id(self) -> str:
@@ -209,6 +214,16 @@ class Agent:
             turn.scope.cancel()
         try:
             ticket.settle(await run_turn(self, ticket, turn))
+        except Exception as exc:
+            # The guard of the session's turns: whatever raised (its log could not be written, a
+            # subscriber failed while the turn was closed) fails this turn alone, not the
+            # process and its other sessions. The turn stays open as its log has it; the next
+            # turn ends it first (`end_left_open`).
+            failed = failed_turn(exc)
+            if self.session.open_turn is not None:
+                self.left_open = failed
+            log.error("session %s: turn failed: %s", self.id, failed.message, exc_info=exc)
+            ticket.settle(failed)
         finally:
             self._turn = self._running = None
             if not ticket.done.is_set():
