@@ -116,6 +116,12 @@ class Permissions:
         assert verdict == ASK
         return await self._ask(agent, root, call, context)
 
+    async def ask(self, call: PreparedCall, context: ToolCallContext) -> ToolResult | None:
+        """Ask the user about `call` whatever the mode, grants and policy would decide (a hook
+        asked for it): None when the user allows it, else the refusal."""
+        agent = context.agent
+        return await self._ask(agent, agent.ctx.get(AGENTS).top_level(agent), call, context)
+
     async def _ask(self, agent: Agent, root: Agent, call: PreparedCall, context: ToolCallContext) -> ToolResult | None:
         name = call.block.name
         if not self._askers:

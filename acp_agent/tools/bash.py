@@ -35,7 +35,7 @@ from acp_agent.tools.errors import CommandNotStarted
 from acp_agent.tools.runner import RUNNER_SERVICE, CommandOutcome, CommandRunner
 from acp_agent.tools.registry import TOOLS
 
-_SHELL = shutil.which("bash") or "/bin/sh"
+SHELL = shutil.which("bash") or "/bin/sh"
 # Bound on the shielded kill-and-reap after a timeout or a cancellation: a SIGKILLed group dies at
 # once, so this only matters if the kernel cannot reap it, and then we stop waiting.
 _REAP_SECONDS = 5.0
@@ -139,7 +139,7 @@ async def run_command(
     output = _OutputBuffer(max_output_bytes)
     try:
         process = await anyio.open_process(
-            [_SHELL, "-c", command],
+            [SHELL, "-c", command],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -161,10 +161,10 @@ async def run_command(
                 await process.wait()
             finished = True  # the shell exited and its output is closed: nothing left to kill
     finally:
-        await _reap(process, kill=not finished)
+        await reap_group(process, kill=not finished)
         if group is not None:
             group.exited()
-    assert process.returncode is not None  # _reap waited for it
+    assert process.returncode is not None  # reap_group waited for it
     return CommandOutcome(output.text(), process.returncode, timed_out=not finished)
 
 
@@ -173,7 +173,8 @@ async def _pump(stream: ByteReceiveStream, output: _OutputBuffer) -> None:
         output.feed(chunk)
 
 
-async def _reap(process: Process, *, kill: bool) -> None:
+async def reap_group(process: Process, *, kill: bool) -> None:
+    """End `process` (a session leader): SIGKILL its group when `kill`, then reap it."""
     # Shielded: on cancellation the group must still be killed and the shell reaped, or it would
     # keep running unseen; bounded so a stuck reap cannot hold the cancellation up for long.
     with anyio.CancelScope(shield=True), anyio.move_on_after(_REAP_SECONDS):
