@@ -18,6 +18,7 @@ from typing import Any, Final, Literal, get_args
 
 from acp_agent.hooks.matchers import Dialect, Matcher
 from acp_agent.tools.confined import project_file_head, user_file_head
+from acp_agent.tools.errors import OutsideWorkspace
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +116,7 @@ def read_source(source: HookSource) -> tuple[list[HookHandler], str | None]:
             data, size = user_file_head(source.path, FILE_LIMIT + 1)
     except FileNotFoundError:
         return [], None
-    except (OSError, ValueError) as exc:  # a link out of the project, a FIFO, an unreadable file
+    except (OSError, OutsideWorkspace) as exc:  # a link out of the project, a FIFO, an unreadable file
         return [], f"hooks of {source.path} not read: {exc}"
     if size > FILE_LIMIT:
         return [], f"hooks of {source.path} not read: the file is larger than {FILE_LIMIT} bytes"

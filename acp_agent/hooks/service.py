@@ -257,11 +257,11 @@ class Hooks:
         agent.session.append("user/message", data)
 
     def _tell(self, agent: Agent, messages: tuple[str, ...]) -> None:
-        """Tell the user `messages` (as the agent's words; a child's stay in its log)."""
+        """Tell the user `messages` (as the agent's words) in the open turn."""
         turn = agent.session.state.open_turn
+        assert turn is not None  # hooks run inside a turn: around its steps, or at a call
         for message in messages:
-            if turn is not None:
-                agent.session.append(REPLY_EVENT, CommandReplyData(turn=turn, text=message), ignorable=True)
+            agent.session.append(REPLY_EVENT, CommandReplyData(turn=turn, text=message), ignorable=True)
 
 
 def _tool_fields(name: str, arguments: dict[str, Any], call: PreparedCall) -> dict[str, Any]:
@@ -275,12 +275,10 @@ def _response(result: ToolResult) -> dict[str, Any]:
 
 def _prompt(agent: Agent) -> str | None:
     """The text of the prompt the user sent for the open turn (None: the turn is not a user's)."""
-    for event in reversed(agent.session.events):
-        if isinstance(event, UserMessageEvent):
-            if event.data.source.kind not in USER_SOURCES:
-                return None
-            return "\n".join(block.text for block in event.data.content if isinstance(block, TextContent))
-    return None
+    message = next(e for e in reversed(agent.session.events) if isinstance(e, UserMessageEvent))
+    if message.data.source.kind not in USER_SOURCES:
+        return None
+    return "\n".join(block.text for block in message.data.content if isinstance(block, TextContent))
 
 
 HOOKS: Final = ServiceKey[Hooks]("hooks")

@@ -4,6 +4,7 @@ record        nothing more (exit 0)
 deny-rm       exit 2 with a reason on stderr when the Bash command holds `rm -rf`
 print JSON    print JSON (a decision, a context, ...) on stdout
 stop-once     block a stop unless a Stop hook already blocked (`stop_hook_active`)
+block-secret  block a prompt that mentions a secret
 garbage       print text that is no JSON
 fail          exit 1 with a message on stderr
 sleep FILE    write its pid to FILE, then sleep (a timeout or a cancel ends it)
@@ -25,6 +26,8 @@ elif mode == "print":
     print(sys.argv[2])
 elif mode == "stop-once" and not payload["stop_hook_active"]:
     print(json.dumps({"decision": "block", "reason": "Run the tests before you stop."}))
+elif mode == "block-secret" and "secret" in payload["prompt"]:
+    print(json.dumps({"decision": "block", "reason": "Prompts must not carry secrets."}))
 elif mode == "garbage":
     print("{this is not json")
 elif mode == "fail":
