@@ -3,20 +3,16 @@
 Row: `{id: hooks, name: acp_agent.hooks.plugin}`, before the `permissions` row: its gate comes
 first (a hook's deny needs no question, its `ask` asks whatever the mode) and hands a call it does
 not decide to the permission decision itself. It registers the `hook/run` event type (free), the
-gate, the turn hooks, the reading of a session's hooks when it starts, and `/hooks` when the
-composition has a command list (the commands row comes first).
+gate, the turn hooks and the reading of a session's hooks when it starts; a session with hooks
+(or a hooks file left out) offers `/hooks` when a commands row came first.
 """
 
 from __future__ import annotations
 
 from acp_agent.agent.factory import PUBLISHED
 from acp_agent.agent.keys import TURN_HOOKS
-from acp_agent.commands import Command, Invocation, answer
-from acp_agent.commands.registry import COMMANDS
-from acp_agent.hooks import texts
 from acp_agent.hooks.events import HookRunEvent
 from acp_agent.hooks.service import HOOKS, Hooks
-from acp_agent.agent.agent import Ticket
 from acp_agent.kernel import Context, Disposer, PluginConfig, combine
 from acp_agent.permissions.service import PERMISSIONS
 from acp_agent.session.persistence import SESSIONS
@@ -34,16 +30,10 @@ def apply(ctx: Context, config: Config) -> Disposer:
     if ctx.has(PERMISSIONS):
         raise ValueError("the hooks row must come before the permissions row")
     hooks = Hooks(ctx)
-
-    def listing(invocation: Invocation) -> Ticket:
-        return answer(invocation, hooks.listing(invocation.agent))
-
-    commands = ctx.find(COMMANDS)
     return combine(
         ctx.get(SESSIONS).registry.register(HookRunEvent, "free"),
         ctx.provide(HOOKS, hooks),
         ctx.provide(TURN_HOOKS, hooks),
         ctx.get(TOOLS).gate(None, hooks.gate),
         ctx.events.on(PUBLISHED, hooks.published),
-        *([commands.add(Command("hooks", texts.HOOKS_DESCRIPTION, listing))] if commands is not None else []),
     )

@@ -29,6 +29,7 @@ import anyio
 from pydantic import ValidationError
 
 from acp_agent.agent.keys import AGENTS
+from acp_agent.commands import COMMANDS, Command, Invocation, answer
 from acp_agent.commands.events import REPLY_EVENT, CommandReplyData
 from acp_agent.config_dir import config_dir
 from acp_agent.environ import child_environment
@@ -49,7 +50,7 @@ from acp_agent.tools.base import ToolCallContext, ToolResult
 from acp_agent.tools.pipeline import PreparedCall
 
 if TYPE_CHECKING:
-    from acp_agent.agent.agent import Agent
+    from acp_agent.agent.agent import Agent, Ticket
     from acp_agent.agent.loop import StepsRun
 
 HOOK_SOURCE: Final = "hook"
@@ -61,9 +62,13 @@ class Hooks:
     """The hooks of every session of one composition."""
 
     def __init__(
-        self, ctx: Context, config: Callable[[], Path] = config_dir, home: Callable[[], Path] = Path.home
+        self,
+        ctx: Context,
+        config: Callable[[], Path] = config_dir,
+        home: Callable[[], Path] = Path.home,
     ) -> None:
         self._ctx = ctx
+        self._commands = ctx.find(COMMANDS)
         self._config = config
         self._home = home
         self._sets: WeakKeyDictionary[Scope, tuple[HookSet, str]] = WeakKeyDictionary()
@@ -81,6 +86,11 @@ class Hooks:
         found = load_hooks(hook_sources(cwd, self._home(), self._config()))
         resumed = any(isinstance(event, UserMessageEvent) for event in agent.session.events)
         self._sets[agent.scope] = (found, "resume" if resumed else "startup")
+        if self._commands is not None and (found.handlers or found.warnings):
+            self._commands.add(Command("hooks", texts.HOOKS_DESCRIPTION, self._list), owner=agent.scope)
+
+    def _list(self, invocation: Invocation) -> Ticket:
+        return answer(invocation, self.listing(invocation.agent))
 
     def hook_set(self, agent: Agent) -> HookSet:
         """The hooks `agent` runs: its thread's."""
@@ -96,7 +106,7 @@ class Hooks:
             for h in hooks.handlers
         ]
         lines += [f"- warning: {warning}" for warning in hooks.warnings]
-        return "\n".join(lines) if lines else texts.NO_HOOKS
+        return "\n".join(lines)
 
     def _top(self, agent: Agent) -> Agent:
         return agent.ctx.get(AGENTS).top_level(agent)

@@ -47,7 +47,6 @@ def hook_context(event: str, text: str) -> str:
     return f"<hook-context event=\"{event}\">\n{text}\n</hook-context>"
 
 
-NO_HOOKS: Final = "No hooks are active in this session."
 HOOKS_DESCRIPTION: Final = "List the hooks this session runs, and where they come from"
 
 
