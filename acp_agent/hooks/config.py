@@ -62,6 +62,14 @@ class HookSet:
     """The files that configured at least one handler."""
     warnings: tuple[str, ...] = field(default=())
 
+    def users_only(self) -> HookSet:
+        """Without the project's hooks (an untrusted project)."""
+        return HookSet(
+            tuple(h for h in self.handlers if h.source.project is None),
+            tuple(s for s in self.sources if s.project is None),
+            self.warnings,
+        )
+
     def select(self, event: HookEvent, names: tuple[str, ...] | None = None) -> list[HookHandler]:
         """The handlers of `event` whose matcher selects one of `names` (None: matchers ignored)."""
         return [

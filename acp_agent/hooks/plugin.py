@@ -17,6 +17,7 @@ from acp_agent.kernel import Context, Disposer, PluginConfig, combine
 from acp_agent.permissions.service import PERMISSIONS
 from acp_agent.session.persistence import SESSIONS
 from acp_agent.tools.registry import TOOLS
+from acp_agent.trust.service import TRUST
 
 name = "hooks"
 inject = ("sessions", "tools")
@@ -30,7 +31,9 @@ def apply(ctx: Context, config: Config) -> Disposer:
     if ctx.has(PERMISSIONS):
         raise ValueError("the hooks row must come before the permissions row")
     hooks = Hooks(ctx)
+    trust = ctx.find(TRUST)
     return combine(
+        *([trust.add_items(hooks.trust_items)] if trust is not None else []),
         ctx.get(SESSIONS).registry.register(HookRunEvent, "free"),
         ctx.provide(HOOKS, hooks),
         ctx.provide(TURN_HOOKS, hooks),

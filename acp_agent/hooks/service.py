@@ -48,6 +48,7 @@ from acp_agent.session.events import USER_SOURCES, Source, TurnCompleted, TurnEn
 from acp_agent.session.persistence import SESSIONS
 from acp_agent.tools.base import ToolCallContext, ToolResult
 from acp_agent.tools.pipeline import PreparedCall
+from acp_agent.trust.service import TRUST, TrustItem
 
 if TYPE_CHECKING:
     from acp_agent.agent.agent import Agent, Ticket
@@ -93,9 +94,27 @@ class Hooks:
         return answer(invocation, self.listing(invocation.agent))
 
     def hook_set(self, agent: Agent) -> HookSet:
-        """The hooks `agent` runs: its thread's."""
+        """The hooks `agent`'s thread has read (the project's included, trusted or not)."""
         found = self._sets.get(self._top(agent).scope)
         return EMPTY if found is None else found[0]
+
+    async def active(self, agent: Agent) -> HookSet:
+        """The hooks `agent` runs: its thread's, the project's only once the project is trusted
+        (waits for the user's answer; none without a trust service)."""
+        hooks = self.hook_set(agent)
+        if not any(source.project is not None for source in hooks.sources):
+            return hooks
+        trust = self._ctx.find(TRUST)
+        return hooks if trust is not None and await trust.trusted(agent) else hooks.users_only()
+
+    def trust_items(self, agent: Agent) -> list[TrustItem]:
+        """The project's hook files, with their commands, for the trust question."""
+        hooks = self.hook_set(agent)
+        return [
+            TrustItem(source.path, tuple(f"{h.event}: {h.command}" for h in hooks.handlers if h.source is source))
+            for source in hooks.sources
+            if source.project is not None
+        ]
 
     def listing(self, agent: Agent) -> str:
         """What `/hooks` answers: each active hook, by event, with its matcher and file."""
@@ -169,7 +188,7 @@ class Hooks:
         agent, tool, params = context.agent, call.tool, call.params
         assert tool is not None and params is not None  # the pipeline asks for valid calls only
         names = tool_names(call.block.name)
-        hooks = self.hook_set(agent)
+        hooks = await self.active(agent)
         pre, post = hooks.select("PreToolUse", names), hooks.select("PostToolUse", names)
         if not pre and not post:
             return None
@@ -214,7 +233,7 @@ class Hooks:
 
     async def around_steps(self, agent: Agent, turn: int, run: StepsRun) -> TurnEndReason:
         """SessionStart / SubagentStart, UserPromptSubmit, the steps, then Stop / SubagentStop."""
-        hooks = self.hook_set(agent)
+        hooks = await self.active(agent)
         top = self._top(agent) is agent
         prompt = _prompt(agent)
         if agent.scope not in self._started:

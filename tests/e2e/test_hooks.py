@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 import pytest
 
-from tests.e2e.wire import RECORD_CONFIG, Frame, Wire, spawn_server
+from tests.e2e.wire import RECORD_CONFIG, Frame, Wire, method_not_found, spawn_server
 from tests.paths import ROOT
 
 pytestmark = pytest.mark.anyio
@@ -73,7 +73,20 @@ class Run:
         return [json.loads(line) for line in lines[1:]]
 
 
+def is_trust_question(request: Frame) -> bool:
+    return str(request["params"]["toolCall"]["toolCallId"]).startswith("trust-")
+
+
+async def trust_once(request: Frame) -> Frame:
+    """The client's answer: trust the project for the session (any other request: not found)."""
+    if request["method"] == "session/request_permission" and is_trust_question(request):
+        return {"jsonrpc": "2.0", "id": request["id"], "result": {"outcome": {"outcome": "selected", "optionId": "allow_once"}}}
+    return await method_not_found(request)
+
+
 async def open_session(wire: Wire, cwd: Path) -> str:
+    if wire.answer is method_not_found:
+        wire.answer = trust_once
     await wire.request("initialize", {"protocolVersion": 1})
     created = await wire.request("session/new", {"cwd": str(cwd), "mcpServers": []})
     return str(created["result"]["sessionId"])
