@@ -9,7 +9,9 @@ from pydantic import Field
 
 from acp_agent.kernel import Context, Disposer, PluginConfig
 from acp_agent.kernel.models import Model
-from acp_agent.subagents.driver import describe
+from acp_agent.subagents import texts
+from acp_agent.subagents.keys import BACKGROUND
+from acp_agent.subagents.driver import InProcessRun, describe
 from acp_agent.subagents.errors import SubagentError
 from acp_agent.subagents.registry import SubagentRequest
 from acp_agent.tools.base import Tool, ToolCallContext, ToolPresentation, ToolResult
@@ -36,6 +38,7 @@ class SubagentParams(Model):
         default=None,
         description="Optional JSON Schema (an object schema) the child must answer with; the result is that JSON value.",
     )
+    run_in_background: bool = Field(default=False, alias="run_in_background", description=texts.BACKGROUND_PARAM)
 
 
 class SubagentTool(Tool[SubagentParams]):
@@ -63,6 +66,12 @@ class SubagentTool(Tool[SubagentParams]):
         return ToolPresentation(title=params.description or self.name, kind="other", content=[params.prompt])
 
     async def run(self, params: SubagentParams, call: ToolCallContext) -> ToolResult:
+        background = params.run_in_background
+        if background:
+            if params.output_schema is not None:
+                return ToolResult.failure(texts.BACKGROUND_WITH_SCHEMA, "subagent_not_started")
+            if call.ctx.get(BACKGROUND).full(call.agent):
+                return ToolResult.failure(texts.background_limit(call.ctx.get(BACKGROUND).limit), "subagent_not_started")
         request = SubagentRequest(
             parent=call.agent,
             prompt=params.prompt,
@@ -72,18 +81,24 @@ class SubagentTool(Tool[SubagentParams]):
             max_depth=self.max_depth,
             tool_filter=self.tool_filter,
             persona=self.persona,
+            background=background,
         )
         try:
             run = await call.ctx.get(SUBAGENTS).start(self.provider, request)
         except SubagentError as exc:
             return ToolResult.failure(str(exc), "subagent_not_started")
+        if background:
+            if not isinstance(run, InProcessRun):
+                await run.dispose()
+                return ToolResult.failure(texts.background_unsupported(self.provider), "subagent_not_started")
+            entry = call.ctx.get(BACKGROUND).adopt(call.agent, run.child, run.ticket, params.description)
+            return ToolResult.text(texts.background_started(entry.id, params.description))
         try:
             result = await run.result()
         finally:
             await run.dispose()
         is_error, text = describe(result, structured=params.output_schema is not None)
         return ToolResult.failure(text, f"subagent_{result.reason.kind}") if is_error else ToolResult.text(text)
-
 
 name = "subagent-tool"
 inject = ("subagents", "tools")

@@ -38,6 +38,9 @@ CONCURRENT = "concurrent-children"
 RACING = "cancel-two-children"
 """Its two children stream their model calls at the same time, and each shows a tool call."""
 
+BACKGROUND_RACING = {"background-second-prompt", "background-message-busy", "background-report"}
+"""A background child works while its parent answers a prompt or a notice: five seeds each (the
+other background scenarios' ordering points are the same kind of gate, one seed each)."""
 CANCELS = {"cancel", "promptAndCancel", "promptAndCancelWhen", "promptWhileBusy"}
 """The ops whose cancel may land mid-run."""
 
@@ -62,7 +65,7 @@ def seeds(name: str, child_sessions: bool | None = None) -> list[int]:
     mode its input.json says)."""
     steps = json.loads((FIXTURES / name / "input.json").read_text(encoding="utf-8"))["steps"]
     children = children_per_step(name)
-    sensitive = children >= 2 or any(step["op"] in CANCELS for step in steps)
+    sensitive = children >= 2 or any(step["op"] in CANCELS for step in steps) or name in BACKGROUND_RACING
     count = len(SEEDS) if sensitive else 2 if children else 1
     if child_sessions is not None and child_sessions != advertises_sessions(name):
         count = 3 if sensitive else 1
