@@ -156,6 +156,8 @@ class Background:
         self._children: WeakKeyDictionary[Agent, dict[str, BackgroundChild]] = WeakKeyDictionary()
         self._of_child: WeakKeyDictionary[Agent, BackgroundChild] = WeakKeyDictionary()
         self._boxes: WeakKeyDictionary[Agent, NoticeBox] = WeakKeyDictionary()
+        self._starting: WeakKeyDictionary[Agent, int] = WeakKeyDictionary()
+        """Per parent, the children being started in the background (see `reserve`)."""
 
     def children(self, parent: Agent) -> list[BackgroundChild]:
         return list(self._children.get(parent, {}).values())
@@ -166,8 +168,18 @@ class Background:
     def of_child(self, child: Agent) -> BackgroundChild | None:
         return self._of_child.get(child)
 
-    def full(self, parent: Agent) -> bool:
-        return sum(1 for child in self.children(parent) if child.state == "running") >= self.limit
+    def reserve(self, parent: Agent) -> bool:
+        """Hold one of the parent's `limit` places for a child being started (False: all taken);
+        `adopt` takes it over, `release` gives it back when the start failed. Calls of one step
+        start at once, so a place is held from before the start's first await."""
+        running = sum(1 for child in self.children(parent) if child.state == "running")
+        if running + self._starting.get(parent, 0) >= self.limit:
+            return False
+        self._starting[parent] = self._starting.get(parent, 0) + 1
+        return True
+
+    def release(self, parent: Agent) -> None:
+        self._starting[parent] -= 1
 
     def box(self, parent: Agent) -> NoticeBox:
         box = self._boxes.get(parent)
@@ -177,7 +189,9 @@ class Background:
         return box
 
     def adopt(self, parent: Agent, child: Agent, task: Ticket, description: str) -> BackgroundChild:
-        """Follow `child`, just started with `task`, as a background child of `parent`."""
+        """Follow `child`, just started with `task`, as a background child of `parent` (in the place
+        `reserve` held)."""
+        self.release(parent)
         entry = BackgroundChild(child, parent, description, [task])
         self._children.setdefault(parent, {})[child.id] = entry
         self._of_child[child] = entry

@@ -66,13 +66,43 @@ class SubagentTool(Tool[SubagentParams]):
         return ToolPresentation(title=params.description or self.name, kind="other", content=[params.prompt])
 
     async def run(self, params: SubagentParams, call: ToolCallContext) -> ToolResult:
-        background = params.run_in_background
-        if background:
-            if params.output_schema is not None:
-                return ToolResult.failure(texts.BACKGROUND_WITH_SCHEMA, "subagent_not_started")
-            if call.ctx.get(BACKGROUND).full(call.agent):
-                return ToolResult.failure(texts.background_limit(call.ctx.get(BACKGROUND).limit), "subagent_not_started")
-        request = SubagentRequest(
+        if not params.run_in_background:
+            return await self._run(params, call)
+        background = call.ctx.get(BACKGROUND)
+        if params.output_schema is not None:
+            return ToolResult.failure(texts.BACKGROUND_WITH_SCHEMA, "subagent_not_started")
+        if not background.reserve(call.agent):
+            return ToolResult.failure(texts.background_limit(background.limit), "subagent_not_started")
+        adopted = False
+        try:
+            run = await call.ctx.get(SUBAGENTS).start(self.provider, self._request(params, call))
+            if not isinstance(run, InProcessRun):
+                await run.dispose()
+                return ToolResult.failure(texts.background_unsupported(self.provider), "subagent_not_started")
+            entry = background.adopt(call.agent, run.child, run.ticket, params.description)
+            adopted = True
+        except SubagentError as exc:
+            return ToolResult.failure(str(exc), "subagent_not_started")
+        finally:
+            if not adopted:
+                background.release(call.agent)
+        return ToolResult.text(texts.background_started(entry.id, params.description))
+
+    async def _run(self, params: SubagentParams, call: ToolCallContext) -> ToolResult:
+        """A one-shot child: the call's result is the child's."""
+        try:
+            run = await call.ctx.get(SUBAGENTS).start(self.provider, self._request(params, call))
+        except SubagentError as exc:
+            return ToolResult.failure(str(exc), "subagent_not_started")
+        try:
+            result = await run.result()
+        finally:
+            await run.dispose()
+        is_error, text = describe(result, structured=params.output_schema is not None)
+        return ToolResult.failure(text, f"subagent_{result.reason.kind}") if is_error else ToolResult.text(text)
+
+    def _request(self, params: SubagentParams, call: ToolCallContext) -> SubagentRequest:
+        return SubagentRequest(
             parent=call.agent,
             prompt=params.prompt,
             description=params.description,
@@ -81,24 +111,8 @@ class SubagentTool(Tool[SubagentParams]):
             max_depth=self.max_depth,
             tool_filter=self.tool_filter,
             persona=self.persona,
-            background=background,
+            background=params.run_in_background,
         )
-        try:
-            run = await call.ctx.get(SUBAGENTS).start(self.provider, request)
-        except SubagentError as exc:
-            return ToolResult.failure(str(exc), "subagent_not_started")
-        if background:
-            if not isinstance(run, InProcessRun):
-                await run.dispose()
-                return ToolResult.failure(texts.background_unsupported(self.provider), "subagent_not_started")
-            entry = call.ctx.get(BACKGROUND).adopt(call.agent, run.child, run.ticket, params.description)
-            return ToolResult.text(texts.background_started(entry.id, params.description))
-        try:
-            result = await run.result()
-        finally:
-            await run.dispose()
-        is_error, text = describe(result, structured=params.output_schema is not None)
-        return ToolResult.failure(text, f"subagent_{result.reason.kind}") if is_error else ToolResult.text(text)
 
 name = "subagent-tool"
 inject = ("subagents", "tools")
