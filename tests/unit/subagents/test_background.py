@@ -64,14 +64,24 @@ async def test_a_notice_wakes_an_idle_parent_and_the_model_reads_it_as_a_user_me
         await parent.dispose()
 
 
+HANGING = {"s1": [{"toolCalls": [background("a", "wait")]}, {"text": "started"}], "s1/a": [{"hang": True}]}
+"""A parent that starts a background child whose model call never ends, and ends its turn."""
+
+
+async def hanging_child(h: Harness) -> tuple[Agent, Agent]:
+    """The parent of `HANGING` once its turn ended, and its child once its call streams."""
+    parent = await h.parent()
+    await parent.followup(text("go")).wait()
+    await published(h, 2)
+    child = h.agent("s1/a")
+    await logged(child, "assistant/chunk", "text-delta")
+    return parent, child
+
+
 async def test_the_parents_cancel_all_stops_its_children_without_waking_it(harness: Callable[..., Harness]) -> None:
-    h = harness({"s1": [{"toolCalls": [background("a", "wait")]}, {"text": "started"}], "s1/a": [{"hang": True}]})
+    h = harness(HANGING)
     async with h.ctx.running():
-        parent = await h.parent()
-        await parent.followup(text("go")).wait()
-        await published(h, 2)
-        child = h.agent("s1/a")
-        await logged(child, "assistant/chunk", "text-delta")
+        parent, child = await hanging_child(h)
         parent.cancel("stop everything")
         with anyio.fail_after(5):
             await child.when_idle()
@@ -85,13 +95,9 @@ async def test_the_parents_cancel_all_stops_its_children_without_waking_it(harne
 
 
 async def test_disposing_the_parent_disposes_its_running_children_first(harness: Callable[..., Harness]) -> None:
-    h = harness({"s1": [{"toolCalls": [background("a", "wait")]}, {"text": "started"}], "s1/a": [{"hang": True}]})
+    h = harness(HANGING)
     async with h.ctx.running():
-        parent = await h.parent()
-        await parent.followup(text("go")).wait()
-        await published(h, 2)
-        child = h.agent("s1/a")
-        await logged(child, "assistant/chunk", "text-delta")
+        parent, child = await hanging_child(h)
         with anyio.fail_after(5):
             await parent.dispose()
         assert child.scope.disposed
