@@ -165,9 +165,6 @@ class Background:
     def find(self, parent: Agent, agent_id: str) -> BackgroundChild | None:
         return self._children.get(parent, {}).get(agent_id)
 
-    def of_child(self, child: Agent) -> BackgroundChild | None:
-        return self._of_child.get(child)
-
     def reserve(self, parent: Agent) -> bool:
         """Hold one of the parent's `limit` places for a child being started (False: all taken);
         `adopt` takes it over, `release` gives it back when the start failed. Calls of one step
