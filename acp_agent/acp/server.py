@@ -52,7 +52,7 @@ from acp_agent.acp.schema import (
     TerminalAuthMethod,
     UnstructuredCommandInput,
 )
-from acp_agent.acp.children import ChildSession, stop_reason
+from acp_agent.acp.children import ChildSession, stop_reason, woken_turn
 from acp_agent.acp.history import StoredLog, history_updates
 from acp_agent.acp.listing import list_page, listed_cwd
 from acp_agent.acp.updates import ChildOrigin, UpdateMapper
@@ -426,7 +426,7 @@ class AcpServer:
         shown_on = AgentWire(session_id, mapper, child)
         agent.scope.add(self.wire.show(agent.id, shown_on))
 
-        forward = _Forward(self.wire, session_id, mapper, shown_on, child)
+        forward = _Forward(self.wire, session_id, mapper, shown_on, child, top_level=origin is None)
         agent.scope.add(agent.session.subscribe(forward.event, chunks=forward.chunk))
 
     def _takes_images(self) -> bool:
@@ -642,14 +642,19 @@ class _Forward:
     """What `AcpServer._watch` subscribes to an agent's log: its events and chunks, to the wire.
     One small object rather than two closures and their cells: every open session has one."""
 
-    __slots__ = ("wire", "session_id", "mapper", "shown_on", "child")
+    __slots__ = ("wire", "session_id", "mapper", "shown_on", "child", "top_level", "woken")
 
-    def __init__(self, wire: Wire, session_id: str, mapper: UpdateMapper, shown_on: AgentWire, child: ChildSession | None) -> None:
+    def __init__(
+        self, wire: Wire, session_id: str, mapper: UpdateMapper, shown_on: AgentWire, child: ChildSession | None, *, top_level: bool
+    ) -> None:
         self.wire = wire
         self.session_id = session_id
         self.mapper = mapper
         self.shown_on = shown_on
         self.child = child
+        self.top_level = top_level
+        self.woken = False
+        """The running turn is one a background child's notice started (no prompt answers it)."""
 
     def chunk(self, streamed: StreamedChunk) -> None:
         """The hot path: no event made for a chunk's text."""
@@ -668,3 +673,6 @@ class _Forward:
             self.wire.send(started.end(event.data))  # the child's answer and end, before the call's
         for update in self.mapper.updates(event):
             self.wire.update(self.session_id, update)
+        if self.top_level and (woken := woken_turn(event, self.woken)) is not None:
+            self.woken = not self.woken
+            self.wire.update(self.session_id, woken)

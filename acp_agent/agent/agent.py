@@ -28,6 +28,13 @@ TurnBody = Callable[["Agent", int], Awaitable[TurnEndReason]]
 agent and the turn number, it logs the turn's events and says how the turn ended (a command that
 answers without the model)."""
 
+CANCELLING = "agent/cancelling"
+"""Emitted (synchronous listeners) with the agent and the reason when `Agent.cancel` runs: what the
+agent started beyond its turns (background children) is cancelled with it."""
+DISPOSING = "agent/disposing"
+"""Awaited (`serial`) with the agent when its `dispose` begins, before its loop stops: what it owns
+beyond its scope (background children) is disposed first."""
+
 
 @dataclass(eq=False)
 class Ticket:
@@ -119,6 +126,16 @@ class Agent:
         """Whether a turn is running or queued."""
         return self._busy is not None
 
+    @property
+    def in_turn(self) -> bool:
+        """Whether a turn is running (a turn that ended and waits for its `release` is not)."""
+        return self._running is not None
+
+    @property
+    def queued(self) -> int:
+        """How many turns are queued behind the running one."""
+        return len(self._inbox)
+
     def start(self) -> None:
         """Run the turns queued so far, and those to come."""
         self._started = True
@@ -168,6 +185,7 @@ class Agent:
                 ticket.cancel(reason)
         if self._turn is not None and self._running not in sparing:
             self._turn.scope.cancel()
+        self.ctx.events.emit(CANCELLING, self, reason)
 
     async def when_idle(self) -> None:
         """Return once no turn runs and none is queued."""
@@ -183,6 +201,8 @@ class Agent:
         """
         if not self._disposed:
             self._disposed = True
+            with anyio.CancelScope(shield=True):
+                await self.ctx.events.serial(DISPOSING, self)
             if self._loop is not None:
                 self._loop.cancel()
             await self._until_stopped()

@@ -126,7 +126,8 @@ async def run_turn(agent: Agent, ticket: Ticket, control: TurnControl) -> TurnEn
     progress = TurnProgress(session.next_turn)
     source = {"kind": ticket.source}
     session.append("turn/start", TurnStartData(turn=progress.turn, trigger=Trigger(kind="message", source=source)))
-    session.append("user/message", UserMessageData(content=list(ticket.content), source=Source(kind=ticket.source)))
+    if ticket.content:  # a turn woken by a background child's notice has no message of its own
+        session.append("user/message", UserMessageData(content=list(ticket.content), source=Source(kind=ticket.source)))
     scope = control.scope
     reason: TurnEndReason | None = None
     try:
