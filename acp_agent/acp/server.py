@@ -184,8 +184,9 @@ class AcpServer:
         """Connect the session's MCP servers once its answer is out (the SDK's import and the
         servers' start-up must not hold it up). Called before `_open`, so the servers' `/mcp` is
         in the first command list the session announces."""
-        if servers:
-            self.conn.when_answered(lambda: self.ctx.get(MCP).open(agent, servers))
+        mcp = self.ctx.find(MCP)
+        if mcp is not None:  # the project's own servers (`.mcp.json`) may come beside the client's
+            self.conn.when_answered(lambda: mcp.open(agent, servers))
 
     # -- the session lifecycle ----------------------------------------------------------------
 

@@ -3,12 +3,14 @@ overlays, and instructions of a subdirectory joining when the agent first works 
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_hooks import Run, open_session, text
-from tests.e2e.wire import spawn_server
+from tests.e2e.test_hooks import Run, of_type, open_session, text, write_json
+from tests.e2e.wire import Frame, spawn_server
+from tests.paths import ROOT
 
 pytestmark = pytest.mark.anyio
 
@@ -39,3 +41,30 @@ async def test_local_overlays_follow_and_a_subdirectory_joins_on_first_read(tmp_
     kinds = [e["type"] for e in events]
     assert kinds[joined_at - 1] == "tool/call" and kinds[joined_at + 1] == "tool/display"  # before the read ran
     assert "Modules here are generated." in updates[1][1]["text"]
+
+
+async def test_the_projects_mcp_servers_connect_once_it_is_trusted(tmp_path: Path) -> None:
+    echo = {"toolCalls": [{"id": "call_echo", "name": "mcp__proj__echo", "arguments": {"message": "hi"}}]}
+    script = {"s1": [echo, {"text": "Echoed."}], "s2": [echo, {"text": "No server."}]}
+    run = Run(tmp_path, script)
+    server = {"command": sys.executable, "args": [str(ROOT / "fixtures" / "mcp" / "server.py")], "env": {"FIXTURE": "1"}}
+    write_json(run.cwd / ".mcp.json", {"mcpServers": {"proj": server}})
+    answers = iter(["allow_once", "reject_once"])
+    asked: list[Frame] = []
+
+    async def answer(request: Frame) -> Frame:
+        asked.append(request)
+        return {"jsonrpc": "2.0", "id": request["id"], "result": {"outcome": {"outcome": "selected", "optionId": next(answers)}}}
+
+    async with spawn_server(config=run.config, env=run.env) as wire:
+        wire.answer = answer
+        trusted = await open_session(wire, run.cwd)
+        await wire.request("session/prompt", {"sessionId": trusted, "prompt": [text("Echo.")]})
+        untrusted = (await wire.request("session/new", {"cwd": str(run.cwd), "mcpServers": []}))["result"]["sessionId"]
+        await wire.request("session/prompt", {"sessionId": untrusted, "prompt": [text("Echo.")]})
+    listed = asked[0]["params"]["toolCall"]["content"][1]["content"]["text"]
+    assert listed == f"{run.cwd / '.mcp.json'}:\n- `proj: {sys.executable} {ROOT / 'fixtures' / 'mcp' / 'server.py'}`"
+    [echoed] = of_type(run.events(trusted), "tool/result")
+    assert echoed["content"][0]["text"] == "echo: hi" and not echoed["isError"]
+    [refused] = of_type(run.events(untrusted), "tool/result")
+    assert refused["error"]["code"] == "unknown_tool"
