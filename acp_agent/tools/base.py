@@ -15,6 +15,7 @@ from acp_agent.kernel.context import Context, ServiceKey
 from acp_agent.kernel.models import Model
 from acp_agent.llm.request import ToolSchema
 from acp_agent.kernel.scope import Scope
+from acp_agent.sandbox.policy import Kind
 from acp_agent.session.content import ContentBlock, TextContent
 from acp_agent.session.events import SessionEvent, ToolError
 
@@ -154,6 +155,9 @@ class ToolCallContext:
     call_id: str
     cwd: Path
     agent: Agent
+    sandbox: Kind | None = None
+    """The file policy the call's commands run under, set by the approval gate (None: no gate
+    ruled; `tools.sandboxing.policy_kind` says what then applies)."""
 
     @property
     def session(self) -> Session:

@@ -14,7 +14,7 @@ import os
 import shutil
 import signal
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from pathlib import Path
 from typing import Final
@@ -33,6 +33,7 @@ from acp_agent.session.events import ToolError
 from acp_agent.tools.base import Tool, ToolCallContext, ToolParams, ToolPresentation, ToolResult, code_block
 from acp_agent.tools.errors import CommandNotStarted
 from acp_agent.tools.runner import RUNNER_SERVICE, CommandOutcome, CommandRunner
+from acp_agent.tools.sandboxing import command_env, refused_write, sandbox_prefix
 from acp_agent.tools.registry import TOOLS
 
 _SHELL = shutil.which("bash") or "/bin/sh"
@@ -79,6 +80,10 @@ class BashTool(Tool[BashParams]):
             )
         except CommandNotStarted as exc:
             return ToolResult.failure(str(exc), "not_started")
+        if outcome.exit_code != 0:
+            refused = refused_write(outcome.output, call)
+            if refused is not None:
+                outcome = outcome._replace(output=_add_line(outcome.output, refused))
         return _result(outcome, self.timeout_seconds).model_copy(update={"raw_output": outcome.raw_output})
 
     def present(self, params: BashParams) -> ToolPresentation:
@@ -103,7 +108,8 @@ class LocalRunner(CommandRunner):
         return await run_command(
             command,
             cwd=call.cwd,
-            env=child_environment(call.ctx),
+            env={**child_environment(call.ctx), **command_env(call)},
+            prefix=sandbox_prefix(call),
             timeout_seconds=timeout_seconds,
             max_output_bytes=max_output_bytes,
             group=group,
@@ -126,20 +132,22 @@ async def run_command(
     timeout_seconds: float,
     max_output_bytes: int,
     group: CommandGroup | None = None,
+    prefix: Sequence[str] = (),
 ) -> CommandOutcome:
     """Run `command` with the shell in `cwd` and the environment `env` (the server's, without its
     credential variables: `child_environment`); kill its process group on timeout or cancellation.
 
     The call lasts until the shell has exited and every process holding its output has closed it.
     With a `group` (of the server's process registry), the command carries its marker, and what it
-    leaves running (`cmd &`, `setsid cmd`) is ended when the group's owner goes.
+    leaves running (`cmd &`, `setsid cmd`) is ended when the group's owner goes. `prefix` goes
+    before the shell's argv (the sandbox's: `tools.sandboxing.shell_argv`).
 
     Raises `CommandNotStarted` when the shell cannot start (nothing ran).
     """
     output = _OutputBuffer(max_output_bytes)
     try:
         process = await anyio.open_process(
-            [_SHELL, "-c", command],
+            [*prefix, _SHELL, "-c", command],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
