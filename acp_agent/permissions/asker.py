@@ -41,6 +41,8 @@ class PermissionRequest(NamedTuple):
     """The call: its block (id, name, raw arguments), its tool and validated params."""
     context: ToolCallContext
     """What the call would run with (the asker previews its change through it)."""
+    escalation: bool = False
+    """The call asks to run its command outside the sandbox: it may be allowed once, never always."""
 
     @property
     def tool(self) -> str:
@@ -53,6 +55,8 @@ class PermissionRequest(NamedTuple):
 
     def options(self) -> list[Option]:
         """What the user may answer, in the order shown."""
+        if self.escalation:
+            return [Option(kind, kind, texts.escalation_option_name(kind)) for kind in ("allow_once", "reject_once")]
         options = [Option(kind, kind, texts.option_name(kind, self.tool)) for kind in OPTION_KINDS]
         if self.server is not None:
             options.insert(2, Option(SERVER_ALWAYS, "allow_always", texts.server_option_name(self.server)))

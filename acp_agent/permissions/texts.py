@@ -21,6 +21,18 @@ def plan_mode(tool: str) -> str:
     )
 
 
+def plan_escalation(tool: str) -> str:
+    return (
+        f"the session is in read-only mode, so this {tool} call may not run outside the sandbox and was not run;"
+        " describe the change in your plan instead"
+    )
+
+
+def escalation_option_name(kind: str) -> str:
+    """The label of an option of an escalation request (allow once, reject once only)."""
+    return {"allow_once": "Allow once, without the sandbox", "reject_once": "Reject"}[kind]
+
+
 def denied(tool: str) -> str:
     return f"the agent's permission policy does not allow {tool} calls, so this one was not run"
 

@@ -69,4 +69,6 @@ def denied_write(output: str, policy: Policy) -> str | None:
 
 
 def escalation_hint(what: str, kind: str) -> str:
+    if kind == "read-only":  # no escalation from a read-only session
+        return f"[sandbox: {what} in read-only mode; the session is read-only, so describe the change instead]"
     return f"[sandbox: {what} in {kind} mode; rerun with escalate: true and a justification if it is needed]"

@@ -226,6 +226,8 @@ class Tool(ABC, Generic[ParamsT]):
     concurrency_safe: bool = False
     needs_approval: bool = False
     edits_files: bool = False
+    runs_commands: bool = False
+    """Its calls run commands, which the session's mode confines (`ToolCallContext.sandbox`)."""
     server: str | None = None
     """The MCP server the tool belongs to (None: one of the agent's own); the user may allow
     every tool of a server at once."""
@@ -233,6 +235,11 @@ class Tool(ABC, Generic[ParamsT]):
     @abstractmethod
     async def run(self, params: ParamsT, call: ToolCallContext) -> ToolResult:
         """Do the work. An exception becomes an error result; cancellation must propagate."""
+
+    def escalation(self, params: ParamsT) -> str | None:
+        """The justification when the call asks to run its command outside the sandbox (None: it
+        does not, the default)."""
+        return None
 
     def present(self, params: ParamsT) -> ToolPresentation:
         """How the editor shows the call (default: the tool's name, kind other)."""

@@ -21,7 +21,7 @@ from typing import Final
 
 import anyio
 from anyio.abc import ByteReceiveStream, Process
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from acp_agent.environ import child_environment, hide_variables
 from acp_agent.kernel.context import Context
@@ -30,7 +30,7 @@ from acp_agent.kernel.scope import Disposer, combine
 from acp_agent.processes.registry import PROCESSES, CommandGroup
 from acp_agent.session.content import TextContent
 from acp_agent.session.events import ToolError
-from acp_agent.tools.base import Tool, ToolCallContext, ToolParams, ToolPresentation, ToolResult, code_block
+from acp_agent.tools.base import Tool, ToolCallContext, ToolParams, ToolPresentation, ToolPreview, ToolResult, code_block
 from acp_agent.tools.errors import CommandNotStarted
 from acp_agent.tools.runner import RUNNER_SERVICE, CommandOutcome, CommandRunner
 from acp_agent.tools.sandboxing import command_env, refused_write, sandbox_prefix
@@ -50,6 +50,22 @@ class BashParams(ToolParams):
     description: str = Field(
         default="", description="A few words saying what the command does, shown to the user."
     )
+    escalate: bool = Field(
+        default=False,
+        description=(
+            "Run this command outside the sandbox (the user is asked first). Only for a command that"
+            " failed in the sandbox and needs to write outside the project or use what the sandbox hides."
+        ),
+    )
+    justification: str = Field(
+        default="", description="Required with escalate: why the command needs to run outside the sandbox, shown to the user."
+    )
+
+    @model_validator(mode="after")
+    def _justified(self) -> BashParams:
+        if self.escalate and not self.justification.strip():
+            raise ValueError("justification is required when escalate is true")
+        return self
 
 
 class BashTool(Tool[BashParams]):
@@ -58,6 +74,7 @@ class BashTool(Tool[BashParams]):
     name = "bash"
     Params = BashParams
     needs_approval = True
+    runs_commands = True
 
     def __init__(self, *, timeout_seconds: float = 120, max_output_bytes: int = 30000) -> None:
         self.timeout_seconds = timeout_seconds
@@ -85,6 +102,14 @@ class BashTool(Tool[BashParams]):
             if refused is not None:
                 outcome = outcome._replace(output=_add_line(outcome.output, refused))
         return _result(outcome, self.timeout_seconds).model_copy(update={"raw_output": outcome.raw_output})
+
+    def escalation(self, params: BashParams) -> str | None:
+        return params.justification if params.escalate else None
+
+    async def preview(self, params: BashParams, call: ToolCallContext) -> ToolPreview | None:
+        if not params.escalate:
+            return None
+        return ToolPreview(notes=[escalation_note(params.command, params.justification)])
 
     def present(self, params: BashParams) -> ToolPresentation:
         return ToolPresentation(
@@ -252,6 +277,11 @@ def _not_started(exc: OSError, cwd: Path) -> str:
     if exc.filename is not None and os.fspath(exc.filename) == os.fspath(cwd):
         return f"the command did not start: the working directory {cwd} is not usable ({exc.strerror})"
     return f"the command did not start: {exc.strerror or exc}"
+
+
+def escalation_note(command: str, justification: str) -> str:
+    """What the user reads when a command asks to run outside the sandbox."""
+    return f"Run without the sandbox: {command}\nWhy: {justification}"
 
 
 def _add_line(text: str, line: str) -> str:

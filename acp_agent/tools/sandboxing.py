@@ -9,7 +9,8 @@ from __future__ import annotations
 from acp_agent.sandbox.errors import SandboxUnavailable
 from acp_agent.sandbox.policy import FULL_ACCESS, WORKSPACE_WRITE, Kind
 from acp_agent.sandbox.service import SANDBOX
-from acp_agent.sandbox.texts import denied_write, unavailable
+from acp_agent.kernel.context import Context
+from acp_agent.sandbox import texts
 from acp_agent.tools.base import ToolCallContext
 from acp_agent.tools.errors import CommandNotStarted
 from acp_agent.tools.scratch import scratch_dir
@@ -38,8 +39,17 @@ def sandbox_prefix(call: ToolCallContext) -> list[str]:
             raise SandboxUnavailable(NO_SANDBOX)
         prefix = sandbox.prefix(kind, call.cwd, scratch_dir(call))
     except SandboxUnavailable as exc:
-        raise CommandNotStarted(unavailable(str(exc))) from None
+        raise CommandNotStarted(texts.unavailable(str(exc))) from None
     return prefix
+
+
+def unavailable(ctx: Context) -> str | None:
+    """Why a confined command cannot run in `ctx` (the fail-closed message), or None when it can."""
+    sandbox = ctx.find(SANDBOX)
+    if sandbox is None:
+        return texts.unavailable(NO_SANDBOX)
+    backend = sandbox.backend
+    return texts.unavailable("; ".join(backend.notes)) if backend.name == "none" else None
 
 
 def command_env(call: ToolCallContext) -> dict[str, str]:
@@ -54,4 +64,4 @@ def refused_write(output: str, call: ToolCallContext) -> str | None:
     sandbox = call.ctx.find(SANDBOX)
     if kind == FULL_ACCESS or sandbox is None:
         return None
-    return denied_write(output, sandbox.policy(kind, call.cwd, scratch_dir(call)))
+    return texts.denied_write(output, sandbox.policy(kind, call.cwd, scratch_dir(call)))

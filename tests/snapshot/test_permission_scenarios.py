@@ -82,22 +82,24 @@ def test_a_childs_request_goes_to_the_top_level_session_and_its_always_answer_ho
     assert outcomes(result) == {"call_helper": None, "call_machine": None}  # the parent's bash ran unasked
 
 
-def test_plan_refuses_without_asking_and_auto_edits_without_asking(scenario_run: Run) -> None:
+def test_plan_runs_commands_read_only_and_auto_edits_and_runs_without_asking(scenario_run: Run) -> None:
     result = run(scenario_run, "plan-mode")
-    assert outcomes(result) == {"call_read": None, "call_run": "plan_mode", "call_fix": None, "call_check": None}
-    assert [a["toolCall"]["toolCallId"] for a in asked(result)] == ["call_check"]  # auto still asks for bash
+    assert outcomes(result) == {"call_read": None, "call_run": None, "call_fix": None, "call_check": None}
+    assert asked(result) == []  # plan explores unasked; auto edits and runs commands sandboxed, unasked
+    run_result = [e["data"] for e in events(result, kind="tool/result") if e["data"]["callId"] == "call_run"]
+    assert run_result[0]["content"][0]["text"] == "Hello, \n"
     updates = [u for f in frames(result) if (u := session_update(f)) is not None]
     assert [u["currentModeId"] for u in updates if u["sessionUpdate"] == "current_mode_update"] == ["plan", "auto"]
     assert [e["data"]["modeId"] for e in events(result, kind="session/mode")] == ["plan", "auto"]
     assert (result.cwd / "greet.sh").read_text() == 'name=world\necho "Hello, $name"\n'
 
 
-def test_a_child_of_a_plan_session_starts_in_plan_and_cannot_run_bash(scenario_run: Run) -> None:
+def test_a_child_of_a_plan_session_starts_in_plan_and_runs_bash_read_only(scenario_run: Run) -> None:
     result = run(scenario_run, "plan-mode-child")
     parent_id = result.logs["s1"][0]["id"]
     first = events(result, "s1/call_helper")[0]
     assert first == {"type": "session/mode", "seq": 0, "time": first["time"], "data": {"modeId": "plan", "source": {"kind": "inherited", "session": parent_id}}}
-    assert outcomes(result, "s1/call_helper") == {"call_run": "plan_mode"}
+    assert outcomes(result, "s1/call_helper") == {"call_run": None}
     assert asked(result) == []
 
 
@@ -117,5 +119,5 @@ def test_a_loaded_session_keeps_its_mode_and_its_model(scenario_run: Run) -> Non
     assert [(o["id"], o["currentValue"]) for o in loaded["configOptions"]] == [
         ("mode", "plan"), ("model", "replay-alt"), ("thought_level", "minimal")
     ]
-    assert outcomes(result) == {"call_run": "plan_mode"} and asked(result) == []
+    assert outcomes(result) == {"call_run": None} and asked(result) == []  # read-only, unasked
     assert events(result, kind="assistant/message")[-1]["data"]["content"][0]["text"].endswith("(Answered by replay-alt.)")

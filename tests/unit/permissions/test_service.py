@@ -4,6 +4,7 @@ the user's answers leave in the log."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import anyio
 import pytest
@@ -113,13 +114,16 @@ async def test_a_failed_ask_and_the_newest_asker(harness: Make) -> None:
     assert codes(agent) == ["approval_unavailable"] and not (h.workspace / "a").exists()
 
 
-async def test_modes_ask_auto_plan(harness: Make) -> None:
+async def test_modes_are_presets_ask_auto_plan_full(harness: Make, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
     h = harness(
         {
             "s1": [
-                {"toolCalls": [call("w", "write_file", path="x.txt", content="x"), bash("b")]},
+                {"toolCalls": [call("w", "write_file", path="x.txt", content="x"), bash("b", f"touch b && touch {outside}")]},
                 DONE,
-                {"toolCalls": [call("e", "edit_file", path="x.txt", old_text="x", new_text="y"), bash("c")]},
+                {"toolCalls": [call("e", "edit_file", path="x.txt", old_text="x", new_text="y"), bash("c", "cat x.txt; touch c")]},
+                DONE,
+                {"toolCalls": [bash("d", f"touch {outside}")]},
                 DONE,
             ]
         }
@@ -133,18 +137,66 @@ async def test_modes_ask_auto_plan(harness: Make) -> None:
         await h.run(agent=agent)
         h.permissions.set_mode(agent, "plan")
         await h.run(agent=agent)
-        with pytest.raises(UnknownMode, match="unknown session mode 'yolo'; the modes are 'ask', 'auto', 'plan'"):
+        assert not outside.exists()  # auto and plan: sandboxed
+        h.permissions.set_mode(agent, "full")
+        await h.run(agent=agent)
+        assert outside.exists()  # full: unconfined, unasked
+        with pytest.raises(UnknownMode, match="unknown session mode 'yolo'; the modes are 'ask', 'auto', 'plan', 'full'"):
             h.permissions.set_mode(agent, "yolo")
         # A mode this deployment does not offer (written by another version) is ignored.
         agent.session.append("session/mode", {"modeId": "yolo", "source": {"kind": "user"}})
         assert (h.permissions.mode(agent), h.permissions.explicit_mode(agent)) == ("ask", None)
-    assert [r.call.block.id for r in asker.asked] == ["b"]  # auto: the edit ran unasked, bash asked
-    assert codes(agent) == [None, None, "plan_mode", "plan_mode"]
+    assert asker.asked == []  # auto: the edit and the command ran unasked; plan: the command too
+    assert codes(agent) == [None, None, "plan_mode", None, None]
+    assert (h.workspace / "b").exists() and not (h.workspace / "c").exists()  # plan: read-only
+    assert results(agent)[3] == (
+        "xtouch: cannot touch 'c': Permission denied\n[sandbox: a write was refused (the sandbox cannot say where) in"
+        " read-only mode; the session is read-only, so describe the change instead]\n[exit code 1]"
+    )
     assert (h.workspace / "x.txt").read_text() == "x"
-    assert [m.dump() for m in of_type(agent, "session/mode")][:2] == [
+    assert [m.dump() for m in of_type(agent, "session/mode")][:3] == [
         {"modeId": "auto", "source": {"kind": "user"}},
         {"modeId": "plan", "source": {"kind": "user"}},
+        {"modeId": "full", "source": {"kind": "user"}},
     ]
+
+
+async def test_full_access_is_offered_only_when_the_deployment_allows_it(harness: Make) -> None:
+    h = harness({"s1": [DONE]}, sandbox={"allowFullAccess": False})
+    assert [m.id for m in h.permissions.modes] == ["ask", "auto", "plan"]
+    async with h.ctx.running():
+        agent = await h.ctx.get(AGENTS).create(cwd=str(h.workspace))
+        with pytest.raises(UnknownMode):
+            h.permissions.set_mode(agent, "full")
+        agent.session.append("session/mode", {"modeId": "full", "source": {"kind": "user"}})  # an older grant of it
+        assert h.permissions.mode(agent) == "ask"
+
+
+async def test_escalation_asks_once_with_the_justification_and_runs_unconfined(harness: Make, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    escalated = call("e", "bash", command=f"touch {outside}", escalate=True, justification="write the cache")
+    h = harness({"s1": [{"toolCalls": [escalated]}, {"toolCalls": [{**escalated, "id": "f"}]}, DONE, {"toolCalls": [{**escalated, "id": "g"}]}, DONE]}, default="allow")
+    asker = ScriptedAsker(["reject_once", "allow_once"])
+    h.permissions.use_asker(asker)
+    async with h.ctx.running():
+        agent = await h.run()
+        assert [o.kind for o in asker.asked[0].options()] == ["allow_once", "reject_once"]
+        preview = await asker.asked[0].call.tool.preview(asker.asked[0].call.params, asker.asked[0].context)  # type: ignore[union-attr]
+        assert preview is not None and preview.notes == [f"Run without the sandbox: touch {outside}\nWhy: write the cache"]
+        h.permissions.set_mode(agent, "plan")
+        await h.run(agent=agent)
+    assert codes(agent) == ["declined", None, "plan_mode"]  # asked although the deployment allows bash
+    assert outside.exists() and len(asker.asked) == 2
+
+
+async def test_a_confined_command_without_a_sandbox_is_refused_before_anyone_is_asked(harness: Make, tmp_path: Path) -> None:
+    h = harness({"s1": [{"toolCalls": [bash("a", "touch a")]}, DONE]}, sandbox={"backend": "none"})
+    asker = ScriptedAsker([])
+    h.permissions.use_asker(asker)
+    async with h.ctx.running():
+        agent = await h.run()
+    assert codes(agent) == ["sandbox_unavailable"] and asker.asked == []
+    assert "turned the sandbox off (backend: none)" in results(agent)[0] and not (h.workspace / "a").exists()
 
 
 async def test_the_deployment_default_mode_and_a_deny_rule(harness: Make) -> None:
@@ -173,7 +225,7 @@ async def test_a_child_starts_in_its_parents_explicit_mode_only(harness: Make) -
     assert child.session.events[0].type == "session/mode"  # before the child's first turn
     assert codes(child) == [None]  # auto, and bash is allowed by the deployment
     assert of_type(default_child, "session/mode") == []  # a default is not a choice to inherit
-    assert codes(default_child) == ["plan_mode"]  # the child has the same default itself
+    assert codes(default_child) == [None] and results(default_child) == ["ran\n"]  # plan: read-only, unasked
     assert h.permissions.mode(default_parent) == "plan"
 
 

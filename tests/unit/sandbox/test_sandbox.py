@@ -150,6 +150,11 @@ def test_a_denied_write_gets_a_line_the_model_can_act_on(output: str, line: str)
     assert hint == f"[sandbox: {line} in workspace-write mode; rerun with escalate: true and a justification if it is needed]"
 
 
+def test_a_read_only_session_is_not_told_to_escalate() -> None:
+    hint = texts.denied_write("bash: /w/x: Permission denied", POLICY._replace(kind=READ_ONLY, writable=()))
+    assert hint == "[sandbox: writing /w/x is not allowed in read-only mode; the session is read-only, so describe the change instead]"
+
+
 def test_output_without_a_refusal_gets_no_line() -> None:
     assert texts.denied_write("ls: cannot access 'x': No such file or directory\n", POLICY) is None
 
