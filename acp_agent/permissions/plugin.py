@@ -13,6 +13,10 @@ from typing import Literal
 from acp_agent.kernel import Context, Disposer, PluginConfig, combine
 from acp_agent.permissions.events import GrantEvent, ModeEvent
 from acp_agent.sandbox.service import SANDBOX
+from acp_agent.commands import COMMANDS
+from acp_agent.config_dir import config_dir
+from acp_agent.permissions.commands import permissions_command, sandbox_command
+from acp_agent.permissions.rules import FILE_NAME, RuleFile
 from acp_agent.permissions.policy import Policy, Rule
 from acp_agent.permissions.service import Permissions
 from acp_agent.subagents.driver import INHERIT
@@ -37,9 +41,14 @@ def apply(ctx: Context, config: Config) -> Disposer:
     # Full access is offered unless the sandbox row says otherwise (its `allowFullAccess`).
     sandbox = ctx.find(SANDBOX)
     full_access = sandbox is None or sandbox.allow_full_access
-    permissions = Permissions(Policy(default=config.default, tools=config.tools), config.default_mode, full_access=full_access)
+    rules = RuleFile(config_dir() / FILE_NAME)
+    permissions = Permissions(
+        Policy(default=config.default, tools=config.tools), config.default_mode, full_access=full_access, rules=rules
+    )
     registry = ctx.get(SESSIONS).registry
+    commands = ctx.find(COMMANDS)
     return combine(
+        *([commands.add(permissions_command(permissions)), commands.add(sandbox_command(permissions))] if commands else []),
         registry.register(ModeEvent, "free"),
         registry.register(GrantEvent, "free"),
         ctx.provide(PERMISSIONS, permissions),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 
@@ -47,25 +48,27 @@ def report(backend: Backend, kind: str, writable: Sequence[str], hidden: Sequenc
     return "\n".join(lines)
 
 
-# "cmd: /path: Permission denied", "touch: cannot touch '/path': Permission denied", Python's
-# "[Errno 13] Permission denied: '/path'", bubblewrap's "Read-only file system".
-_DENIED = re.compile(
-    r"""(?:[:\s]'?(?P<path>/[^':\n]*)'?:\s*|'(?P<quoted>/[^'\n]*)'\s*=>\s*'?[^\n]*?:\s*)?"""
-    r"(?:Permission denied|Read-only file system|Invalid cross-device link|Operation not permitted)"
-    r"""(?::\s*'(?P<after>/[^'\n]*)')?"""
-)
+_REFUSALS = ("Permission denied", "Read-only file system", "Invalid cross-device link", "Operation not permitted")
+_QUOTED = re.compile(r"'([^'\n]+)'")
+_SHELL_FORM = re.compile(r"^[^:\s]+: (?:line \d+: )?([^:'\n]+): ")
+"""`bash: <path>: Permission denied` (`bash: line 1: <path>: ...` from `bash -c`); the other tools quote their paths (`touch: cannot touch
+'<path>'`, Python's `[Errno 13] Permission denied: '<path>'`, `ln ... 'link' => 'target'`)."""
 
 
-def denied_write(output: str, policy: Policy) -> str | None:
+def denied_write(output: str, policy: Policy, cwd: str) -> str | None:
     """The line the model reads after a confined command's output when the sandbox seems to have
-    refused a write: naming the path when the output does (and it lies outside the writable roots)."""
-    found = False
-    for match in _DENIED.finditer(output):
-        found = True
-        path = match.group("path") or match.group("quoted") or match.group("after")
-        if path and not any(within(path, root) for root in policy.writable):
-            return escalation_hint(f"writing {path} is not allowed", policy.kind)
-    return escalation_hint("a write was refused (the sandbox cannot say where)", policy.kind) if found else None
+    refused a write: naming the first path the refusals name outside the writable roots (relative
+    ones are read from `cwd`), else saying it cannot."""
+    refusals = [line for line in output.splitlines() if any(phrase in line for phrase in _REFUSALS)]
+    if not refusals:
+        return None
+    for line in refusals:
+        shell = _SHELL_FORM.match(line)
+        for path in [*([shell[1]] if shell else []), *_QUOTED.findall(line)]:
+            path = os.path.normpath(os.path.join(cwd, path))
+            if not any(within(path, root) for root in policy.writable):
+                return escalation_hint(f"writing {path} is not allowed", policy.kind)
+    return escalation_hint("a write was refused (the sandbox cannot say where)", policy.kind)
 
 
 def escalation_hint(what: str, kind: str) -> str:

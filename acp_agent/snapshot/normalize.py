@@ -6,7 +6,8 @@ Volatile values become stable placeholders: integer JSON-RPC ids are renumbered 
 appearance (one numbering for the client's requests and their answers, one for the agent's own
 requests and the client's answers to them), session ids become `{{sessionId:N}}` and other UUIDs `{{uuid:N}}` by first appearance, the run's
 temp cwd becomes `{{cwd}}`, its user configuration directory `{{config}}`, the scenario directory
-`{{scenario}}`, the harness's interpreter `{{python}}`, the sandbox's launcher `{{launcher}}`, a
+`{{scenario}}`, the harness's interpreter `{{python}}`, the sandbox's launcher `{{launcher}}`, the
+directory the cwd is in `{{workdir}}`, a
 session's private temporary directory `{{tmpdir:N}}` and a loopback port `{{port:N}}`, inside any
 string,
 and log times and `createdAt` become 0. Everything else is kept, key order included, so a
@@ -35,6 +36,7 @@ CONFIG = "{{config}}"
 SCENARIO = "{{scenario}}"
 PYTHON = "{{python}}"
 LAUNCHER_PATH = "{{launcher}}"
+WORKDIR = "{{workdir}}"
 SCRATCH = re.compile(re.escape(os.path.join(tempfile.gettempdir(), SCRATCH_PREFIX)) + r"\w+")
 LOOPBACK_PORT = re.compile(r"(127\.0\.0\.1:)(\d+)")
 """A port the run's loopback servers (MCP over HTTP) were given: free ports, new each run."""
@@ -65,6 +67,10 @@ class Placeholders:
         for path, placeholder in ((config, CONFIG), (scenario, SCENARIO), (LAUNCHER, LAUNCHER_PATH), (sys.executable, PYTHON)):
             if path:
                 self.paths.append((path, placeholder))
+        # Last: the directory the run's cwd is in (what a command writes beside the project),
+        # unless that is the root, which every path starts with.
+        if os.path.dirname(cwd) not in ("/", ""):
+            self.paths.append((os.path.dirname(cwd), WORKDIR))
         self.sessions: dict[str, str] = {}
         self.uuids: dict[str, str] = {}
         self.ports: dict[str, str] = {}

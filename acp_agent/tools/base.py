@@ -236,6 +236,11 @@ class Tool(ABC, Generic[ParamsT]):
     async def run(self, params: ParamsT, call: ToolCallContext) -> ToolResult:
         """Do the work. An exception becomes an error result; cancellation must propagate."""
 
+    def command(self, params: ParamsT) -> str | None:
+        """The shell command the call runs, which the project's saved rules match (None: the tool
+        runs none, the default)."""
+        return None
+
     def escalation(self, params: ParamsT) -> str | None:
         """The justification when the call asks to run its command outside the sandbox (None: it
         does not, the default)."""

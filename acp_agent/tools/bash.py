@@ -103,6 +103,9 @@ class BashTool(Tool[BashParams]):
                 outcome = outcome._replace(output=_add_line(outcome.output, refused))
         return _result(outcome, self.timeout_seconds).model_copy(update={"raw_output": outcome.raw_output})
 
+    def command(self, params: BashParams) -> str | None:
+        return params.command
+
     def escalation(self, params: BashParams) -> str | None:
         return params.justification if params.escalate else None
 

@@ -64,4 +64,4 @@ def refused_write(output: str, call: ToolCallContext) -> str | None:
     sandbox = call.ctx.find(SANDBOX)
     if kind == FULL_ACCESS or sandbox is None:
         return None
-    return texts.denied_write(output, sandbox.policy(kind, call.cwd, scratch_dir(call)))
+    return texts.denied_write(output, sandbox.policy(kind, call.cwd, scratch_dir(call)), str(call.cwd))

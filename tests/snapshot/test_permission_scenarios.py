@@ -14,7 +14,7 @@ from acp_agent.snapshot.runner import RunResult
 from tests.paths import FIXTURES
 
 Run = Callable[[Path], RunResult]
-SCENARIOS = ("permission-ask", "permission-cancel", "permission-child", "plan-mode", "plan-mode-child", "model-select", "mode-survives-load")
+SCENARIOS = ("sandbox-modes", "prefix-rules", "permission-ask", "permission-cancel", "permission-child", "plan-mode", "plan-mode-child", "model-select", "mode-survives-load")
 
 
 def run(scenario_run: Run, name: str) -> RunResult:
@@ -53,7 +53,10 @@ def test_the_scenarios_exist() -> None:
 def test_ask_allow_once_reject_once_then_allow_always(scenario_run: Run) -> None:
     result = run(scenario_run, "permission-ask")
     assert [a["toolCall"]["toolCallId"] for a in asked(result)] == ["call_cat", "call_edit", "call_lines"]  # not call_words
-    assert [o["kind"] for o in asked(result)[0]["options"]] == ["allow_once", "allow_always", "reject_once", "reject_always"]
+    assert [o["kind"] for o in asked(result)[0]["options"]] == [
+        "allow_once", "allow_always", "allow_always", "reject_once", "reject_always", "reject_always"
+    ]  # fmt: skip
+    assert asked(result)[0]["options"][2]["name"] == "Always allow commands starting with `cat` in this project"
     assert outcomes(result) == {"call_cat": None, "call_edit": "declined", "call_lines": None, "call_words": None}
     assert (result.cwd / "notes.txt").read_text() == "title: release notes\nstatus: draft\n"  # the edit never ran
     assert [e["data"] for e in events(result, kind="permission/grant")] == [{"tool": "bash", "decision": "allow", "callId": "call_lines"}]
@@ -121,3 +124,37 @@ def test_a_loaded_session_keeps_its_mode_and_its_model(scenario_run: Run) -> Non
     ]
     assert outcomes(result) == {"call_run": None} and asked(result) == []  # read-only, unasked
     assert events(result, kind="assistant/message")[-1]["data"]["content"][0]["text"].endswith("(Answered by replay-alt.)")
+
+
+def test_each_mode_confines_its_commands_and_an_escalation_asks_once(scenario_run: Run) -> None:
+    result = run(scenario_run, "sandbox-modes")
+    assert [a["toolCall"]["toolCallId"] for a in asked(result)] == ["call_stamp", "call_copy", "call_escalate", "call_escalate_again"]
+    assert [o["optionId"] for o in asked(result)[1]["options"]] == [
+        "allow_once", "allow_always", "allow_prefix", "reject_once", "reject_always", "reject_prefix"
+    ]  # fmt: skip
+    assert asked(result)[1]["options"][2]["name"] == "Always allow commands starting with `cp` in this project"
+    assert [o["optionId"] for o in asked(result)[2]["options"]] == ["allow_once", "reject_once"]  # an escalation
+    assert outcomes(result) == {
+        "call_stamp": None, "call_copy": None, "call_escalate": "declined", "call_escalate_again": None,
+        "call_check": None, "call_read": None, "call_remove": None,
+    }  # fmt: skip
+    results = {e["data"]["callId"]: e["data"]["content"][0]["text"] for e in events(result, kind="tool/result")}
+    shared = result.cwd.parent / "shared.txt"
+    assert f"[sandbox: writing {shared} is not allowed in workspace-write mode" in results["call_copy"]
+    assert results["call_check"] == "2026\n"  # the allowed escalation wrote outside the project
+    assert "read-only mode" in results["call_read"] and not (result.cwd / "read.log").exists()
+    assert results["call_remove"] == "removed\n" and not shared.exists()  # Full access: unconfined, unasked
+
+
+def test_a_prefix_rule_is_saved_for_the_project_inherited_by_a_new_thread_and_removed(scenario_run: Run) -> None:
+    result = run(scenario_run, "prefix-rules")
+    [first, compound] = asked(result)
+    assert first["toolCall"]["toolCallId"] == "call_lines"
+    assert "allow_prefix" not in [o["optionId"] for o in compound["options"]]  # a compound command saves no rule
+    assert outcomes(result) == {"call_lines": None, "call_words": None, "call_both": "declined"}
+    assert outcomes(result, "s2") == {"call_bytes": None}  # the new thread inherited the rule: unasked
+    assert (result.cwd / "notes.txt").exists()
+    assert result.config is not None
+    saved = result.config / "permissions.json"
+    assert oct(saved.stat().st_mode & 0o777) == "0o600"
+    assert json.loads(saved.read_text()) == {"version": 1, "projects": {str(result.cwd): {"allow": []}}}

@@ -88,6 +88,7 @@ def harness(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Ha
     scripted model's format), with the permissions row configured by the keyword arguments and the
     sandbox row (Landlock) by `sandbox`."""
     monkeypatch.delenv("ACP_AGENT_SESSIONS", raising=False)
+    monkeypatch.setenv("ACP_AGENT_CONFIG", str(tmp_path / "config"))  # its own saved command rules
 
     def make(script: Any, sandbox: dict[str, Any] | None = None, **config: Any) -> Harness:
         sandbox = sandbox or {}

@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from acp_agent.agent.factory import Lineage
 from acp_agent.permissions import AskFailed, UnknownMode, texts
+from acp_agent.permissions.rules import CommandRule
 from acp_agent.subagents.driver import PARENT_CANCELLED
 from acp_agent.agent.keys import AGENTS
 from acp_agent.tools import Tool, ToolCallContext, ToolPresentation, ToolResult
@@ -150,7 +151,7 @@ async def test_modes_are_presets_ask_auto_plan_full(harness: Make, tmp_path: Pat
     assert codes(agent) == [None, None, "plan_mode", None, None]
     assert (h.workspace / "b").exists() and not (h.workspace / "c").exists()  # plan: read-only
     assert results(agent)[3] == (
-        "xtouch: cannot touch 'c': Permission denied\n[sandbox: a write was refused (the sandbox cannot say where) in"
+        f"xtouch: cannot touch 'c': Permission denied\n[sandbox: writing {h.workspace}/c is not allowed in"
         " read-only mode; the session is read-only, so describe the change instead]\n[exit code 1]"
     )
     assert (h.workspace / "x.txt").read_text() == "x"
@@ -361,3 +362,20 @@ async def test_the_auto_mode_runs_unasked_what_declares_it_edits_files_not_what_
         await h.run(agent=agent)
     assert [r.call.block.id for r in asker.asked] == ["p"]
     assert results(agent)[0] == "patched" and (h.workspace / "x.txt").read_text() == "x"
+
+
+async def test_saved_rules_reject_and_allow_commands_of_the_project(harness: Make, tmp_path: Path) -> None:
+    script = {"s1": [{"toolCalls": [bash("a", "git push --force")]}, {"toolCalls": [bash("b", "git push origin")]},
+                     {"toolCalls": [bash("c", "make test")]}, {"toolCalls": [bash("d", "make test && make docs")]}, DONE]}  # fmt: skip
+    h = harness(script)
+    asker = ScriptedAsker(["reject_prefix", "allow_once"])
+    h.permissions.use_asker(asker)
+    assert h.permissions.rules is not None
+    h.permissions.rules.add(h.workspace, CommandRule("allow", "make test"))
+    async with h.ctx.running():
+        agent = await h.run()
+    assert [(r.call.block.id, r.prefix) for r in asker.asked] == [("a", "git push"), ("d", None)]
+    assert codes(agent) == ["declined", "declined", None, None]
+    assert results(agent)[1] == "Error: " + texts.rule_denied("git push")
+    assert h.permissions.rules.rules(h.workspace) == [CommandRule("deny", "git push"), CommandRule("allow", "make test")]
+    assert (tmp_path / "config" / "permissions.json").exists()

@@ -137,26 +137,29 @@ def test_the_policies_of_a_session(tmp_path: Path) -> None:
     ("output", "line"),
     [
         ("bash: /etc/x: Permission denied\n", "writing /etc/x is not allowed"),
+        ("/usr/bin/bash: line 1: /etc/x: Permission denied\n", "writing /etc/x is not allowed"),
         ("touch: cannot touch '/etc/x': Permission denied\n", "writing /etc/x is not allowed"),
         ("PermissionError: [Errno 13] Permission denied: '/etc/x'\n", "writing /etc/x is not allowed"),
         ("ln: failed to create hard link 'h' => '/etc/x': Invalid cross-device link\n", "writing /etc/x is not allowed"),
         ("cp: cannot create regular file '/etc/x': Read-only file system\n", "writing /etc/x is not allowed"),
         ("something: Permission denied\n", "a write was refused (the sandbox cannot say where)"),
         ("bash: /w/x: Permission denied\n", "a write was refused (the sandbox cannot say where)"),
+        ("cp: cannot create regular file '../x': Permission denied\n", "writing /x is not allowed"),
+        ("ln: failed to create hard link 'h' => '/etc/x': Invalid cross-device link\n", "writing /etc/x is not allowed"),
     ],
 )
 def test_a_denied_write_gets_a_line_the_model_can_act_on(output: str, line: str) -> None:
-    hint = texts.denied_write(output, POLICY)
+    hint = texts.denied_write(output, POLICY, "/w")
     assert hint == f"[sandbox: {line} in workspace-write mode; rerun with escalate: true and a justification if it is needed]"
 
 
 def test_a_read_only_session_is_not_told_to_escalate() -> None:
-    hint = texts.denied_write("bash: /w/x: Permission denied", POLICY._replace(kind=READ_ONLY, writable=()))
+    hint = texts.denied_write("bash: x: Permission denied", POLICY._replace(kind=READ_ONLY, writable=()), "/w")
     assert hint == "[sandbox: writing /w/x is not allowed in read-only mode; the session is read-only, so describe the change instead]"
 
 
 def test_output_without_a_refusal_gets_no_line() -> None:
-    assert texts.denied_write("ls: cannot access 'x': No such file or directory\n", POLICY) is None
+    assert texts.denied_write("ls: cannot access 'x': No such file or directory\n", POLICY, "/w") is None
 
 
 def test_the_report_of_each_backend() -> None:
