@@ -11,7 +11,7 @@ import os
 import sys
 from typing import Final, Literal, NamedTuple
 
-from acp_agent.sandbox import bubblewrap, landlock
+from acp_agent.sandbox import bubblewrap
 from acp_agent.sandbox.errors import SandboxUnavailable
 from acp_agent.sandbox.policy import Policy
 
@@ -54,6 +54,9 @@ def choose(setting: Setting) -> Backend:
         if found is not None:
             return Backend("bubblewrap", "full", bwrap=found)
     if setting in ("auto", "landlock"):
+        # Here, not at the top: ctypes costs the server's start-up; the first command pays it.
+        from acp_agent.sandbox import landlock
+
         version = landlock.abi()
         if version >= 1:
             missing = tuple(landlock.partial(version))

@@ -12,28 +12,18 @@ from typing import Any
 
 import pytest
 
-from acp_agent.sandbox import bubblewrap, landlock
+from acp_agent.sandbox.backends import Backend
 from tests.e2e.wire import RECORD_CONFIG, Frame, Wire, spawn_server
+from tests.unit.sandbox.test_confinement import ESCAPES as BASE_ESCAPES
+from tests.unit.sandbox.test_confinement import backend  # noqa: F401 - the fixture: each backend here
 
 pytestmark = pytest.mark.anyio
 
 SECRET = "sk-stored-0123456789"
 ESCAPES = {
-    "redirect": "echo x > {out}/new",
-    "append": "echo x >> {out}/target",
-    "cp": "cp /etc/hostname {out}/new",
-    "mv": "echo x > here && mv here {out}/new",
-    "tee": "echo x | tee {out}/new",
-    "dd": "echo x | dd of={out}/target conv=notrunc",
-    "truncate": "truncate -s 0 {out}/target",
-    "python": "python3 -c \"open('{out}/new', 'w').write('x')\"",
-    "symlink": "ln -s {out}/target link && echo x > link",
-    "hard link": "ln {out}/target hard; echo x >> hard",
-    "background": "(sleep 0.1; echo x > {out}/new; touch bg-done) > /dev/null 2>&1 & wait",
-    "setsid": "setsid bash -c 'echo x > {out}/new; touch setsid-done' > /dev/null 2>&1; sleep 0.2",
+    **BASE_ESCAPES,  # each way out the unit tests try under each backend, now through the server
     "daemon": "setsid bash -c 'sleep 0.5; echo x > {out}/late; touch daemon-done' > /dev/null 2>&1 &",
     "credentials": "cat {cfg}/credentials",
-    "overwrite credentials": "echo x > {cfg}/credentials",
 }
 
 
@@ -87,27 +77,18 @@ def results(wire: Wire) -> dict[str, str]:
     return out
 
 
-@pytest.fixture(params=["landlock", "bubblewrap"])
-def backend(request: pytest.FixtureRequest) -> str:
-    if request.param == "landlock":
-        assert landlock.abi() >= 1, "the suite's machine must offer Landlock (Linux >= 5.13)"
-    elif bubblewrap.probe() is None:
-        pytest.skip("bubblewrap (bwrap) is not installed or does not work on this machine")
-    return str(request.param)
-
-
-async def test_no_command_of_a_confined_session_writes_outside_or_reads_the_credentials(tmp_path: Path, backend: str) -> None:
+async def test_no_command_of_a_confined_session_writes_outside_or_reads_the_credentials(tmp_path: Path, backend: Backend) -> None:
     place = Place(tmp_path)
     calls = [bash(f"call_{n}", command.format(out=place.outside, cfg=place.config)) for n, command in enumerate(ESCAPES.values())]
     # The daemon writes after its call returned: a later call waits for it, in the same session.
     wait = bash("call_wait", "for i in $(seq 100); do [ -e daemon-done ] && break; sleep 0.05; done; ls")
     script = [{"toolCalls": calls}, {"toolCalls": [wait]}, {"text": "Done."}]
-    async with spawn_server(config=RECORD_CONFIG, env=place.env(script, ACP_AGENT_SANDBOX=backend)) as wire:
+    async with spawn_server(config=RECORD_CONFIG, env=place.env(script, ACP_AGENT_SANDBOX=backend.name)) as wire:
         _, shown = await prompt(wire, place.cwd, "auto")
     assert place.untouched(), sorted(p.name for p in place.outside.iterdir())
     assert (place.config / "credentials").read_text() == SECRET + "\n"
     assert all(SECRET not in result for result in shown.values())
-    assert {"bg-done", "setsid-done", "daemon-done"} <= set(shown["call_wait"].split())  # they ran, confined
+    assert "daemon-done" in shown["call_wait"].split()  # it ran, confined
     named = shown[f"call_{list(ESCAPES).index('redirect')}"]
     assert f"[sandbox: writing {place.outside}/new is not allowed in workspace-write mode; rerun with escalate: true" in named
 

@@ -12,11 +12,12 @@ from pathlib import Path
 import coverage
 import pytest
 
+from acp_agent.kernel import LoaderError, Row, compose
 from acp_agent.sandbox import backends, bubblewrap, exec as launcher, landlock, texts
 from acp_agent.sandbox.backends import LAUNCHER, Backend, choose
 from acp_agent.sandbox.errors import SandboxUnavailable
 from acp_agent.sandbox.policy import FULL_ACCESS, READ_ONLY, WORKSPACE_WRITE, Policy
-from acp_agent.sandbox.service import Sandbox
+from acp_agent.sandbox.service import SANDBOX, Sandbox
 
 POLICY = Policy(WORKSPACE_WRITE, ("/w", "/s"), ("/cfg",), "deny", ("/w/.git",))
 
@@ -241,3 +242,12 @@ def test_restrict_refuses_when_the_kernel_does(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(landlock, "handled", lambda version: (1 << 63, 0, 0))
     with pytest.raises(landlock.LandlockError, match="landlock_create_ruleset failed"):
         landlock.restrict([], [], deny_network=False)
+
+
+def test_the_row_provides_the_sandbox_hiding_the_configuration_directory(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("ACP_AGENT_CONFIG", str(tmp_path / "cfg"))
+    ctx = compose([Row(id="sandbox", name="acp_agent.sandbox.plugin", config={"backend": "none", "extraWritable": ["/tmp"], "allowFullAccess": False})])
+    sandbox = ctx.get(SANDBOX)
+    assert (sandbox.setting, sandbox.extra_writable, sandbox.allow_full_access, sandbox.hidden) == ("none", ("/tmp",), False, (str(tmp_path / "cfg"),))
+    with pytest.raises(LoaderError, match="'tmp' is not an absolute path"):
+        compose([Row(id="sandbox", name="acp_agent.sandbox.plugin", config={"extraWritable": ["tmp"]})])
