@@ -13,7 +13,7 @@ from acp_agent.permissions import texts
 from acp_agent.permissions.modes import SANDBOX_OF
 from acp_agent.sandbox import texts as sandbox_texts
 from acp_agent.sandbox.backends import Backend
-from acp_agent.sandbox.policy import FULL_ACCESS
+from acp_agent.sandbox.policy import FULL_ACCESS, READ_ONLY, WORKSPACE_WRITE
 from acp_agent.sandbox.service import SANDBOX
 from acp_agent.tools.sandboxing import NO_SANDBOX
 
@@ -50,10 +50,11 @@ def sandbox_command(permissions: Permissions) -> Command:
         if sandbox is None:
             backend = Backend("none", "none", (NO_SANDBOX,))
             return answer(invocation, sandbox_texts.report(backend, kind, [], [], "allow"))
-        cwd = Path(agent.session.cwd or ".")
-        writable = [] if kind == FULL_ACCESS else [str(cwd), SCRATCH, *sandbox.extra_writable]
-        if kind == "read-only":
-            writable = [SCRATCH]
+        writable = {
+            READ_ONLY: [SCRATCH],
+            WORKSPACE_WRITE: [agent.session.cwd or ".", SCRATCH, *sandbox.extra_writable],
+            FULL_ACCESS: [],
+        }[kind]
         return answer(invocation, sandbox_texts.report(sandbox.backend, kind, writable, list(sandbox.hidden), sandbox.network))
 
     return Command("sandbox", texts.SANDBOX_DESCRIPTION, run)

@@ -1,5 +1,5 @@
 """Landlock (Linux >= 5.13) through ctypes: which ABI the kernel offers, and confining the calling
-process (and everything it will start) to a `Policy`.
+process (and everything it will start): what it may write, what it may not read, the network.
 
 Landlock grants access per file hierarchy: a rule on a directory holds for everything below it,
 and nothing can be taken away below a granted directory. "Read everywhere except the hidden

@@ -1,6 +1,5 @@
 """What a confined command may do: the file policy, its writable roots, what it may not read, the
-network. Plain data; the launcher reads it from its
-argv (`exec.parse`)."""
+network. Plain data; the launcher reads it from its argv (`exec.parse`)."""
 
 from __future__ import annotations
 
@@ -10,7 +9,6 @@ Kind = Literal["read-only", "workspace-write", "danger-full-access"]
 READ_ONLY: Final = "read-only"
 WORKSPACE_WRITE: Final = "workspace-write"
 FULL_ACCESS: Final = "danger-full-access"
-KINDS: Final[tuple[Kind, ...]] = (READ_ONLY, WORKSPACE_WRITE, FULL_ACCESS)
 
 Network = Literal["allow", "deny"]
 

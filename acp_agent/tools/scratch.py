@@ -16,6 +16,8 @@ from acp_agent.tools.base import ToolCallContext
 SCRATCH_PREFIX = "acp-agent-tmp-"
 """How the name of each private temporary directory begins (in the system's temporary directory)."""
 _DIRS: WeakKeyDictionary[Session, Path] = WeakKeyDictionary()
+_LIVE: set[Path] = set()
+"""The directories of sessions still open, removed at the server's exit."""
 
 
 def scratch_dir(call: ToolCallContext) -> Path:
@@ -23,8 +25,8 @@ def scratch_dir(call: ToolCallContext) -> Path:
     found = _DIRS.get(call.session)
     if found is None:
         found = _DIRS[call.session] = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX))  # 0700
+        _LIVE.add(found)
         call.scope.add(_Remove(found))
-        atexit.register(_Remove(found))
     return found
 
 
@@ -35,4 +37,11 @@ class _Remove:
         self.path = path
 
     def __call__(self) -> None:
+        _LIVE.discard(self.path)
         shutil.rmtree(self.path, ignore_errors=True)
+
+
+@atexit.register
+def _remove_all() -> None:
+    for path in list(_LIVE):
+        _Remove(path)()

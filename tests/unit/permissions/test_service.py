@@ -379,3 +379,17 @@ async def test_saved_rules_reject_and_allow_commands_of_the_project(harness: Mak
     assert results(agent)[1] == "Error: " + texts.rule_denied("git push")
     assert h.permissions.rules.rules(h.workspace) == [CommandRule("deny", "git push"), CommandRule("allow", "make test")]
     assert (tmp_path / "config" / "permissions.json").exists()
+
+
+async def test_a_childs_escalation_asks_on_its_thread_like_its_other_approvals(harness: Make, tmp_path: Path) -> None:
+    escalated = call("e", "bash", command=f"touch {tmp_path}/from-child", escalate=True, justification="outside")
+    h = harness({"s1": [{"toolCalls": [call("c", "subagent", description="d", prompt="p")]}, DONE], "s1/c": [{"toolCalls": [escalated]}, DONE]}, default="allow")
+    asker = ScriptedAsker(["allow_once"])
+    h.permissions.use_asker(asker)
+    async with h.ctx.running():
+        parent = await h.ctx.get(AGENTS).create(cwd=str(h.workspace))
+        h.permissions.set_mode(parent, "auto")
+        await h.run(agent=parent)
+    [request] = asker.asked
+    assert (request.route, request.escalation, [o.kind for o in request.options()]) == ("s1/c", True, ["allow_once", "reject_once"])
+    assert (tmp_path / "from-child").exists()
