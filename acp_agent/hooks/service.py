@@ -223,11 +223,10 @@ class Hooks:
     async def _permission(self, verdict: Verdict, call: PreparedCall, context: ToolCallContext) -> ToolResult | None:
         """The permission decision after the hooks: theirs when they gave one, else the usual."""
         permissions = self._ctx.find(PERMISSIONS)
-        if permissions is None or verdict.decision == "allow":
+        if permissions is None:
             return None
-        if verdict.decision == "ask":
-            return await permissions.ask(call, context)
-        return await permissions.gate(call, context)
+        hook = verdict.decision if verdict.decision in ("allow", "ask") else None
+        return await permissions.decide_call(call, context, hook)
 
     # -- turns -----------------------------------------------------------------------------------
 
