@@ -161,10 +161,10 @@ async def run_command(
                 await process.wait()
             finished = True  # the shell exited and its output is closed: nothing left to kill
     finally:
-        await _reap(process, kill=not finished)
+        await reap(process, kill=not finished)
         if group is not None:
             group.exited()
-    assert process.returncode is not None  # _reap waited for it
+    assert process.returncode is not None  # reap waited for it
     return CommandOutcome(output.text(), process.returncode, timed_out=not finished)
 
 
@@ -173,7 +173,9 @@ async def _pump(stream: ByteReceiveStream, output: _OutputBuffer) -> None:
         output.feed(chunk)
 
 
-async def _reap(process: Process, *, kill: bool) -> None:
+async def reap(process: Process, *, kill: bool) -> None:
+    """Kill `process`'s group (with `kill`) and wait for it, shielded from a cancellation and
+    bounded: what a tool started never keeps running unseen."""
     # Shielded: on cancellation the group must still be killed and the shell reaped, or it would
     # keep running unseen; bounded so a stuck reap cannot hold the cancellation up for long.
     with anyio.CancelScope(shield=True), anyio.move_on_after(_REAP_SECONDS):

@@ -105,3 +105,68 @@ def _size(count: int) -> str:
 
 def plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+# --- glob and grep ---------------------------------------------------------------------------
+
+GREP_LINE_CHARS = 500
+"""An output line of grep longer than this is cut, ending with `LINE_CUT`."""
+
+
+def glob_description(max_results: int) -> str:
+    return (
+        "Find files by name with a glob pattern (`**/*.py`, `src/**/test_*.ts`; a pattern without "
+        "a slash matches at any depth), under `path` (default: the working directory). Files that "
+        ".gitignore (in a git repository) or .ignore exclude are left out, and hidden files unless "
+        f"the pattern names them (`.github/**`). Newest first; at most {max_results} results."
+    )
+
+
+def grep_description(head_limit: int) -> str:
+    return (
+        "Search file contents with a regular expression (Rust regex syntax, as ripgrep), under "
+        "`path` (a directory or a file; default: the working directory). Narrow it with `glob` "
+        "(`*.py`) or `type` (`py`, `js`, `rust`...). output_mode `content` (default) gives "
+        "`path:line:text` lines with `context` lines around each match (`path-line-text`, groups "
+        "separated by `--`); `files` gives the paths of matching files; `count` gives "
+        "`path:count`. Respects .gitignore; skips binary and hidden files. At most `head_limit` "
+        f"lines (default {head_limit}). Prefer it to running grep or rg through bash."
+    )
+
+
+def no_files(pattern: str, shown: str) -> str:
+    return f"No files match {pattern} under {shown}."
+
+
+def files_left_out(shown: int, total: int) -> str:
+    return (
+        f"[{shown} of {total} files shown, the newest; {total - shown} left out: "
+        "narrow the pattern or the path]"
+    )
+
+
+def no_matches(pattern: str, shown: str) -> str:
+    return f"No matches for {pattern} under {shown}."
+
+
+def lines_left_out(omitted: int) -> str:
+    return (
+        f"[{plural(omitted, 'more line')} not shown: narrow the search (path, glob, type) "
+        "or raise head_limit]"
+    )
+
+
+def not_a_directory(shown: str) -> str:
+    return f"{shown} is a file: glob searches a directory"
+
+
+def search_timed_out(seconds: float) -> str:
+    return f"the search took longer than {seconds:g} s and was stopped: narrow it (path, glob, type)"
+
+
+def search_refused(message: str) -> str:
+    return f"the search could not run: {message}"
+
+
+def unknown_type(name: str, known: list[str]) -> str:
+    return f"unknown file type {name!r}; this search knows {', '.join(known)} (or use glob)"
