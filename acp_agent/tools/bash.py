@@ -32,7 +32,8 @@ from acp_agent.session.content import TextContent
 from acp_agent.session.events import ToolError
 from acp_agent.tools.base import Tool, ToolCallContext, ToolParams, ToolPresentation, ToolResult, code_block
 from acp_agent.tools.errors import CommandNotStarted
-from acp_agent.tools.runner import RUNNER_SERVICE, CommandOutcome, CommandRunner
+from acp_agent.tools import texts
+from acp_agent.tools.runner import JOBS, RUNNER_SERVICE, CommandOutcome, CommandRunner
 from acp_agent.tools.registry import TOOLS
 
 _SHELL = shutil.which("bash") or "/bin/sh"
@@ -48,6 +49,11 @@ class BashParams(ToolParams):
     command: str = Field(description="The shell command to run.")
     description: str = Field(
         default="", description="A few words saying what the command does, shown to the user."
+    )
+    run_in_background: bool = Field(
+        default=False,
+        description="Run it as a background job (a dev server, a watcher): the answer is its job id and "
+        "first output; read more with job_output, stop it with job_kill.",
     )
 
 
@@ -65,11 +71,17 @@ class BashTool(Tool[BashParams]):
             "Run a shell command with bash in the session's working directory. stdout and stderr "
             "are returned together, followed by the exit code when it is not 0. stdin is empty. "
             f"The command is killed after {timeout_seconds:g} s; output beyond "
-            f"{max_output_bytes} bytes is cut in the middle. A background job (`cmd &`) must "
-            "redirect its output (`cmd > log 2>&1 &`), or the call waits for it."
+            f"{max_output_bytes} bytes is cut in the middle. For a long-running command (a dev "
+            "server, a watcher) set run_in_background; a `cmd &` must redirect its output "
+            "(`cmd > log 2>&1 &`), or the call waits for it."
         )
 
     async def run(self, params: BashParams, call: ToolCallContext) -> ToolResult:
+        if params.run_in_background:
+            jobs = call.ctx.find(JOBS)
+            if jobs is None:
+                return ToolResult.failure(texts.NO_BACKGROUND, "not_available")
+            return await jobs.start(params.command, call)
         try:
             outcome = await runner_for(call).run(
                 params.command,
@@ -137,20 +149,7 @@ async def run_command(
     Raises `CommandNotStarted` when the shell cannot start (nothing ran).
     """
     output = _OutputBuffer(max_output_bytes)
-    try:
-        process = await anyio.open_process(
-            [_SHELL, "-c", command],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            cwd=cwd,
-            env=env if group is None else {**env, **group.env},
-            start_new_session=True,
-        )
-    except OSError as exc:
-        raise CommandNotStarted(_not_started(exc, cwd)) from exc
-    if group is not None:
-        group.started(process.pid)
+    process = await start_command(command, cwd=cwd, env=env, group=group)
     finished = False
     try:
         with anyio.move_on_after(timeout_seconds):
@@ -166,6 +165,28 @@ async def run_command(
             group.exited()
     assert process.returncode is not None  # reap waited for it
     return CommandOutcome(output.text(), process.returncode, timed_out=not finished)
+
+
+async def start_command(command: str, *, cwd: Path, env: Mapping[str, str], group: CommandGroup | None) -> Process:
+    """Start `command` with the shell in `cwd`, in a session (so a process group) of its own, stdin
+    from /dev/null, stdout and stderr merged into one pipe; with a `group`, carrying its marker and
+    registered as started. The one place a command is spawned: a foreground call and a background
+    job alike. Raises `CommandNotStarted` when the shell cannot start (nothing ran)."""
+    try:
+        process = await anyio.open_process(
+            [_SHELL, "-c", command],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            cwd=cwd,
+            env=env if group is None else {**env, **group.env},
+            start_new_session=True,
+        )
+    except OSError as exc:
+        raise CommandNotStarted(_not_started(exc, cwd)) from exc
+    if group is not None:
+        group.started(process.pid)
+    return process
 
 
 async def _pump(stream: ByteReceiveStream, output: _OutputBuffer) -> None:

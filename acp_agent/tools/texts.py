@@ -170,3 +170,61 @@ def search_refused(message: str) -> str:
 
 def unknown_type(name: str, known: list[str]) -> str:
     return f"unknown file type {name!r}; this search knows {', '.join(known)} (or use glob)"
+
+
+# --- background jobs -------------------------------------------------------------------------
+
+NO_BACKGROUND = "background jobs are not available here: run the command without run_in_background"
+NO_JOBS = "No background jobs in this session."
+JOB_OUTPUT_DESCRIPTION = (
+    "Read what a background job (bash with run_in_background) printed since the last read, and its "
+    "state (running, exited with its code, killed). With wait_seconds (at most 60), first wait for "
+    "new output or the job's end."
+)
+JOB_KILL_DESCRIPTION = (
+    "Stop a background job: SIGTERM to its process group, SIGKILL if it is still running a few "
+    "seconds later. Answers its final state and the output not read yet."
+)
+JOB_LIST_DESCRIPTION = "List this session's background jobs with their state and command."
+
+
+def too_many_jobs(limit: int) -> str:
+    return f"{limit} background jobs are running already: stop one with job_kill first"
+
+
+def no_such_job(job_id: str) -> str:
+    return f"there is no background job {job_id} in this session (job_list lists them)"
+
+
+def job_running(job_id: str) -> str:
+    return f"{job_id} is running"
+
+
+def job_killed(job_id: str) -> str:
+    return f"{job_id} was killed"
+
+
+def job_exited(job_id: str, code: int) -> str:
+    if code < 0:
+        return f"{job_id} was killed by signal {-code}"
+    return f"{job_id} exited with code {code}"
+
+
+def job_output_dropped(count: int) -> str:
+    return f"[... {count} bytes of older output dropped ...]"
+
+
+def job_started(job_id: str, status: str, output: str) -> str:
+    return f"Started {job_id} in the background; {status}.\n{_output(output)}"
+
+
+def job_read(status: str, output: str) -> str:
+    return f"{status[0].upper()}{status[1:]}.\n{_output(output)}"
+
+
+def job_ended_notice(job_id: str, command: str, status: str) -> str:
+    return f"[background job: {status}: {command}; job_output {job_id} reads what it printed last]"
+
+
+def _output(output: str) -> str:
+    return output if output else "(no new output)"

@@ -201,7 +201,7 @@ def test_schema_and_configured_description() -> None:
     assert schema.name == "bash"
     assert "2.5 s" in schema.description and "100 bytes" in schema.description
     assert schema.parameters["required"] == ["command"]
-    assert set(schema.parameters["properties"]) == {"command", "description"}
+    assert set(schema.parameters["properties"]) == {"command", "description", "run_in_background"}
     assert not tool.concurrency_safe
 
 
