@@ -14,7 +14,7 @@ import os
 import shutil
 import signal
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import suppress
 from pathlib import Path
 from typing import Final
@@ -33,6 +33,8 @@ from acp_agent.session.events import ToolError
 from acp_agent.tools.base import Tool, ToolCallContext, ToolParams, ToolPresentation, ToolResult, code_block
 from acp_agent.tools.errors import CommandNotStarted
 from acp_agent.tools import texts
+from acp_agent.tools.overflow import Overflow
+from acp_agent.tools.scratch import scratch_dir
 from acp_agent.tools.runner import JOBS, RUNNER_SERVICE, CommandOutcome, CommandRunner
 from acp_agent.tools.registry import TOOLS
 
@@ -71,7 +73,8 @@ class BashTool(Tool[BashParams]):
             "Run a shell command with bash in the session's working directory. stdout and stderr "
             "are returned together, followed by the exit code when it is not 0. stdin is empty. "
             f"The command is killed after {timeout_seconds:g} s; output beyond "
-            f"{max_output_bytes} bytes is cut in the middle. For a long-running command (a dev "
+            f"{max_output_bytes} bytes is cut in the middle, and then kept whole in a file the "
+            "answer names (read_file or grep it). For a long-running command (a dev "
             "server, a watcher) set run_in_background; a `cmd &` must redirect its output "
             "(`cmd > log 2>&1 &`), or the call waits for it."
         )
@@ -119,6 +122,7 @@ class LocalRunner(CommandRunner):
             timeout_seconds=timeout_seconds,
             max_output_bytes=max_output_bytes,
             group=group,
+            spill=lambda: Overflow(scratch_dir(call)),
         )
 
 
@@ -138,6 +142,7 @@ async def run_command(
     timeout_seconds: float,
     max_output_bytes: int,
     group: CommandGroup | None = None,
+    spill: Callable[[], Overflow] | None = None,
 ) -> CommandOutcome:
     """Run `command` with the shell in `cwd` and the environment `env` (the server's, without its
     credential variables: `child_environment`); kill its process group on timeout or cancellation.
@@ -146,9 +151,12 @@ async def run_command(
     With a `group` (of the server's process registry), the command carries its marker, and what it
     leaves running (`cmd &`, `setsid cmd`) is ended when the group's owner goes.
 
+    With a `spill`, output past `max_output_bytes` is also kept whole (bounded) in the overflow
+    file it makes, which the answer names.
+
     Raises `CommandNotStarted` when the shell cannot start (nothing ran).
     """
-    output = _OutputBuffer(max_output_bytes)
+    output = _OutputBuffer(max_output_bytes, spill)
     process = await start_command(command, cwd=cwd, env=env, group=group)
     finished = False
     try:
@@ -161,6 +169,7 @@ async def run_command(
             finished = True  # the shell exited and its output is closed: nothing left to kill
     finally:
         await reap(process, kill=not finished)
+        output.close()
         if group is not None:
             group.exited()
     assert process.returncode is not None  # reap waited for it
@@ -208,29 +217,45 @@ async def reap(process: Process, *, kill: bool) -> None:
 
 
 class _OutputBuffer:
-    """Keeps the first and the last bytes of a stream within a budget, and counts the rest."""
+    """Keeps the first and the last bytes of a stream within a budget, and counts the rest; with a
+    `spill`, the whole stream also goes to the overflow file it makes once the budget is passed."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, spill: Callable[[], Overflow] | None = None) -> None:
+        self._limit = limit
         self._head_limit = limit // 2
         self._tail_limit = limit - self._head_limit
         self._head = bytearray()
         self._tail = bytearray()
         self._omitted = 0
+        self._spill = spill
+        self.overflow: Overflow | None = None
 
     def feed(self, chunk: bytes) -> None:
+        if self.overflow is not None:
+            self.overflow.write(chunk)
         room = self._head_limit - len(self._head)
         self._head += chunk[:room]
         self._tail += chunk[room:]
         excess = len(self._tail) - self._tail_limit
         if excess > 0:
+            if self.overflow is None and self._spill is not None:
+                self.overflow = self._spill()  # nothing was dropped yet: all of it so far goes in
+                self.overflow.write(bytes(self._head + self._tail))
             del self._tail[:excess]
             self._omitted += excess
+
+    def close(self) -> None:
+        if self.overflow is not None:
+            self.overflow.close()
 
     def text(self) -> str:
         if not self._omitted:
             # Decoded in one piece so a character split between head and tail survives.
             return bytes(self._head + self._tail).decode("utf-8", "replace")
-        note = f"\n[... {self._omitted} bytes of output omitted ...]\n"
+        if self.overflow is not None:
+            note = f"\n{texts.output_kept(self._omitted, self.overflow.total, self.overflow.path)}\n"
+        else:
+            note = f"\n[... {self._omitted} bytes of output omitted ...]\n"
         return (
             self._head.decode("utf-8", "replace") + note + self._tail.decode("utf-8", "replace")
         )

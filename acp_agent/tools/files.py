@@ -29,9 +29,10 @@ from acp_agent.tools.base import (
 )
 from acp_agent.tools import texts
 from acp_agent.tools.confined import Target, resolve_in
-from acp_agent.tools.errors import BinaryFile, NotOwned, OutsideWorkspace
+from acp_agent.tools.errors import BinaryFile, NotOwned, OutsideWorkspace, ScratchGone
+from acp_agent.tools.scratch import resolve_readable
 from acp_agent.tools.lines import Window
-from acp_agent.tools.workspace import Workspace, workspace_for
+from acp_agent.tools.workspace import DISK, Workspace, workspace_for
 from acp_agent.tools.registry import TOOLS
 
 # The parameter models' field descriptions are model-visible (the schema sent with every request).
@@ -76,15 +77,23 @@ class FileTool(Tool[ParamsT]):
     """A tool working on the one file its `path` names: resolves and checks the path, and turns
     file errors into results the model can act on."""
 
+    reads_scratch = False
+    """It may read the session's scratch directory too (`scratch.resolve_readable`): read_file."""
+
     async def run(self, params: ParamsT, call: ToolCallContext) -> ToolResult:
         try:
-            target = resolve_in(call.cwd, params.path)
+            if self.reads_scratch:
+                target, in_scratch = resolve_readable(call, params.path)
+            else:
+                target, in_scratch = resolve_in(call.cwd, params.path), False
         except OutsideWorkspace as exc:
             return ToolResult.failure(str(exc), "outside_workspace")
+        except ScratchGone:
+            return ToolResult.failure(texts.scratch_gone(params.path), "not_found")
         except OSError as exc:  # a symbolic link loop, a directory it may not search
             return _file_failure(exc, params.path)
         try:
-            return await self.run_on(target, params, workspace_for(call), call)
+            return await self.run_on(target, params, DISK if in_scratch else workspace_for(call), call)
         except (OSError, UnicodeDecodeError, BinaryFile) as exc:
             return _file_failure(exc, target.shown)
 
@@ -143,6 +152,7 @@ class ReadFileTool(FileTool[ReadFileParams]):
     name = "read_file"
     Params = ReadFileParams
     concurrency_safe = True
+    reads_scratch = True
 
     def __init__(self, *, max_lines: int = 2000, max_line_chars: int = 2000) -> None:
         self.max_lines = max_lines

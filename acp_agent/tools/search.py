@@ -20,10 +20,11 @@ from pydantic import Field
 from acp_agent.kernel import Context, Disposer, PluginConfig, combine
 from acp_agent.tools import confined, texts
 from acp_agent.tools.base import Location, Tool, ToolCallContext, ToolParams, ToolPresentation, ToolResult, code_block
-from acp_agent.tools.confined import Target, resolve_in
-from acp_agent.tools.errors import OutsideWorkspace
+from acp_agent.tools.confined import Target
+from acp_agent.tools.errors import OutsideWorkspace, ScratchGone
 from acp_agent.tools.pysearch import PythonSearcher
 from acp_agent.tools.registry import TOOLS
+from acp_agent.tools.scratch import resolve_readable
 from acp_agent.tools.searchers import (
     Collected,
     Engine,
@@ -74,13 +75,15 @@ class SearchTool:
         self, call: ToolCallContext, path: str | None, work: Callable[[Root], Awaitable[ToolResult]]
     ) -> ToolResult:
         try:
-            target = resolve_in(call.cwd, path or ".")
+            target, in_scratch = resolve_readable(call, path or ".")
         except OutsideWorkspace as exc:
             return ToolResult.failure(str(exc), "outside_workspace")
+        except ScratchGone:
+            return ToolResult.failure(texts.scratch_gone(path or "."), "not_found")
         except OSError as exc:
             return ToolResult.failure(texts.io_error(path or ".", exc.strerror or str(exc)), "io_error")
         try:
-            root = await anyio.to_thread.run_sync(_open_root, target)
+            root = await anyio.to_thread.run_sync(_open_root, target, in_scratch)
         except FileNotFoundError:
             return ToolResult.failure(texts.not_found(target.shown), "not_found")
         except OSError as exc:
@@ -94,10 +97,10 @@ class SearchTool:
         return result.model_copy(update={"raw_output": {"engine": self.searcher.name}})
 
 
-def _open_root(target: Target) -> Root:
+def _open_root(target: Target, absolute: bool) -> Root:
     if not target.parts or confined.kind(target) == "directory":
-        return Root(confined.open_directory(target), True, target)
-    return Root(confined.open_read(target), False, target)
+        return Root(confined.open_directory(target), True, target, absolute)
+    return Root(confined.open_read(target), False, target, absolute)
 
 
 class GlobTool(SearchTool, Tool[GlobParams]):

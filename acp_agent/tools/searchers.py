@@ -41,10 +41,12 @@ class Root(NamedTuple):
     is_dir: bool
     target: Target
     """What the descriptor was opened from (its `shown`, relative to the cwd, names the results)."""
+    absolute: bool = False
+    """Results name it by its absolute path (a file of the session's scratch directory)."""
 
     @property
     def shown(self) -> str:
-        return self.target.shown
+        return str(self.target.path) if self.absolute else self.target.shown
 
     def name(self, below: str) -> str:
         """How results name `below` (a path under a directory root; ignored for a file root)."""

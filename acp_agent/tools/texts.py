@@ -228,3 +228,21 @@ def job_ended_notice(job_id: str, command: str, status: str) -> str:
 
 def _output(output: str) -> str:
     return output if output else "(no new output)"
+
+
+# --- output that does not fit ----------------------------------------------------------------
+
+
+def output_kept(omitted: int, total: int, path: object) -> str:
+    return (
+        f"[... {omitted} bytes of output omitted here; all {total} bytes are in {path}: "
+        "read_file (offset, limit) or grep it ...]"
+    )
+
+
+def overflow_dropped(count: int) -> str:
+    return f"[... {count} bytes dropped here: the file keeps the first and the last 32 MiB ...]"
+
+
+def scratch_gone(shown: str) -> str:
+    return f"{shown} is gone: a session's temporary files are removed when the session closes"
