@@ -15,13 +15,16 @@ from acp_agent.tools.base import ToolCallContext
 from acp_agent.tools.pipeline import PreparedCall
 
 OptionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
-OptionId = OptionKind | Literal["allow_server_always"]
+OptionId = OptionKind | Literal["allow_server_always", "allow_scope_always"]
 Answer = OptionId | Literal["cancelled"]
 
 OPTION_KINDS: Final[tuple[OptionKind, ...]] = ("allow_once", "allow_always", "reject_once", "reject_always")
 """The options every request offers, in the order they are shown (each option's id is its kind)."""
 SERVER_ALWAYS: Final = "allow_server_always"
 """The fifth option of a request for an MCP server's tool: allow every tool of that server."""
+SCOPE_ALWAYS: Final = "allow_scope_always"
+"""The fifth option of a request for a call with a grant scope: allow its scope (web_fetch: the
+host) for good."""
 
 
 class Option(NamedTuple):
@@ -56,6 +59,9 @@ class PermissionRequest(NamedTuple):
         options = [Option(kind, kind, texts.option_name(kind, self.tool)) for kind in OPTION_KINDS]
         if self.server is not None:
             options.insert(2, Option(SERVER_ALWAYS, "allow_always", texts.server_option_name(self.server)))
+        scope = self.call.tool.grant_scope(self.call.params) if self.call.tool is not None and self.call.params is not None else None
+        if scope is not None:
+            options.insert(2, Option(SCOPE_ALWAYS, "allow_always", scope.label))
         return options
 
 

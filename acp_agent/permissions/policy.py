@@ -40,12 +40,21 @@ ASK: Final = "ask"
 
 
 def decide(
-    *, tool: str, edits_files: bool, mode: str, grant: Literal["allow", "reject"] | None, rule: Rule
+    *,
+    tool: str,
+    edits_files: bool,
+    mode: str,
+    grant: Literal["allow", "reject"] | None,
+    rule: Rule,
+    only_reads: bool = False,
 ) -> Verdict:
     """What to do with a call of `tool` (which needs approval). `edits_files`: the tool declares that it
-    only edits files in the workspace, which the `auto` mode runs without asking."""
+    only edits files in the workspace, which the `auto` mode runs without asking. `only_reads`: it
+    changes nothing (web_fetch), so `auto` and `plan` run it without asking."""
     if rule == "deny":
         return Refuse(texts.denied(tool), "denied")
+    if only_reads and mode in (AUTO, PLAN) and grant != "reject":
+        return RUN
     if mode == PLAN:
         return Refuse(texts.plan_mode(tool), "plan_mode")
     if grant == "reject":

@@ -246,3 +246,64 @@ def overflow_dropped(count: int) -> str:
 
 def scratch_gone(shown: str) -> str:
     return f"{shown} is gone: a session's temporary files are removed when the session closes"
+
+
+# --- web_fetch -------------------------------------------------------------------------------
+
+
+def web_fetch_description(max_chars: int) -> str:
+    return (
+        "Fetch a web page or file over http(s) (GET) and return it as text: HTML converted to "
+        "Markdown, plain text and JSON as they are; other types (images, archives) are refused. "
+        f"At most {max_chars} characters unless max_chars says otherwise; the result says where it "
+        "was cut. Redirects are followed (at most 5). Works for the user's own servers on "
+        "localhost too (a dev server started with run_in_background)."
+    )
+
+
+def always_fetch_from(host: str) -> str:
+    return f"Always allow fetching from {host}"
+
+
+def not_http(url: str) -> str:
+    return f"{url} is not an http:// or https:// URL"
+
+
+def host_denied(host: str) -> str:
+    return f"fetching from {host} is not allowed here"
+
+
+def redirected(status: int, url: str, to: str) -> str:
+    return f"[{status} redirect: {url} -> {to}]"
+
+
+def too_many_redirects(limit: int, hops: list[str]) -> str:
+    return f"more than {limit} redirects; stopped after: " + " ".join(hops)
+
+
+def fetch_timed_out(url: str, seconds: float) -> str:
+    return f"fetching {url} took longer than {seconds:g} s"
+
+
+def fetch_failed(url: str, why: str) -> str:
+    return f"fetching {url} failed: {why}"
+
+
+def http_error(url: str, status: int, reason: str) -> str:
+    return f"{url} answered {status} {reason}".rstrip()
+
+
+def not_fetched_type(url: str, kind: str) -> str:
+    return f"{url} is {kind}, not text: it was not read (web_fetch reads HTML, text and JSON)"
+
+
+def fetched(url: str, kind: str, size: int) -> str:
+    return f"[fetched {url}: {kind}, {size} bytes]"
+
+
+def body_cut(limit: int) -> str:
+    return f"[the body is longer than {_size(limit)}: only its beginning was read]"
+
+
+def chars_cut(limit: int, total: int) -> str:
+    return f"[cut at {limit} of {total} characters: ask again with a larger max_chars for more]"

@@ -26,6 +26,11 @@ ASKED = dict(tool="bash", edits_files=False, mode="ask", grant=None, rule="ask")
         ({"mode": "auto"}, "ask"),  # auto runs file edits only
         ({"mode": "auto", "edits_files": True}, "run"),
         ({"mode": "some-future-mode"}, "ask"),
+        ({"only_reads": True}, "ask"),  # a fetch asks in the ask mode
+        ({"only_reads": True, "mode": "auto"}, "run"),
+        ({"only_reads": True, "mode": "plan"}, "run"),  # it changes nothing: plan runs it
+        ({"only_reads": True, "mode": "plan", "rule": "deny"}, Refuse(texts.denied("bash"), "denied")),
+        ({"only_reads": True, "mode": "auto", "grant": "reject"}, Refuse(texts.declined_always("bash"), "declined")),
     ],
 )
 def test_the_verdict(change: dict[str, Any], verdict: Any) -> None:
