@@ -7,6 +7,7 @@ error, disposal), the log is closed cleanly: open steps end, owed tool calls get
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ import anyio
 
 from acp_agent.agent.config import model_entry
 from acp_agent.llm.assembler import BlockAssembler
-from acp_agent.session.content import ContentBlock, ToolCallBlock
+from acp_agent.session.content import ContentBlock, TextContent, ToolCallBlock
 from acp_agent.llm.codes import CONTEXT_OVERFLOW
 from acp_agent.llm.errors import LlmError
 from acp_agent.llm.request import LlmRequest, Messages
@@ -41,6 +42,7 @@ from acp_agent.session.events import (
     TurnStartData,
     UserMessageData,
 )
+from acp_agent.tools import texts as tool_texts
 from acp_agent.tools.base import ToolCallContext, ToolResult
 from acp_agent.tools.pipeline import prepare, run_prepared
 from acp_agent.llm.service import LLM
@@ -79,6 +81,9 @@ class TurnProgress:
     message_logged: bool = False
     owed: list[str] = field(default_factory=list)
     """Tool call ids logged without a result yet."""
+    repeats: dict[tuple[str, str], int] = field(default_factory=dict)
+    """The calls (tool name, canonical arguments) of the last step that made any, each with the
+    number of consecutive steps in a row that made it (`repeated_calls`)."""
 
 
 @dataclass(eq=False)
@@ -224,11 +229,33 @@ async def _run_tools(agent: Agent, progress: TurnProgress, calls: list[ToolCallB
     def context(call_id: str) -> ToolCallContext:
         return ToolCallContext(call_id=call_id, cwd=cwd, agent=agent)
 
+    counts = repeated_calls(progress, calls)
+
     def log(index: int, result: ToolResult) -> None:
+        note = tool_texts.repeated_call(counts[index])
+        if note is not None:
+            result = result.model_copy(update={"content": [*result.content, TextContent(text=note)]})
         _log_result(agent, progress, calls[index].id, result)
 
     results = await run_prepared(prepared, context, on_result=log, gate=agent.ctx.get(TOOLS).gates(agent.scope))
     return any(result.ends_turn and not result.is_error for result in results)
+
+
+def repeated_calls(progress: TurnProgress, calls: list[ToolCallBlock]) -> list[int]:
+    """For each call of this step, in how many consecutive steps of the turn, this one included,
+    the same tool was called with the same arguments; remembered for the next step."""
+    keys = [(call.name, _canonical(call.arguments)) for call in calls]
+    counts = [progress.repeats.get(key, 0) + 1 for key in keys]
+    progress.repeats = dict(zip(keys, counts, strict=True))
+    return counts
+
+
+def _canonical(arguments: str) -> str:
+    """Arguments as compared: the same JSON whatever its spacing or key order."""
+    try:
+        return json.dumps(json.loads(arguments), sort_keys=True, separators=(",", ":"))
+    except ValueError:
+        return arguments
 
 
 def _log_result(agent: Agent, progress: TurnProgress, call_id: str, result: ToolResult) -> None:

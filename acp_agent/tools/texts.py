@@ -307,3 +307,26 @@ def body_cut(limit: int) -> str:
 
 def chars_cut(limit: int, total: int) -> str:
     return f"[cut at {limit} of {total} characters: ask again with a larger max_chars for more]"
+
+
+# --- repeated calls --------------------------------------------------------------------------
+
+REPEATED_NOTE_AT = 3
+REPEATED_FIRM_AT = 5
+
+
+def repeated_call(steps: int) -> str | None:
+    """The note a result gets when its call is the same as in the steps right before it (`steps`
+    in a row, this one included); None below `REPEATED_NOTE_AT`."""
+    if steps >= REPEATED_FIRM_AT:
+        return (
+            f"[Note: this is the {steps}th step in a row making this exact call, and the result is "
+            "not changing. Stop repeating it: use what you have, try a different approach, or say "
+            "what is blocking you.]"
+        )
+    if steps >= REPEATED_NOTE_AT:
+        return (
+            f"[Note: you made this exact call in each of the last {steps} steps. If the result is "
+            "not what you need, change the arguments or the approach.]"
+        )
+    return None
