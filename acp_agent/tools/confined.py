@@ -217,6 +217,24 @@ def make_parents(target: Target) -> None:
         pass
 
 
+class Stamp(NamedTuple):
+    """What tells a file's versions apart without reading it."""
+
+    size: int
+    mtime_ns: int
+
+
+def stamp(target: Target) -> Stamp | None:
+    """The regular file `target` names, as its size and modification time; None when no regular
+    file is there."""
+    try:
+        with _parent(target, create=False) as (parent, name):
+            info = os.stat(name, dir_fd=parent, follow_symlinks=False)
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return None
+    return Stamp(info.st_size, info.st_mtime_ns) if stat.S_ISREG(info.st_mode) else None
+
+
 def kind(target: Target) -> str | None:
     """What `target` names now: "file", "directory", "other", or None when nothing is there."""
     try:

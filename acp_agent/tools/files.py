@@ -27,7 +27,7 @@ from acp_agent.tools.base import (
     ToolResult,
     code_block,
 )
-from acp_agent.tools import texts
+from acp_agent.tools import reads, texts
 from acp_agent.tools.confined import Target, resolve_in
 from acp_agent.tools.errors import BinaryFile, NotOwned, OutsideWorkspace, ScratchGone
 from acp_agent.tools.scratch import resolve_readable
@@ -120,6 +120,11 @@ class ChangeTool(FileTool[ParamsT]):
     needs_approval = True
     edits_files = True
 
+    def __init__(self, *, read_first: bool = False) -> None:
+        self.read_first = read_first
+        """Refuse an existing file the agent has not read in this session, or that changed since
+        (`reads.py`); the `files` row turns it on (`readBeforeWrite`)."""
+
     @abstractmethod
     async def change(self, target: Target, params: ParamsT, workspace: Workspace) -> Change | ToolResult:
         """The change the call makes, or the failure that refuses it; file errors may propagate."""
@@ -129,10 +134,14 @@ class ChangeTool(FileTool[ParamsT]):
         """What the model reads once the change is written."""
 
     async def run_on(self, target: Target, params: ParamsT, workspace: Workspace, call: ToolCallContext) -> ToolResult:
+        refused = reads.refusal(call, target) if self.read_first else None
+        if refused is not None:
+            return refused
         change = await self.change(target, params, workspace)
         if isinstance(change, ToolResult):
             return change
         await workspace.write_text(target, change.new)
+        reads.remember(call, target)
         shown = change_view(target, change)
         call.show(locations=shown.locations, diffs=shown.diffs, notes=shown.notes)
         return ToolResult.text(self.report(target, change))
@@ -140,6 +149,8 @@ class ChangeTool(FileTool[ParamsT]):
     async def preview(self, params: ParamsT, call: ToolCallContext) -> ToolPreview | None:
         try:
             target = resolve_in(call.cwd, params.path)
+            if self.read_first and reads.refusal(call, target) is not None:
+                return None
             change = await self.change(target, params, workspace_for(call))
         except (OutsideWorkspace, OSError, UnicodeDecodeError, BinaryFile):
             return None  # the call says why when it runs
@@ -165,6 +176,7 @@ class ReadFileTool(FileTool[ReadFileParams]):
         start = params.offset or 1
         window = Window(start, min(params.limit or self.max_lines, self.max_lines), self.max_line_chars)
         found = await workspace.read_lines(target, window)
+        reads.remember(call, target)
         if not found.lines and start > 1:
             return ToolResult.failure(texts.past_the_end(start, target.shown, found.total), "offset_out_of_range")
         call.show(locations=[Location(path=str(target.path), line=start)])
@@ -296,9 +308,14 @@ class Config(PluginConfig):
     """The most lines one read_file call returns."""
     max_line_chars: int = Field(default=2000, gt=0)
     """Longer lines are cut in read_file's result."""
+    read_before_write: bool = True
+    """edit_file, and write_file over an existing file, refuse a file the agent has not read in
+    its session or that changed on disk since it read it."""
 
 
 def apply(ctx: Context, config: Config) -> Disposer:
     """Register read_file, write_file and edit_file for every agent."""
     read = ReadFileTool(max_lines=config.max_lines, max_line_chars=config.max_line_chars)
-    return combine(*(ctx.get(TOOLS).register(tool) for tool in (read, WriteFileTool(), EditFileTool())))
+    first = config.read_before_write
+    tools = (read, WriteFileTool(read_first=first), EditFileTool(read_first=first))
+    return combine(*(ctx.get(TOOLS).register(tool) for tool in tools))

@@ -330,3 +330,14 @@ def repeated_call(steps: int) -> str | None:
             "not what you need, change the arguments or the approach.]"
         )
     return None
+
+
+# --- read before write -----------------------------------------------------------------------
+
+
+def not_read(shown: str) -> str:
+    return f"{shown} exists and you have not read it in this session: read it with read_file first, then change it"
+
+
+def changed_since_read(shown: str) -> str:
+    return f"{shown} changed on disk since you last read it: read it again with read_file, then change it"
