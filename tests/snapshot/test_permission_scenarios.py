@@ -54,7 +54,7 @@ def test_ask_allow_once_reject_once_then_allow_always(scenario_run: Run) -> None
     result = run(scenario_run, "permission-ask")
     assert [a["toolCall"]["toolCallId"] for a in asked(result)] == ["call_cat", "call_edit", "call_lines"]  # not call_words
     assert [o["kind"] for o in asked(result)[0]["options"]] == ["allow_once", "allow_always", "reject_once", "reject_always"]
-    assert outcomes(result) == {"call_cat": None, "call_edit": "declined", "call_lines": None, "call_words": None}
+    assert outcomes(result) == {"call_cat": None, "call_read": None, "call_edit": "declined", "call_lines": None, "call_words": None}
     assert (result.cwd / "notes.txt").read_text() == "title: release notes\nstatus: draft\n"  # the edit never ran
     assert [e["data"] for e in events(result, kind="permission/grant")] == [{"tool": "bash", "decision": "allow", "callId": "call_lines"}]
 
