@@ -22,7 +22,7 @@ from acp_agent.session.content import ContentBlock, TextContent, ToolCallBlock
 from acp_agent.llm.codes import CONTEXT_OVERFLOW
 from acp_agent.llm.errors import LlmError
 from acp_agent.llm.request import LlmRequest, Messages
-from acp_agent.llm.retry import RETRY_EVENT
+from acp_agent.llm.retry import RETRY_EVENT, RetryData
 from acp_agent.session.events import (
     AssistantMessageData,
     CompactionTrigger,
@@ -186,6 +186,13 @@ async def _run_step(
     return ending
 
 
+EMPTY_ANSWER = "EMPTY_ANSWER"
+"""The code of an `llm/retry` logged for a model call that answered nothing."""
+EMPTY_ANSWER_ATTEMPTS = 3
+"""Calls of one step when the model answers nothing: the first and at most two more (the
+adapter's own retries of failed requests come on top)."""
+
+
 def open_step(agent: Agent, progress: TurnProgress, purpose: Literal["compaction"] | None = None) -> int:
     """Log the turn's next `step/start` (with `purpose`, for a step outside the conversation); its
     number. `progress` knows the step from here on, so any ending closes it (`close_step`)."""
@@ -200,15 +207,30 @@ async def model_call(agent: Agent, progress: TurnProgress, request: LlmRequest) 
     the assembled call. A failed finish raises `LlmError` once the message is logged."""
     session, turn, step, assembler = agent.session, progress.turn, progress.step, progress.assembler
     assert step is not None and assembler is not None  # open_step came first
-    stream = await agent.ctx.get(LLM).stream(request)
-    append, feed = session.append_chunk, assembler.feed
-    async with aclosing(stream):
-        async for chunk in stream:
-            append(turn, step, chunk)
-            feed(chunk)
-    finish = assembler.finish
-    if finish is None:
-        raise LlmError("the model stream ended without a finish chunk", "STREAM_CLOSED")
+    for attempt in range(1, EMPTY_ANSWER_ATTEMPTS + 1):
+        stream = await agent.ctx.get(LLM).stream(request)
+        append, feed = session.append_chunk, assembler.feed
+        async with aclosing(stream):
+            async for chunk in stream:
+                append(turn, step, chunk)
+                feed(chunk)
+        finish = assembler.finish
+        if finish is None:
+            raise LlmError("the model stream ended without a finish chunk", "STREAM_CLOSED")
+        if attempt == EMPTY_ANSWER_ATTEMPTS or finish.kind not in ("stop", "tool-calls") or assembler.blocks():
+            break
+        # Nothing at all came back (no text, no reasoning, no call): ask again, saying so in the log.
+        retry = RetryData(
+            provider=request.provider,
+            attempt=attempt,
+            attempts=EMPTY_ANSWER_ATTEMPTS,
+            delay_ms=0,
+            code=EMPTY_ANSWER,
+            message="the model answered nothing",
+        )
+        session.append(RETRY_EVENT, retry)
+        assembler = progress.assembler = BlockAssembler()
+    assert finish is not None  # each attempt raised without one
     session.append("assistant/message", AssistantMessageData(turn=turn, step=step, content=assembler.blocks(), usage=assembler.usage))
     progress.message_logged = True
     if finish.kind == "error":

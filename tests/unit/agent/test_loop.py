@@ -477,3 +477,23 @@ async def test_the_same_call_step_after_step_gets_a_note_at_the_third_and_a_firm
     assert notes == [[], [], [tool_texts.repeated_call(3)], [tool_texts.repeated_call(4)], [tool_texts.repeated_call(5)], [], [], []]
     assert tool_texts.repeated_call(4) == tool_texts.repeated_call(3).replace("3", "4")  # type: ignore[union-attr]
     assert "Stop repeating it" in tool_texts.repeated_call(5)  # type: ignore[operator]
+
+
+async def test_an_empty_answer_is_asked_again_at_most_twice_each_retry_logged(tmp_path: Path) -> None:
+    ctx, requests = spied(tmp_path, [{}, {}, {"text": "there"}, {}, {}, {}])
+    async with ctx.running():
+        agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
+        await agent.followup(text("hi")).wait()
+        await agent.followup(text("again")).wait()
+    assert len(requests) == 6
+    retries = [e.data for e in agent.session.events if e.type == "llm/retry"]
+    assert [(r.code, r.attempt, r.attempts, r.message) for r in retries] == [
+        ("EMPTY_ANSWER", 1, 3, "the model answered nothing"),
+        ("EMPTY_ANSWER", 2, 3, "the model answered nothing"),
+        ("EMPTY_ANSWER", 1, 3, "the model answered nothing"),
+        ("EMPTY_ANSWER", 2, 3, "the model answered nothing"),
+    ]
+    messages = [e.data.content for e in agent.session.events if e.type == "assistant/message"]
+    assert [[b.text for b in content] for content in messages] == [["there"], []]  # one message a step
+    ends = [e.data.reason.kind for e in agent.session.events if e.type == "turn/end"]
+    assert ends == ["completed", "completed"]  # after three empty calls the turn ends as before
