@@ -19,7 +19,7 @@ import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
 from acp_agent.processes.registry import CommandGroup
-from acp_agent.tools.bash import SHELL, reap_group
+from acp_agent.tools.bash import SHELL, reap
 
 OUTPUT_LIMIT: Final = 64 * 1024
 """Bytes kept of a hook's stdout and of its stderr (the rest is read and dropped)."""
@@ -71,7 +71,7 @@ async def run_hook(
                 await process.wait()
             finished = True
     finally:
-        await reap_group(process, kill=not finished)
+        await reap(process, kill=not finished)
         if group is not None:
             group.exited()
     text, errors = out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
