@@ -1,0 +1,228 @@
+"""An ACP agent run as a child process: this server is its client, over its stdin and stdout.
+
+One request at a time (the stand-in's turns run one after another): `request` writes the request,
+then reads the child's frames until its answer, handing each `session/update` to the caller's
+callback and answering the child's own requests on the way (`session/request_permission` is
+answered `cancelled`: nothing is ever approved on the user's behalf; other methods, which this
+client does not advertise, get -32601). Nothing reads between requests: what the child writes
+meanwhile waits in the pipe, so no task outlives a call. The child's stderr is the server's.
+
+A child that exits, closes its stdout, writes a frame that is not JSON-RPC, or does not answer
+`initialize` within its start-up time fails the request with `AcpChildError` (its message names
+the child); `close` ends it: stdin closed (EOF), then SIGTERM, then SIGKILL to its process group,
+each after a grace, and the process is reaped.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import suppress
+from pathlib import Path
+from typing import Any
+
+import anyio
+from anyio.abc import Process
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+from acp_agent.processes.registry import CommandGroup
+from acp_agent.subagents import texts
+from acp_agent.subagents.errors import SubagentError
+
+log = logging.getLogger(__name__)
+
+MAX_FRAME_BYTES = 64 * 1024 * 1024
+CANCEL_GRACE = 5.0
+"""Seconds a cancelled prompt's answer may take before the child is ended."""
+EOF_GRACE = 2.0
+TERM_GRACE = 2.0
+PROTOCOL_VERSION = 1
+
+UpdateSink = Callable[[dict[str, Any]], None]
+
+
+class AcpChildError(SubagentError):
+    """The child process could not start, or broke the protocol, or ended mid-request."""
+
+
+class AcpChild:
+    """A started child process and the JSON-RPC conversation with it."""
+
+    def __init__(self, title: str, process: Process, group: CommandGroup | None) -> None:
+        self.title = title
+        self._process = process
+        self._group = group
+        assert process.stdout is not None and process.stdin is not None  # opened with pipes
+        self._stdin = process.stdin
+        self._stdout = BufferedByteReceiveStream(process.stdout)
+        self._next_id = 0
+        self._broken: str | None = None
+        self._closed = False
+
+    @classmethod
+    async def start(
+        cls, title: str, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], group: CommandGroup | None
+    ) -> AcpChild:
+        try:
+            process = await anyio.open_process(
+                list(argv),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=None,  # the server's stderr: its log
+                cwd=cwd,
+                env={**env, **group.env} if group is not None else dict(env),
+                start_new_session=True,  # its own process group, ended as one
+            )
+        except OSError as exc:
+            raise AcpChildError(texts.acp_not_started(title, str(exc))) from exc
+        if group is not None:
+            group.started(process.pid)  # before any await, or the registry takes it for an orphan
+        return cls(title, process, group)
+
+    async def handshake(self, timeout: float, cwd: Path, mcp_servers: list[Any]) -> str:
+        """`initialize`, then `session/new`, within `timeout` seconds; the child's session id."""
+        with anyio.move_on_after(timeout) as waited:
+            await self.request(
+                "initialize",
+                {
+                    "protocolVersion": PROTOCOL_VERSION,
+                    "clientCapabilities": {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False},
+                    "clientInfo": {"name": "acp-agent", "version": "subagent"},
+                },
+            )
+            answer = await self.request("session/new", {"cwd": str(cwd), "mcpServers": mcp_servers})
+        if waited.cancelled_caught:
+            raise AcpChildError(texts.acp_start_timeout(self.title, timeout))
+        session_id = answer.get("sessionId") if isinstance(answer, dict) else None
+        if not isinstance(session_id, str):
+            raise AcpChildError(texts.acp_garbage(self.title, json.dumps(answer)[:200]))
+        return session_id
+
+    async def prompt(self, session_id: str, text: str, updates: UpdateSink) -> str:
+        """One `session/prompt`; its stop reason. Cancelled, it sends `session/cancel` and waits
+        (shielded, `CANCEL_GRACE` at most) for the answer before the cancellation goes on."""
+        params = {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}
+        request_id = await self._send("session/prompt", params)
+        try:
+            answer = await self._answer(request_id, updates)
+        except anyio.get_cancelled_exc_class():
+            with anyio.CancelScope(shield=True):
+                await self._cancelled(request_id, session_id, updates)
+            raise
+        reason = answer.get("stopReason") if isinstance(answer, dict) else None
+        return reason if isinstance(reason, str) else "end_turn"
+
+    async def request(self, method: str, params: Any, updates: UpdateSink | None = None) -> Any:
+        return await self._answer(await self._send(method, params), updates)
+
+    def kill(self) -> None:
+        """SIGKILL its process group (what is left of it when its owner goes); no error when gone."""
+        self._closed = True
+        with suppress(ProcessLookupError, PermissionError):
+            os.killpg(self._process.pid, signal.SIGKILL)
+
+    async def close(self) -> None:
+        """End the child: EOF, SIGTERM, SIGKILL to its group, a grace apart; reap it. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        with anyio.CancelScope(shield=True):
+            with suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+                await self._stdin.aclose()
+            for grace, sent in ((EOF_GRACE, signal.SIGTERM), (TERM_GRACE, signal.SIGKILL)):
+                with anyio.move_on_after(grace):
+                    await self._process.wait()
+                    break
+                with suppress(ProcessLookupError, PermissionError):
+                    os.killpg(self._process.pid, sent)
+            await self._process.wait()
+            with suppress(ProcessLookupError, PermissionError):
+                os.killpg(self._process.pid, signal.SIGKILL)  # what it left in its group
+            await self._process.aclose()
+            if self._group is not None:
+                self._group.exited()
+
+    # -- internals -------------------------------------------------------------------------------
+
+    async def _cancelled(self, request_id: int, session_id: str, updates: UpdateSink) -> None:
+        with suppress(AcpChildError):
+            await self._write({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session_id}})
+            with anyio.move_on_after(CANCEL_GRACE):
+                await self._answer(request_id, updates)
+                return
+        await self.close()  # it did not answer its cancelled prompt: it cannot be trusted with another
+
+    async def _send(self, method: str, params: Any) -> int:
+        self._next_id += 1
+        await self._write({"jsonrpc": "2.0", "id": self._next_id, "method": method, "params": params})
+        return self._next_id
+
+    async def _write(self, frame: dict[str, Any]) -> None:
+        self._check()
+        try:
+            await self._stdin.send(json.dumps(frame).encode() + b"\n")
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+            raise await self._fail(texts.acp_exited(self.title, await self._exit_code())) from exc
+
+    async def _answer(self, request_id: int, updates: UpdateSink | None) -> Any:
+        while True:
+            frame = await self._read()
+            if "method" in frame:
+                await self._incoming(frame, updates)
+            elif frame.get("id") == request_id:
+                if "error" in frame:
+                    error = frame["error"]
+                    message = error.get("message") if isinstance(error, dict) else None
+                    raise AcpChildError(texts.acp_error(self.title, str(message or error)))
+                return frame.get("result")
+            # an answer to no request of ours: ignored, as JSON-RPC peers do
+
+    async def _read(self) -> dict[str, Any]:
+        self._check()
+        try:
+            line = await self._stdout.receive_until(b"\n", MAX_FRAME_BYTES)
+        except (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            raise await self._fail(texts.acp_exited(self.title, await self._exit_code())) from None
+        except anyio.DelimiterNotFound:
+            raise await self._fail(texts.acp_garbage(self.title, "a line longer than 64 MiB")) from None
+        try:
+            frame = json.loads(line)
+        except ValueError:
+            frame = None
+        if not isinstance(frame, dict) or frame.get("jsonrpc") != "2.0":
+            raise await self._fail(texts.acp_garbage(self.title, line[:200].decode(errors="replace")))
+        return frame
+
+    async def _incoming(self, frame: dict[str, Any], updates: UpdateSink | None) -> None:
+        method, params = frame["method"], frame.get("params")
+        if method == "session/update" and isinstance(params, dict) and isinstance(params.get("update"), dict):
+            if updates is not None:
+                updates(params["update"])
+            return
+        if "id" not in frame:
+            return  # a notification this client does not take
+        if method == "session/request_permission":
+            await self._write({"jsonrpc": "2.0", "id": frame["id"], "result": {"outcome": {"outcome": "cancelled"}}})
+        else:
+            error = {"code": -32601, "message": f"Method not found: {method}"}
+            await self._write({"jsonrpc": "2.0", "id": frame["id"], "error": error})
+
+    def _check(self) -> None:
+        if self._broken is not None:
+            raise AcpChildError(self._broken)
+
+    async def _fail(self, message: str) -> AcpChildError:
+        """The child is unusable from now on: it is ended, and every later call fails the same way."""
+        self._broken = message
+        log.warning("%s", message)
+        await self.close()
+        return AcpChildError(message)
+
+    async def _exit_code(self) -> int | None:
+        with anyio.move_on_after(EOF_GRACE):
+            return await self._process.wait()
+        return None

@@ -1,0 +1,133 @@
+"""ACP agents as children (`acp_agent.subagents.acp`), through the real server: a second acp-agent
+(scripted model) delegated to one-shot and in the background (messaged twice, one child
+session), and children that crash, hang at start or write garbage: each call fails with a clear
+error and nothing of the child is left running."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from acp_agent.subagents import texts
+from tests.e2e.test_mcp import alive, prompt, results
+from tests.e2e.test_server import Scripted, session_log
+from tests.paths import ROOT
+
+pytestmark = pytest.mark.anyio
+
+RECORD = (ROOT / "cordis.record.yml").resolve()
+
+
+def provider_row(row_id: str, name: str, args: list[str], *, env: dict[str, str] | None = None, timeout: float = 30) -> str:
+    config = {
+        "providerName": name,
+        "command": sys.executable,
+        "args": args,
+        "env": env or {},
+        "startupTimeout": timeout,
+        "title": name,
+    }
+    return f"- id: {row_id}\n  name: acp_agent.subagents.acp\n  config: {json.dumps(config)}\n"
+
+
+def tool_row(name: str, provider: str) -> str:
+    return f"- id: {name}\n  name: acp_agent.subagents.tool\n  config: {{toolName: {name}, provider: {provider}}}\n"
+
+
+def second_agent(tmp_path: Path, answers: list[str]) -> str:
+    """A row for another acp-agent with a scripted model giving `answers`, one per prompt."""
+    script = tmp_path / "child-script.json"
+    script.write_text(json.dumps({"s1": [{"text": answer} for answer in answers]}), encoding="utf-8")
+    env = {"ACP_AGENT_SCRIPT": str(script), "ACP_AGENT_SESSIONS": str(tmp_path / "child-sessions")}
+    return provider_row("acp-second", "second", ["-m", "acp_agent", "--config", str(RECORD)], env=env)
+
+
+def delegate(call_id: str, tool: str, task: str, **more: Any) -> dict[str, Any]:
+    return {"id": call_id, "name": tool, "arguments": {"description": task, "prompt": task, **more}}
+
+
+def composition(tmp_path: Path, rows: str) -> Path:
+    config = tmp_path / "cordis.yml"
+    config.write_text(f"- include: {RECORD}\n{rows}", encoding="utf-8")
+    return config
+
+
+def left_running(tag: str) -> list[int]:
+    """The processes whose command line holds `tag`."""
+    found = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            if tag.encode() in (entry / "cmdline").read_bytes() and alive(int(entry.name)):
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+async def test_a_second_acp_agent_answers_and_broken_ones_fail_clearly(tmp_path: Path) -> None:
+    tag = f"acp-child-test-{tmp_path.name}"
+    crash = ["-c", "import sys; sys.stderr.write('no luck today\\n'); sys.exit(3)", tag]
+    garbage = ["-c", "import time; print('hello there', flush=True); time.sleep(60)", tag]
+    hang = ["-c", "import time; time.sleep(60)", tag]
+    rows = (
+        second_agent(tmp_path, ["The second agent's answer."])
+        + provider_row("acp-crash", "crash", crash)
+        + provider_row("acp-garbage", "garbage", garbage)
+        + provider_row("acp-hang", "hang", hang, timeout=1)
+        + "".join(tool_row(f"ask_{name}", name) for name in ("second", "crash", "garbage", "hang"))
+    )
+    calls = [delegate(f"call_{name}", f"ask_{name}", f"Say something, {name}.") for name in ("second", "crash", "garbage", "hang")]
+    server = Scripted(tmp_path, {"s1": [{"toolCalls": calls}, {"text": "done"}]})
+    async with server.serve(config=composition(tmp_path, rows)) as wire:
+        session_id = await server.new_session(wire)
+        await prompt(wire, session_id, "Ask them all.")
+        found = results(wire, session_id)
+        assert left_running(tag) == []
+        assert "no luck today" in wire.stderr_text  # the child's stderr is the server's log
+    assert server.exit_code == 0
+    assert found["call_second"] == "The second agent's answer."
+    assert found["call_crash"] == "Error: " + texts.acp_exited("crash", 3)
+    assert found["call_garbage"] == "Error: " + texts.acp_garbage("garbage", "hello there")
+    assert found["call_hang"] == "Error: " + texts.acp_start_timeout("hang", 1)
+    # The child's stand-in is a child session of the parent's: its log holds what the child said.
+    child_logs = [
+        path
+        for path in server.sessions.rglob("session.jsonl")
+        if json.loads(path.read_text().splitlines()[0]).get("spawnCallId") == "call_second"
+    ]
+    (stand_in,) = child_logs
+    updates = [json.loads(line) for line in stand_in.read_text().splitlines() if '"acp/update"' in line]
+    said = [u["data"]["update"] for u in updates if u["data"]["update"]["sessionUpdate"] == "agent_message_chunk"]
+    assert "".join(update["content"]["text"] for update in said) == "The second agent's answer."
+
+
+async def test_a_background_acp_child_messaged_twice_keeps_its_session(tmp_path: Path) -> None:
+    rows = second_agent(tmp_path, ["first", "second", "third"]) + tool_row("ask_second", "second")
+    child = "{{agent:s1/call_bg}}"
+    script = {
+        "s1": [
+            {"toolCalls": [delegate("call_bg", "ask_second", "Count.", run_in_background=True)]},
+            {"toolCalls": [{"id": "call_m1", "name": "send_message", "arguments": {"agent_id": child, "message": "Again.", "wait": True}}]},
+            {"toolCalls": [{"id": "call_m2", "name": "send_message", "arguments": {"agent_id": child, "message": "Once more.", "wait": True}}]},
+            {"text": "done"},
+        ],
+        "s1/call_bg": [],  # the ACP child's stand-in: it never asks this model
+    }
+    server = Scripted(tmp_path, script)
+    async with server.serve(config=composition(tmp_path, rows)) as wire:
+        session_id = await server.new_session(wire)
+        await prompt(wire, session_id, "Count in the background, then twice more.")
+        found = results(wire, session_id)
+    assert server.exit_code == 0
+    assert found["call_m1"] == "second"
+    assert found["call_m2"] == "third"
+    # One child session in the second agent: three prompts, three turns.
+    (child_log,) = (tmp_path / "child-sessions").rglob("session.jsonl")
+    turns = [line for line in child_log.read_text().splitlines() if '"turn/end"' in line]
+    assert len(turns) == 3
+    parent = session_log(server.sessions, session_id)
+    assert any(event["type"] == "subagent/notice" for event in parent)
