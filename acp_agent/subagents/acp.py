@@ -37,8 +37,9 @@ from acp_agent.session.events import (
     TurnMaxTokens,
     UserMessageEvent,
 )
-from acp_agent.subagents.acp_client import AcpChild
+from acp_agent.subagents.acp_client import CANCELLED, AcpChild, Handlers
 from acp_agent.subagents.driver import InProcessRun, child_depth, child_route
+from acp_agent.subagents.keys import PERMISSION_FORWARDER
 from acp_agent.subagents.registry import SUBAGENTS, Capabilities, SubagentRequest
 
 log = logging.getLogger(__name__)
@@ -101,7 +102,11 @@ class StandIn:
                 if isinstance(text, str):
                     said.append(text)
 
-        stop_reason = await self.child.prompt(self.session_id, _prompt_text(agent), update)
+        async def ask(request: dict[str, Any]) -> dict[str, Any]:
+            forwarder = agent.ctx.find(PERMISSION_FORWARDER)
+            return CANCELLED if forwarder is None else await forwarder.ask(agent, request)
+
+        stop_reason = await self.child.prompt(self.session_id, _prompt_text(agent), Handlers(update, ask))
         if said:
             step = session.state.last_step + 1
             session.append("step/start", StepData(turn=turn, step=step))

@@ -2,9 +2,9 @@
 
 One request at a time (the stand-in's turns run one after another): `request` writes the request,
 then reads the child's frames until its answer, handing each `session/update` to the caller's
-callback and answering the child's own requests on the way (`session/request_permission` is
-answered `cancelled`: nothing is ever approved on the user's behalf; other methods, which this
-client does not advertise, get -32601). Nothing reads between requests: what the child writes
+callback and answering the child's own requests on the way (`session/request_permission` through
+the caller's `ask`, or `cancelled` outside a prompt: nothing is ever approved on the user's
+behalf; other methods, which this client does not advertise, get -32601). Nothing reads between requests: what the child writes
 meanwhile waits in the pipe, so no task outlives a call. The child's stderr is the server's.
 
 A child that exits, closes its stdout, writes a frame that is not JSON-RPC, or does not answer
@@ -20,10 +20,10 @@ import logging
 import os
 import signal
 import subprocess
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import anyio
 from anyio.abc import Process
@@ -43,6 +43,16 @@ TERM_GRACE = 2.0
 PROTOCOL_VERSION = 1
 
 UpdateSink = Callable[[dict[str, Any]], None]
+Ask = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
+"""Asks the user a `session/request_permission` of the child; the result to answer it with."""
+CANCELLED: dict[str, Any] = {"outcome": {"outcome": "cancelled"}}
+
+
+class Handlers(NamedTuple):
+    """What the caller does with the child's traffic while a prompt runs."""
+
+    updates: UpdateSink
+    ask: Ask
 
 
 class AcpChildError(SubagentError):
@@ -102,22 +112,22 @@ class AcpChild:
             raise AcpChildError(texts.acp_garbage(self.title, json.dumps(answer)[:200]))
         return session_id
 
-    async def prompt(self, session_id: str, text: str, updates: UpdateSink) -> str:
+    async def prompt(self, session_id: str, text: str, handlers: Handlers) -> str:
         """One `session/prompt`; its stop reason. Cancelled, it sends `session/cancel` and waits
         (shielded, `CANCEL_GRACE` at most) for the answer before the cancellation goes on."""
         params = {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}
         request_id = await self._send("session/prompt", params)
         try:
-            answer = await self._answer(request_id, updates)
+            answer = await self._answer(request_id, handlers)
         except anyio.get_cancelled_exc_class():
             with anyio.CancelScope(shield=True):
-                await self._cancelled(request_id, session_id, updates)
+                await self._cancelled(request_id, session_id, handlers)
             raise
         reason = answer.get("stopReason") if isinstance(answer, dict) else None
         return reason if isinstance(reason, str) else "end_turn"
 
-    async def request(self, method: str, params: Any, updates: UpdateSink | None = None) -> Any:
-        return await self._answer(await self._send(method, params), updates)
+    async def request(self, method: str, params: Any) -> Any:
+        return await self._answer(await self._send(method, params), None)
 
     def kill(self) -> None:
         """SIGKILL its process group (what is left of it when its owner goes); no error when gone."""
@@ -148,11 +158,11 @@ class AcpChild:
 
     # -- internals -------------------------------------------------------------------------------
 
-    async def _cancelled(self, request_id: int, session_id: str, updates: UpdateSink) -> None:
+    async def _cancelled(self, request_id: int, session_id: str, handlers: Handlers) -> None:
         with suppress(AcpChildError):
             await self._write({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session_id}})
             with anyio.move_on_after(CANCEL_GRACE):
-                await self._answer(request_id, updates)
+                await self._answer(request_id, handlers._replace(ask=_refuse))
                 return
         await self.close()  # it did not answer its cancelled prompt: it cannot be trusted with another
 
@@ -168,11 +178,11 @@ class AcpChild:
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
             raise await self._fail(texts.acp_exited(self.title, await self._exit_code())) from exc
 
-    async def _answer(self, request_id: int, updates: UpdateSink | None) -> Any:
+    async def _answer(self, request_id: int, handlers: Handlers | None) -> Any:
         while True:
             frame = await self._read()
             if "method" in frame:
-                await self._incoming(frame, updates)
+                await self._incoming(frame, handlers)
             elif frame.get("id") == request_id:
                 if "error" in frame:
                     error = frame["error"]
@@ -197,16 +207,22 @@ class AcpChild:
             raise await self._fail(texts.acp_garbage(self.title, line[:200].decode(errors="replace")))
         return frame
 
-    async def _incoming(self, frame: dict[str, Any], updates: UpdateSink | None) -> None:
+    async def _incoming(self, frame: dict[str, Any], handlers: Handlers | None) -> None:
         method, params = frame["method"], frame.get("params")
         if method == "session/update" and isinstance(params, dict) and isinstance(params.get("update"), dict):
-            if updates is not None:
-                updates(params["update"])
+            if handlers is not None:
+                handlers.updates(params["update"])
             return
         if "id" not in frame:
             return  # a notification this client does not take
         if method == "session/request_permission":
-            await self._write({"jsonrpc": "2.0", "id": frame["id"], "result": {"outcome": {"outcome": "cancelled"}}})
+            result = CANCELLED
+            try:
+                if handlers is not None and isinstance(params, dict):
+                    result = await handlers.ask(params)
+            finally:  # cancelled while the user decides: the child hears `cancelled`, as ACP says
+                with anyio.CancelScope(shield=True):
+                    await self._write({"jsonrpc": "2.0", "id": frame["id"], "result": result})
         else:
             error = {"code": -32601, "message": f"Method not found: {method}"}
             await self._write({"jsonrpc": "2.0", "id": frame["id"], "error": error})
@@ -226,3 +242,8 @@ class AcpChild:
         with anyio.move_on_after(EOF_GRACE):
             return await self._process.wait()
         return None
+
+
+async def _refuse(request: dict[str, Any]) -> dict[str, Any]:
+    """A cancelled prompt's late permission requests: refused without asking."""
+    return CANCELLED

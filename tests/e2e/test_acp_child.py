@@ -15,6 +15,7 @@ import pytest
 from acp_agent.subagents import texts
 from tests.e2e.test_mcp import alive, prompt, results
 from tests.e2e.test_server import Scripted, session_log
+from tests.e2e.wire import Frame
 from tests.paths import ROOT
 
 pytestmark = pytest.mark.anyio
@@ -38,11 +39,13 @@ def tool_row(name: str, provider: str) -> str:
     return f"- id: {name}\n  name: acp_agent.subagents.tool\n  config: {{toolName: {name}, provider: {provider}}}\n"
 
 
-def second_agent(tmp_path: Path, answers: list[str]) -> str:
-    """A row for another acp-agent with a scripted model giving `answers`, one per prompt."""
+def second_agent(tmp_path: Path, answers: list[Any], env: dict[str, str] | None = None) -> str:
+    """A row for another acp-agent whose scripted model makes the calls `answers` (a text stands
+    for `{"text": ...}`)."""
     script = tmp_path / "child-script.json"
-    script.write_text(json.dumps({"s1": [{"text": answer} for answer in answers]}), encoding="utf-8")
-    env = {"ACP_AGENT_SCRIPT": str(script), "ACP_AGENT_SESSIONS": str(tmp_path / "child-sessions")}
+    calls = [{"text": answer} if isinstance(answer, str) else answer for answer in answers]
+    script.write_text(json.dumps({"s1": calls}), encoding="utf-8")
+    env = {"ACP_AGENT_SCRIPT": str(script), "ACP_AGENT_SESSIONS": str(tmp_path / "child-sessions"), **(env or {})}
     return provider_row("acp-second", "second", ["-m", "acp_agent", "--config", str(RECORD)], env=env)
 
 
@@ -131,3 +134,46 @@ async def test_a_background_acp_child_messaged_twice_keeps_its_session(tmp_path:
     assert len(turns) == 3
     parent = session_log(server.sessions, session_id)
     assert any(event["type"] == "subagent/notice" for event in parent)
+
+
+async def test_an_acp_childs_permission_request_reaches_the_editor_on_its_child_session(tmp_path: Path) -> None:
+    touch = {"toolCalls": [{"id": "call_touch", "name": "bash", "arguments": {"command": "touch approved"}}]}
+    rows = second_agent(tmp_path, [touch, "Touched."], env={"ACP_AGENT_PERMISSIONS": "ask"})
+    rows += tool_row("ask_second", "second")
+    server = Scripted(tmp_path, {"s1": [{"toolCalls": [delegate("call_second", "ask_second", "Touch a file.")]}, {"text": "done"}]})
+    asked: list[Frame] = []
+
+    async def approve(request: Frame) -> Frame:
+        asked.append(request)
+        return {"jsonrpc": "2.0", "id": request["id"], "result": {"outcome": {"outcome": "selected", "optionId": "allow_once"}}}
+
+    async with server.serve(config=composition(tmp_path, rows)) as wire:
+        wire.answer = approve
+        await wire.request("initialize", {"protocolVersion": 1, "clientCapabilities": {"subagents": {}}})
+        response = await wire.request("session/new", {"cwd": str(server.cwd), "mcpServers": []})
+        session_id = response["result"]["sessionId"]
+        await prompt(wire, session_id, "Have it touch a file.")
+        found = results(wire, session_id)
+        [announced] = [
+            params["update"] for params in wire.updates(session_id) if params["update"]["sessionUpdate"] == "subagent_update"
+        ][:1]
+        child_id = announced["sessionId"]
+        child_updates = [params["update"] for params in wire.updates(child_id)]
+        states = [
+            params["update"]["state"]["state"]
+            for params in wire.updates(session_id)
+            if params["update"]["sessionUpdate"] == "subagent_update"
+        ]
+    assert server.exit_code == 0
+    assert found["call_second"] == "Touched."
+    assert (server.cwd / "approved").exists()
+    [request] = asked
+    assert request["params"]["sessionId"] == child_id  # asked on the child's own session
+    assert request["params"]["toolCall"]["toolCallId"] == "call_touch"
+    assert request["params"]["toolCall"]["_meta"] == {"acpAgent": {"route": "s1/call_second"}}
+    assert "requires_action" in states
+    shown = [(update["sessionUpdate"], update.get("toolCallId"), update.get("status")) for update in child_updates]
+    assert ("tool_call", "call_touch", "pending") in shown or ("tool_call", "call_touch", "in_progress") in shown
+    assert ("tool_call_update", "call_touch", "completed") in shown
+    said = "".join(u["content"]["text"] for u in child_updates if u["sessionUpdate"] == "agent_message_chunk")
+    assert said == "Touched."
