@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from acp_agent.subagents import texts
@@ -177,3 +178,30 @@ async def test_an_acp_childs_permission_request_reaches_the_editor_on_its_child_
     assert ("tool_call_update", "call_touch", "completed") in shown
     said = "".join(u["content"]["text"] for u in child_updates if u["sessionUpdate"] == "agent_message_chunk")
     assert said == "Touched."
+
+
+async def test_a_cancelled_prompt_cancels_the_acp_childs_turn_and_the_child_ends_with_the_session(tmp_path: Path) -> None:
+    rows = second_agent(tmp_path, [{"hang": True}]) + tool_row("ask_second", "second")
+    server = Scripted(tmp_path, {"s1": [{"toolCalls": [delegate("call_second", "ask_second", "Think forever.")]}]})
+    async with server.serve(config=composition(tmp_path, rows)) as wire:
+        session_id = await server.new_session(wire)
+        request = {"sessionId": session_id, "prompt": [{"type": "text", "text": "Go."}]}
+        started = await wire.start("session/prompt", request)
+        child_log = await _child_log_when_prompted(tmp_path)
+        await wire.notify("session/cancel", {"sessionId": session_id})
+        answer = await wire.response(started, timeout=30)
+        found = results(wire, session_id)
+    assert answer["result"] == {"stopReason": "cancelled"}
+    assert found["call_second"] == "Error: the turn was cancelled before this call finished"
+    ends = [json.loads(line)["data"]["reason"] for line in child_log.read_text().splitlines() if '"turn/end"' in line]
+    assert ends == [{"kind": "aborted", "reason": "cancelled by the client"}]  # the child heard session/cancel
+
+
+async def _child_log_when_prompted(tmp_path: Path) -> Path:
+    """The second agent's log, once its turn has asked its (hanging) model."""
+    with anyio.fail_after(20):
+        while True:
+            logs = list((tmp_path / "child-sessions").rglob("session.jsonl"))
+            if logs and '"step/start"' in logs[0].read_text():
+                return logs[0]
+            await anyio.sleep(0.05)
