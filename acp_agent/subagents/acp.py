@@ -23,6 +23,7 @@ from acp_agent.environ import child_environment
 from acp_agent.kernel import Context, Disposer, PluginConfig, combine
 from acp_agent.kernel.models import Model
 from acp_agent.llm.holds import AGENT_KNOWN
+from acp_agent.mcp.session import MCP
 from acp_agent.processes.registry import PROCESSES
 from acp_agent.session.content import TextBlock, TextContent
 from acp_agent.session.events import (
@@ -81,6 +82,13 @@ def _prompt_text(agent: Agent) -> str:
     if not isinstance(last, UserMessageEvent):
         return ""
     return "".join(block.text for block in last.data.content if isinstance(block, TextContent))
+
+
+def _mcp_servers(parent: Agent) -> list[dict[str, Any]]:
+    """The MCP servers the editor gave the parent's session (`mcpServers`, as it sent them)."""
+    service = parent.ctx.find(MCP)
+    session = service.of(parent.ctx.get(AGENTS).top_level(parent)) if service is not None else None
+    return [spec.dump() for spec in session.specs] if session is not None else []
 
 
 class StandIn:
@@ -142,7 +150,7 @@ class AcpProvider:
             child = await AcpChild.start(self.title, self.argv, cwd=cwd, env=env, group=group)
             owner.add(child.kill)
             try:
-                session_id = await child.handshake(self.startup_timeout, cwd, [])
+                session_id = await child.handshake(self.startup_timeout, cwd, _mcp_servers(parent))
 
                 def setup(agent: Agent) -> None:
                     agent.turn_body = StandIn(child, session_id).turn

@@ -14,7 +14,7 @@ import anyio
 import pytest
 
 from acp_agent.subagents import texts
-from tests.e2e.test_mcp import alive, prompt, results
+from tests.e2e.test_mcp import alive, fixture, prompt, results
 from tests.e2e.test_server import Scripted, session_log
 from tests.e2e.wire import Frame
 from tests.paths import ROOT
@@ -151,7 +151,8 @@ async def test_an_acp_childs_permission_request_reaches_the_editor_on_its_child_
     async with server.serve(config=composition(tmp_path, rows)) as wire:
         wire.answer = approve
         await wire.request("initialize", {"protocolVersion": 1, "clientCapabilities": {"subagents": {}}})
-        response = await wire.request("session/new", {"cwd": str(server.cwd), "mcpServers": []})
+        # The session's MCP server is the child's too: the stand-in hands it on in session/new.
+        response = await wire.request("session/new", {"cwd": str(server.cwd), "mcpServers": [fixture()]})
         session_id = response["result"]["sessionId"]
         await prompt(wire, session_id, "Have it touch a file.")
         found = results(wire, session_id)
@@ -178,6 +179,9 @@ async def test_an_acp_childs_permission_request_reaches_the_editor_on_its_child_
     assert ("tool_call_update", "call_touch", "completed") in shown
     said = "".join(u["content"]["text"] for u in child_updates if u["sessionUpdate"] == "agent_message_chunk")
     assert said == "Touched."
+    (child_log,) = (tmp_path / "child-sessions").rglob("session.jsonl")
+    statuses = [json.loads(line)["data"] for line in child_log.read_text().splitlines() if '"mcp/status"' in line]
+    assert [status["server"] for status in statuses] == ["fixture"]
 
 
 async def test_a_cancelled_prompt_cancels_the_acp_childs_turn_and_the_child_ends_with_the_session(tmp_path: Path) -> None:
