@@ -38,7 +38,11 @@ from acp_agent.session.events import (
     TurnMaxTokens,
     UserMessageEvent,
 )
-from acp_agent.subagents.acp_client import CANCELLED, AcpChild, Handlers
+from acp_agent.subagents.acp_client import CANCELLED, AcpChild, Handlers, Refused, not_served
+from acp_agent.tools import confined
+from acp_agent.tools.base import ToolCallContext
+from acp_agent.tools.errors import OutsideWorkspace
+from acp_agent.tools.workspace import workspace_for
 from acp_agent.subagents.driver import InProcessRun, child_depth, child_route
 from acp_agent.subagents.keys import PERMISSION_FORWARDER
 from acp_agent.subagents.registry import SUBAGENTS, Capabilities, SubagentRequest
@@ -91,6 +95,38 @@ def _mcp_servers(parent: Agent) -> list[dict[str, Any]]:
     return [spec.dump() for spec in session.specs] if session is not None else []
 
 
+READ: Final = "fs/read_text_file"
+WRITE: Final = "fs/write_text_file"
+FS_CALL: Final = "acp-fs"
+"""The call id of the context an ACP child's file access goes through (it is no tool call)."""
+
+
+async def serve_fs(agent: Agent, method: str, params: dict[str, Any]) -> Any:
+    """An ACP child's `fs/read_text_file` or `fs/write_text_file`, through the workspace the
+    parent's file tools use (the editor's buffers when it offers them, else the disk), inside
+    the thread's cwd (`tools.confined`: `..` and symbolic links resolved)."""
+    if method not in (READ, WRITE):
+        return await not_served(method, params)
+    cwd = Path(agent.session.cwd or ".")
+    try:
+        target = confined.resolve_in(cwd, str(params.get("path")))
+        workspace = workspace_for(ToolCallContext(call_id=FS_CALL, cwd=cwd, agent=agent))
+        if method == WRITE:
+            await workspace.write_text(target, str(params.get("content", "")))
+            return None
+        text = await workspace.read_text(target)
+    except FileNotFoundError as exc:
+        raise Refused(-32002, f"Resource not found: {params.get('path')}") from exc
+    except (OSError, UnicodeDecodeError, OutsideWorkspace) as exc:
+        raise Refused(-32603, str(exc)) from exc
+    line, limit = params.get("line"), params.get("limit")
+    if isinstance(line, int) or isinstance(limit, int):
+        start = max(line - 1, 0) if isinstance(line, int) else 0
+        lines = text.splitlines(keepends=True)
+        text = "".join(lines[start : start + limit] if isinstance(limit, int) else lines[start:])
+    return {"content": text}
+
+
 class StandIn:
     """The turn body of one stand-in: each turn is one prompt of the child's session."""
 
@@ -114,7 +150,10 @@ class StandIn:
             forwarder = agent.ctx.find(PERMISSION_FORWARDER)
             return CANCELLED if forwarder is None else await forwarder.ask(agent, request)
 
-        stop_reason = await self.child.prompt(self.session_id, _prompt_text(agent), Handlers(update, ask))
+        async def serve(method: str, params: dict[str, Any]) -> Any:
+            return await serve_fs(agent, method, params)
+
+        stop_reason = await self.child.prompt(self.session_id, _prompt_text(agent), Handlers(update, ask, serve))
         if said:
             step = session.state.last_step + 1
             session.append("step/start", StepData(turn=turn, step=step))

@@ -2,9 +2,10 @@
 
 One request at a time (the stand-in's turns run one after another): `request` writes the request,
 then reads the child's frames until its answer, handing each `session/update` to the caller's
-callback and answering the child's own requests on the way (`session/request_permission` through
-the caller's `ask`, or `cancelled` outside a prompt: nothing is ever approved on the user's
-behalf; other methods, which this client does not advertise, get -32601). Nothing reads between requests: what the child writes
+callback and answering the child's own requests on the way: `session/request_permission` through
+the caller's `ask` (`cancelled` outside a prompt, or when the prompt is cancelled meanwhile:
+nothing is ever approved on the user's behalf), the others through its `serve` (`fs/*`; -32601
+outside a prompt, or for a method the caller does not serve). Nothing reads between requests: what the child writes
 meanwhile waits in the pipe, so no task outlives a call. The child's stderr is the server's.
 
 A child that exits, closes its stdout, writes a frame that is not JSON-RPC, or does not answer
@@ -48,11 +49,25 @@ Ask = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 CANCELLED: dict[str, Any] = {"outcome": {"outcome": "cancelled"}}
 
 
+class Refused(Exception):
+    """How a request of the child is answered when it cannot be served: a JSON-RPC error."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+Serve = Callable[[str, dict[str, Any]], Awaitable[Any]]
+"""Serves another request of the child (`fs/*`): its result, or `Refused`."""
+
+
 class Handlers(NamedTuple):
     """What the caller does with the child's traffic while a prompt runs."""
 
     updates: UpdateSink
     ask: Ask
+    serve: Serve
 
 
 class AcpChildError(SubagentError):
@@ -100,7 +115,7 @@ class AcpChild:
                 "initialize",
                 {
                     "protocolVersion": PROTOCOL_VERSION,
-                    "clientCapabilities": {"fs": {"readTextFile": False, "writeTextFile": False}, "terminal": False},
+                    "clientCapabilities": {"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": False},
                     "clientInfo": {"name": "acp-agent", "version": "subagent"},
                 },
             )
@@ -162,7 +177,7 @@ class AcpChild:
         with suppress(AcpChildError):
             await self._write({"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": session_id}})
             with anyio.move_on_after(CANCEL_GRACE):
-                await self._answer(request_id, handlers._replace(ask=_refuse))
+                await self._answer(request_id, handlers._replace(ask=_refuse, serve=not_served))
                 return
         await self.close()  # it did not answer its cancelled prompt: it cannot be trusted with another
 
@@ -215,17 +230,23 @@ class AcpChild:
             return
         if "id" not in frame:
             return  # a notification this client does not take
-        if method == "session/request_permission":
-            result = CANCELLED
-            try:
-                if handlers is not None and isinstance(params, dict):
-                    result = await handlers.ask(params)
-            finally:  # cancelled while the user decides: the child hears `cancelled`, as ACP says
-                with anyio.CancelScope(shield=True):
-                    await self._write({"jsonrpc": "2.0", "id": frame["id"], "result": result})
-        else:
-            error = {"code": -32601, "message": f"Method not found: {method}"}
-            await self._write({"jsonrpc": "2.0", "id": frame["id"], "error": error})
+        asking = method == "session/request_permission"
+        # What the child hears if nothing better comes (none to serve it; cancelled meanwhile:
+        # a permission request is `cancelled`, as ACP says, anything else an error).
+        reply: dict[str, Any] = (
+            {"result": CANCELLED} if asking else {"error": {"code": -32601, "message": f"Method not found: {method}"}}
+        )
+        try:
+            if handlers is not None and isinstance(params, dict):
+                if asking:
+                    reply = {"result": await handlers.ask(params)}
+                else:
+                    reply = {"result": await handlers.serve(method, params)}
+        except Refused as exc:
+            reply = {"error": {"code": exc.code, "message": exc.message}}
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self._write({"jsonrpc": "2.0", "id": frame["id"], **reply})
 
     def _check(self) -> None:
         if self._broken is not None:
@@ -247,3 +268,8 @@ class AcpChild:
 async def _refuse(request: dict[str, Any]) -> dict[str, Any]:
     """A cancelled prompt's late permission requests: refused without asking."""
     return CANCELLED
+
+
+async def not_served(method: str, params: dict[str, Any]) -> Any:
+    """A method nobody serves: -32601."""
+    raise Refused(-32601, f"Method not found: {method}")

@@ -137,20 +137,24 @@ async def test_a_background_acp_child_messaged_twice_keeps_its_session(tmp_path:
     assert any(event["type"] == "subagent/notice" for event in parent)
 
 
-async def test_an_acp_childs_permission_request_reaches_the_editor_on_its_child_session(tmp_path: Path) -> None:
+async def test_an_acp_childs_permission_requests_and_file_reads_reach_the_editor_on_its_child_session(tmp_path: Path) -> None:
     touch = {"toolCalls": [{"id": "call_touch", "name": "bash", "arguments": {"command": "touch approved"}}]}
-    rows = second_agent(tmp_path, [touch, "Touched."], env={"ACP_AGENT_PERMISSIONS": "ask"})
+    read = {"toolCalls": [{"id": "call_read", "name": "read_file", "arguments": {"path": "note.txt"}}]}
+    rows = second_agent(tmp_path, [touch, read, "Touched."], env={"ACP_AGENT_PERMISSIONS": "ask"})
     rows += tool_row("ask_second", "second")
     server = Scripted(tmp_path, {"s1": [{"toolCalls": [delegate("call_second", "ask_second", "Touch a file.")]}, {"text": "done"}]})
     asked: list[Frame] = []
 
     async def approve(request: Frame) -> Frame:
         asked.append(request)
+        if request["method"] == "fs/read_text_file":  # the editor's buffer, not the disk
+            return {"jsonrpc": "2.0", "id": request["id"], "result": {"content": "in the editor\n"}}
         return {"jsonrpc": "2.0", "id": request["id"], "result": {"outcome": {"outcome": "selected", "optionId": "allow_once"}}}
 
     async with server.serve(config=composition(tmp_path, rows)) as wire:
         wire.answer = approve
-        await wire.request("initialize", {"protocolVersion": 1, "clientCapabilities": {"subagents": {}}})
+        capabilities = {"subagents": {}, "fs": {"readTextFile": True}}
+        await wire.request("initialize", {"protocolVersion": 1, "clientCapabilities": capabilities})
         # The session's MCP server is the child's too: the stand-in hands it on in session/new.
         response = await wire.request("session/new", {"cwd": str(server.cwd), "mcpServers": [fixture()]})
         session_id = response["result"]["sessionId"]
@@ -169,7 +173,11 @@ async def test_an_acp_childs_permission_request_reaches_the_editor_on_its_child_
     assert server.exit_code == 0
     assert found["call_second"] == "Touched."
     assert (server.cwd / "approved").exists()
-    [request] = asked
+    request, read_request = asked
+    # The child's file read went through the parent's workspace: the editor, on the child's session.
+    assert read_request["method"] == "fs/read_text_file"
+    assert read_request["params"]["sessionId"] == child_id
+    assert read_request["params"]["path"] == str(server.cwd / "note.txt")
     assert request["params"]["sessionId"] == child_id  # asked on the child's own session
     assert request["params"]["toolCall"]["toolCallId"] == "call_touch"
     assert request["params"]["toolCall"]["_meta"] == {"acpAgent": {"route": "s1/call_second"}}
@@ -182,6 +190,8 @@ async def test_an_acp_childs_permission_request_reaches_the_editor_on_its_child_
     (child_log,) = (tmp_path / "child-sessions").rglob("session.jsonl")
     statuses = [json.loads(line)["data"] for line in child_log.read_text().splitlines() if '"mcp/status"' in line]
     assert [status["server"] for status in statuses] == ["fixture"]
+    results_read = [line for line in child_log.read_text().splitlines() if '"tool/result"' in line and "call_read" in line]
+    assert "in the editor" in results_read[0]
 
 
 async def test_a_cancelled_prompt_cancels_the_acp_childs_turn_and_the_child_ends_with_the_session(tmp_path: Path) -> None:

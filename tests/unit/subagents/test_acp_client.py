@@ -12,10 +12,11 @@ import anyio
 import pytest
 
 from acp_agent.subagents import acp_client, texts
-from acp_agent.subagents.acp import _ending
+from acp_agent.subagents.acp import READ, WRITE, _ending, serve_fs
 from acp_agent.subagents.acp_client import AcpChild, AcpChildError, Handlers
 from acp_agent.session.events import TurnAborted, TurnCompleted, TurnFailed, TurnMaxSteps, TurnMaxTokens
 from tests.paths import FIXTURES
+from tests.unit.tools.helpers import call_context
 
 pytestmark = pytest.mark.anyio
 
@@ -37,7 +38,7 @@ async def test_a_prompt_answers_the_childs_requests_and_collects_its_updates(tmp
 
     try:
         session_id = await child.handshake(10, tmp_path, [])
-        reason = await child.prompt(session_id, "Go.", Handlers(updates.append, ask))
+        reason = await child.prompt(session_id, "Go.", Handlers(updates.append, ask, acp_client.not_served))
     finally:
         await child.close()
     assert session_id == "child-1"
@@ -58,7 +59,7 @@ async def test_a_refused_permission_request_is_answered_cancelled_and_a_strange_
     said: list[dict[str, Any]] = []
     try:
         session_id = await child.handshake(10, tmp_path, [])
-        reason = await child.prompt(session_id, "Go.", Handlers(said.append, acp_client._refuse))
+        reason = await child.prompt(session_id, "Go.", Handlers(said.append, acp_client._refuse, acp_client.not_served))
     finally:
         await child.close()
     assert reason == "end_turn"
@@ -85,7 +86,7 @@ async def test_a_handshake_that_goes_wrong_says_how(tmp_path: Path, mode: str, m
 async def test_garbage_mid_prompt_fails_it_and_every_later_call(tmp_path: Path) -> None:
     child = await started("garbage-later", tmp_path)
     session_id = await child.handshake(10, tmp_path, [])
-    handlers = Handlers(lambda update: None, acp_client._refuse)
+    handlers = Handlers(lambda update: None, acp_client._refuse, acp_client.not_served)
     with pytest.raises(AcpChildError) as caught:
         await child.prompt(session_id, "Go.", handlers)
     assert str(caught.value) == texts.acp_garbage("garbage-later", '{"not": "json-rpc"}')
@@ -124,3 +125,24 @@ def test_stop_reasons_are_turn_endings() -> None:
     assert _ending("max_turn_requests") == TurnMaxSteps()
     assert _ending("refusal") == TurnFailed(message="the ACP agent refused the request", code="refusal")
     assert _ending("cancelled") == TurnAborted(reason="the ACP agent cancelled its turn")
+
+
+async def test_an_acp_childs_file_access_stays_inside_the_cwd(tmp_path: Path) -> None:
+    agent = call_context(cwd=tmp_path).agent
+    (tmp_path / "a.txt").write_text("one\ntwo\nthree\n")
+    assert await serve_fs(agent, READ, {"path": "a.txt"}) == {"content": "one\ntwo\nthree\n"}
+    assert await serve_fs(agent, READ, {"path": str(tmp_path / "a.txt"), "line": 2, "limit": 1}) == {"content": "two\n"}
+    assert await serve_fs(agent, READ, {"path": "a.txt", "line": 3}) == {"content": "three\n"}
+    assert await serve_fs(agent, WRITE, {"path": "new/b.txt", "content": "made"}) is None
+    assert (tmp_path / "new" / "b.txt").read_text() == "made"
+    refusals = [
+        (READ, {"path": "missing.txt"}, -32002),
+        (READ, {"path": "../outside.txt"}, -32603),
+        (WRITE, {"path": "/etc/passwd", "content": "x"}, -32603),
+        ("terminal/create", {"command": "ls"}, -32601),
+    ]
+    for method, params, code in refusals:
+        with pytest.raises(acp_client.Refused) as caught:
+            await serve_fs(agent, method, params)
+        assert caught.value.code == code
+    assert not (tmp_path.parent / "outside.txt").exists()
