@@ -92,7 +92,10 @@ def _mcp_servers(parent: Agent) -> list[dict[str, Any]]:
     """The MCP servers the editor gave the parent's session (`mcpServers`, as it sent them)."""
     service = parent.ctx.find(MCP)
     session = service.of(parent.ctx.get(AGENTS).top_level(parent)) if service is not None else None
-    return [spec.dump() for spec in session.specs] if session is not None else []
+    if session is None:
+        return []
+    # A stdio server has no `type` on the wire (`McpServerStdio`); the others keep theirs.
+    return [{k: v for k, v in spec.dump().items() if (k, v) != ("type", "stdio")} for spec in session.specs]
 
 
 READ: Final = "fs/read_text_file"

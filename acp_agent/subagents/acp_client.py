@@ -108,10 +108,12 @@ class AcpChild:
             group.started(process.pid)  # before any await, or the registry takes it for an orphan
         return cls(title, process, group)
 
-    async def handshake(self, timeout: float, cwd: Path, mcp_servers: list[Any]) -> str:
-        """`initialize`, then `session/new`, within `timeout` seconds; the child's session id."""
+    async def handshake(self, timeout: float, cwd: Path, mcp_servers: list[dict[str, Any]]) -> str:
+        """`initialize`, then `session/new` with the MCP servers of `mcp_servers` the child takes
+        (stdio always; http and sse when its `mcpCapabilities` say so), within `timeout`
+        seconds; the child's session id."""
         with anyio.move_on_after(timeout) as waited:
-            await self.request(
+            initialized = await self.request(
                 "initialize",
                 {
                     "protocolVersion": PROTOCOL_VERSION,
@@ -119,7 +121,9 @@ class AcpChild:
                     "clientInfo": {"name": "acp-agent", "version": "subagent"},
                 },
             )
-            answer = await self.request("session/new", {"cwd": str(cwd), "mcpServers": mcp_servers})
+            capabilities = _field(_field(initialized, "agentCapabilities"), "mcpCapabilities")
+            taken = [server for server in mcp_servers if "type" not in server or capabilities.get(server["type"]) is True]
+            answer = await self.request("session/new", {"cwd": str(cwd), "mcpServers": taken})
         if waited.cancelled_caught:
             raise AcpChildError(texts.acp_start_timeout(self.title, timeout))
         session_id = answer.get("sessionId") if isinstance(answer, dict) else None
@@ -273,3 +277,9 @@ async def _refuse(request: dict[str, Any]) -> dict[str, Any]:
 async def not_served(method: str, params: dict[str, Any]) -> Any:
     """A method nobody serves: -32601."""
     raise Refused(-32601, f"Method not found: {method}")
+
+
+def _field(value: Any, name: str) -> dict[str, Any]:
+    """`value[name]` when both are JSON objects, else an empty one (a field an agent left out)."""
+    found = value.get(name) if isinstance(value, dict) else None
+    return found if isinstance(found, dict) else {}

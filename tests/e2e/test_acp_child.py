@@ -14,7 +14,7 @@ import anyio
 import pytest
 
 from acp_agent.subagents import texts
-from tests.e2e.test_mcp import alive, fixture, prompt, results
+from tests.e2e.test_mcp import alive, prompt, results
 from tests.e2e.test_server import Scripted, session_log
 from tests.e2e.wire import Frame
 from tests.paths import ROOT
@@ -155,8 +155,7 @@ async def test_an_acp_childs_permission_requests_and_file_reads_reach_the_editor
         wire.answer = approve
         capabilities = {"subagents": {}, "fs": {"readTextFile": True}}
         await wire.request("initialize", {"protocolVersion": 1, "clientCapabilities": capabilities})
-        # The session's MCP server is the child's too: the stand-in hands it on in session/new.
-        response = await wire.request("session/new", {"cwd": str(server.cwd), "mcpServers": [fixture()]})
+        response = await wire.request("session/new", {"cwd": str(server.cwd), "mcpServers": []})
         session_id = response["result"]["sessionId"]
         await prompt(wire, session_id, "Have it touch a file.")
         found = results(wire, session_id)
@@ -188,8 +187,6 @@ async def test_an_acp_childs_permission_requests_and_file_reads_reach_the_editor
     said = "".join(u["content"]["text"] for u in child_updates if u["sessionUpdate"] == "agent_message_chunk")
     assert said == "Touched."
     (child_log,) = (tmp_path / "child-sessions").rglob("session.jsonl")
-    statuses = [json.loads(line)["data"] for line in child_log.read_text().splitlines() if '"mcp/status"' in line]
-    assert [status["server"] for status in statuses] == ["fixture"]
     results_read = [line for line in child_log.read_text().splitlines() if '"tool/result"' in line and "call_read" in line]
     assert "in the editor" in results_read[0]
 
@@ -219,3 +216,51 @@ async def _child_log_when_prompted(tmp_path: Path) -> Path:
             if logs and '"step/start"' in logs[0].read_text():
                 return logs[0]
             await anyio.sleep(0.05)
+
+
+NPM_BIN = ROOT / ".ci" / "npm" / "node_modules" / ".bin"
+EXAMPLE_AGENT = ROOT / ".ci" / "npm" / "node_modules" / "@zed-industries" / "agent-client-protocol" / "typescript" / "examples" / "agent.ts"
+"""The example agent of the ACP TypeScript library (Zed's), shipped as source: `.ci/run` installs it
+and `tsx`, which runs it, when npm exists. It needs no key and no network: it streams text, a tool
+call, and asks permission for an edit."""
+
+
+async def test_an_acp_agent_nobody_here_wrote_answers_as_a_child(tmp_path: Path) -> None:
+    tsx = NPM_BIN / "tsx"
+    if not (tsx.is_file() and EXAMPLE_AGENT.is_file()):
+        reason = "the ACP TypeScript library's example agent and tsx are not installed (.ci/run installs them when npm exists)"
+        print(reason)
+        pytest.skip(reason)
+    config = {"providerName": "example", "command": str(tsx), "args": [str(EXAMPLE_AGENT)], "title": "example"}
+    rows = f"- id: acp-example\n  name: acp_agent.subagents.acp\n  config: {json.dumps(config)}\n" + tool_row("ask_example", "example")
+    server = Scripted(tmp_path, {"s1": [{"toolCalls": [delegate("call_ex", "ask_example", "Fix the config.")]}, {"text": "done"}]})
+    asked: list[Frame] = []
+
+    async def allow(request: Frame) -> Frame:
+        asked.append(request)
+        return {"jsonrpc": "2.0", "id": request["id"], "result": {"outcome": {"outcome": "selected", "optionId": "allow"}}}
+
+    async with server.serve(config=composition(tmp_path, rows)) as wire:
+        wire.answer = allow
+        session_id = await server.new_session(wire)  # no child sessions: its cards nest under the call's
+        await prompt(wire, session_id, "Have the example agent fix the config.")
+        updates = [params["update"] for params in wire.updates(session_id)]
+    cards = [update for update in updates if update.get("toolCallId", "").startswith("s1/call_ex/")]
+    [answer] = [update for update in updates if update.get("toolCallId") == "call_ex" and update.get("status") == "completed"]
+    assert server.exit_code == 0
+    assert answer["content"][0]["content"]["text"] == (
+        "I'll help you with that. Let me start by reading some files to understand the current situation."
+        " Now I understand the project structure. I need to make some changes to improve it."
+        " Perfect! I've successfully updated the configuration. The changes have been applied."
+    )
+    [request] = asked
+    assert request["params"]["sessionId"] == session_id
+    assert request["params"]["toolCall"]["toolCallId"] == "s1/call_ex/call_2"
+    assert [option["optionId"] for option in request["params"]["options"]] == ["allow", "reject"]
+    assert [(card["toolCallId"], card.get("status")) for card in cards] == [
+        ("s1/call_ex/call_1", "pending"),
+        ("s1/call_ex/call_1", "completed"),
+        ("s1/call_ex/call_2", "pending"),
+        ("s1/call_ex/call_2", "completed"),
+    ]
+    assert all(card["_meta"]["claudeCode"] == {"parentToolUseId": "call_ex"} for card in cards)

@@ -6,13 +6,18 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import anyio
 import pytest
 
 from acp_agent.subagents import acp_client, texts
-from acp_agent.subagents.acp import READ, WRITE, _ending, serve_fs
+from acp_agent.agent.keys import AGENTS
+from acp_agent.kernel import Context
+from acp_agent.mcp.servers import HttpServer, StdioServer
+from acp_agent.mcp.session import MCP
+from acp_agent.subagents.acp import READ, WRITE, _ending, _mcp_servers, serve_fs
 from acp_agent.subagents.acp_client import AcpChild, AcpChildError, Handlers
 from acp_agent.session.events import TurnAborted, TurnCompleted, TurnFailed, TurnMaxSteps, TurnMaxTokens
 from tests.paths import FIXTURES
@@ -36,12 +41,13 @@ async def test_a_prompt_answers_the_childs_requests_and_collects_its_updates(tmp
         asked.append(request)
         return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
 
+    servers = [{"name": "local", "command": "x", "args": [], "env": []}, {"type": "http", "name": "web", "url": "u", "headers": []}]
     try:
-        session_id = await child.handshake(10, tmp_path, [])
+        session_id = await child.handshake(10, tmp_path, servers)
         reason = await child.prompt(session_id, "Go.", Handlers(updates.append, ask, acp_client.not_served))
     finally:
         await child.close()
-    assert session_id == "child-1"
+    assert session_id == "child-1:local"  # http is not among its mcpCapabilities: not handed on
     assert reason == "max_tokens"
     assert asked == [{"options": []}]
     # fs/* is not advertised: method not found; the permission answer is the user's.
@@ -146,3 +152,29 @@ async def test_an_acp_childs_file_access_stays_inside_the_cwd(tmp_path: Path) ->
             await serve_fs(agent, method, params)
         assert caught.value.code == code
     assert not (tmp_path.parent / "outside.txt").exists()
+
+
+def test_the_child_gets_the_mcp_servers_of_the_threads_top_level_session() -> None:
+    """`session/new` names them as the editor gave them (`mcpServers` of the thread's session)."""
+    child = call_context().agent
+    top = call_context("call_2").agent
+    spec = StdioServer(name="fixture", command="python", args=["server.py"], env=[])
+    web = HttpServer(type="http", name="web", url="http://127.0.0.1:9/mcp", headers=[])
+
+    class Service:
+        def of(self, agent: object) -> object:
+            return SimpleNamespace(specs=[spec, web]) if agent is top else None
+
+    class Agents:
+        def top_level(self, agent: object) -> object:
+            return top
+
+    ctx = Context()
+    child.ctx = ctx
+    assert _mcp_servers(child) == []  # no MCP row
+    ctx.provide(AGENTS, Agents())  # type: ignore[arg-type]
+    ctx.provide(MCP, Service())  # type: ignore[arg-type]
+    assert _mcp_servers(child) == [
+        {"name": "fixture", "command": "python", "args": ["server.py"], "env": []},
+        {"type": "http", "name": "web", "url": "http://127.0.0.1:9/mcp", "headers": []},
+    ]
