@@ -38,7 +38,8 @@ from acp_agent.session.events import (
     TurnMaxTokens,
     UserMessageEvent,
 )
-from acp_agent.subagents.acp_client import CANCELLED, AcpChild, Handlers, Refused, not_served
+from acp_agent.subagents import texts
+from acp_agent.subagents.acp_client import CANCELLED, AcpChild, AcpChildError, Handlers, Refused, not_served
 from acp_agent.tools import confined
 from acp_agent.tools.base import ToolCallContext
 from acp_agent.tools.errors import OutsideWorkspace
@@ -156,7 +157,10 @@ class StandIn:
         async def serve(method: str, params: dict[str, Any]) -> Any:
             return await serve_fs(agent, method, params)
 
-        stop_reason = await self.child.prompt(self.session_id, _prompt_text(agent), Handlers(update, ask, serve))
+        try:
+            stop_reason = await self.child.prompt(self.session_id, _prompt_text(agent), Handlers(update, ask, serve))
+        except AcpChildError as exc:
+            return TurnFailed(message=str(exc), code=texts.ACP_CHILD_FAILED)
         if said:
             step = session.state.last_step + 1
             session.append("step/start", StepData(turn=turn, step=step))

@@ -30,6 +30,13 @@ def depth_exceeded(attempted: int, maximum: int) -> str:
 
 RUN_CANCELLED = "subagent run was cancelled"
 RUN_FAILED = "subagent run failed"
+ACP_CHILD_FAILED = "acp_child"
+"""The code of a turn an ACP child's process failed (it exited, broke the protocol): the parent
+reads why after the headline."""
+
+
+def run_failed_because(why: str) -> str:
+    return f"{RUN_FAILED}: {why}"
 RUN_TOKEN_LIMIT = "subagent run hit its token limit before finishing"
 
 

@@ -17,7 +17,7 @@ from acp_agent.subagents import texts
 from tests.e2e.test_mcp import alive, prompt, results
 from tests.e2e.test_server import Scripted, session_log
 from tests.e2e.wire import Frame
-from tests.paths import ROOT
+from tests.paths import FIXTURES, ROOT
 
 pytestmark = pytest.mark.anyio
 
@@ -72,19 +72,24 @@ def left_running(tag: str) -> list[int]:
     return found
 
 
+NAMES = ("second", "crash", "garbage", "hang", "dies")
+
+
 async def test_a_second_acp_agent_answers_and_broken_ones_fail_clearly(tmp_path: Path) -> None:
     tag = f"acp-child-test-{tmp_path.name}"
     crash = ["-c", "import sys; sys.stderr.write('no luck today\\n'); sys.exit(3)", tag]
     garbage = ["-c", "import time; print('hello there', flush=True); time.sleep(60)", tag]
     hang = ["-c", "import time; time.sleep(60)", tag]
+    dies = [str(FIXTURES / "acp" / "fake_agent.py"), "dies", tag]  # once it has its task
     rows = (
         second_agent(tmp_path, ["The second agent's answer."])
         + provider_row("acp-crash", "crash", crash)
+        + provider_row("acp-dies", "dies", dies)
         + provider_row("acp-garbage", "garbage", garbage)
         + provider_row("acp-hang", "hang", hang, timeout=1)
-        + "".join(tool_row(f"ask_{name}", name) for name in ("second", "crash", "garbage", "hang"))
+        + "".join(tool_row(f"ask_{name}", name) for name in NAMES)
     )
-    calls = [delegate(f"call_{name}", f"ask_{name}", f"Say something, {name}.") for name in ("second", "crash", "garbage", "hang")]
+    calls = [delegate(f"call_{name}", f"ask_{name}", f"Say something, {name}.") for name in NAMES]
     server = Scripted(tmp_path, {"s1": [{"toolCalls": calls}, {"text": "done"}]})
     async with server.serve(config=composition(tmp_path, rows)) as wire:
         session_id = await server.new_session(wire)
@@ -97,6 +102,7 @@ async def test_a_second_acp_agent_answers_and_broken_ones_fail_clearly(tmp_path:
     assert found["call_crash"] == "Error: " + texts.acp_exited("crash", 3)
     assert found["call_garbage"] == "Error: " + texts.acp_garbage("garbage", "hello there")
     assert found["call_hang"] == "Error: " + texts.acp_start_timeout("hang", 1)
+    assert found["call_dies"] == "Error: " + texts.run_failed_because(texts.acp_exited("dies", 4))
     # The child's stand-in is a child session of the parent's: its log holds what the child said.
     child_logs = [
         path
