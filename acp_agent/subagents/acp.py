@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any, Final, Literal
 from weakref import WeakKeyDictionary
 
+import anyio
+
 from acp_agent.agent.agent import DISPOSING, Agent
 from acp_agent.agent.factory import Lineage
 from acp_agent.agent.keys import AGENTS
@@ -40,6 +42,7 @@ from acp_agent.session.events import (
 )
 from acp_agent.subagents import texts
 from acp_agent.subagents.acp_client import CANCELLED, AcpChild, AcpChildError, Handlers, Refused, not_served
+from acp_agent.subagents.acp_terminals import PREFIX as TERMINAL, Terminals
 from acp_agent.tools import confined
 from acp_agent.tools.base import ToolCallContext
 from acp_agent.tools.errors import OutsideWorkspace
@@ -154,13 +157,20 @@ class StandIn:
             forwarder = agent.ctx.find(PERMISSION_FORWARDER)
             return CANCELLED if forwarder is None else await forwarder.ask(agent, request)
 
-        async def serve(method: str, params: dict[str, Any]) -> Any:
-            return await serve_fs(agent, method, params)
+        async with anyio.create_task_group() as tasks:
+            terminals = Terminals(agent, tasks)
 
-        try:
-            stop_reason = await self.child.prompt(self.session_id, _prompt_text(agent), Handlers(update, ask, serve))
-        except AcpChildError as exc:
-            return TurnFailed(message=str(exc), code=texts.ACP_CHILD_FAILED)
+            async def serve(method: str, params: dict[str, Any]) -> Any:
+                if method.startswith(TERMINAL):
+                    return await terminals.serve(method, params)
+                return await serve_fs(agent, method, params)
+
+            try:
+                stop_reason = await self.child.prompt(self.session_id, _prompt_text(agent), Handlers(update, ask, serve))
+            except AcpChildError as exc:
+                return TurnFailed(message=str(exc), code=texts.ACP_CHILD_FAILED)
+            finally:
+                terminals.close()  # what the child left running ends with its prompt
         if said:
             step = session.state.last_step + 1
             session.append("step/start", StepData(turn=turn, step=step))

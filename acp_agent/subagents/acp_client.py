@@ -117,7 +117,7 @@ class AcpChild:
                 "initialize",
                 {
                     "protocolVersion": PROTOCOL_VERSION,
-                    "clientCapabilities": {"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": False},
+                    "clientCapabilities": {"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": True},
                     "clientInfo": {"name": "acp-agent", "version": "subagent"},
                 },
             )

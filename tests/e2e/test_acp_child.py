@@ -143,7 +143,7 @@ async def test_a_background_acp_child_messaged_twice_keeps_its_session(tmp_path:
     assert any(event["type"] == "subagent/notice" for event in parent)
 
 
-async def test_an_acp_childs_permission_requests_and_file_reads_reach_the_editor_on_its_child_session(tmp_path: Path) -> None:
+async def test_an_acp_childs_permission_requests_file_reads_and_commands_go_through_the_parent(tmp_path: Path) -> None:
     touch = {"toolCalls": [{"id": "call_touch", "name": "bash", "arguments": {"command": "touch approved"}}]}
     read = {"toolCalls": [{"id": "call_read", "name": "read_file", "arguments": {"path": "note.txt"}}]}
     rows = second_agent(tmp_path, [touch, read, "Touched."], env={"ACP_AGENT_PERMISSIONS": "ask"})
@@ -193,6 +193,7 @@ async def test_an_acp_childs_permission_requests_and_file_reads_reach_the_editor
     said = "".join(u["content"]["text"] for u in child_updates if u["sessionUpdate"] == "agent_message_chunk")
     assert said == "Touched."
     (child_log,) = (tmp_path / "child-sessions").rglob("session.jsonl")
+    assert '"terminalId":"term-1"' in child_log.read_text()  # its command ran in a terminal of ours
     results_read = [line for line in child_log.read_text().splitlines() if '"tool/result"' in line and "call_read" in line]
     assert "in the editor" in results_read[0]
 
