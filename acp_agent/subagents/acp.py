@@ -27,6 +27,7 @@ from acp_agent.kernel.models import Model
 from acp_agent.llm.holds import AGENT_KNOWN
 from acp_agent.mcp.session import MCP
 from acp_agent.processes.registry import PROCESSES
+from acp_agent.sandbox.policy import READ_ONLY
 from acp_agent.session.content import TextBlock, TextContent
 from acp_agent.session.events import (
     AssistantMessageData,
@@ -42,7 +43,7 @@ from acp_agent.session.events import (
 )
 from acp_agent.subagents import texts
 from acp_agent.subagents.acp_client import CANCELLED, AcpChild, AcpChildError, Handlers, Refused, not_served
-from acp_agent.subagents.acp_terminals import PREFIX as TERMINAL, Terminals
+from acp_agent.subagents.acp_terminals import PREFIX as TERMINAL, Terminals, thread_policy
 from acp_agent.tools import confined
 from acp_agent.tools.base import ToolCallContext
 from acp_agent.tools.errors import OutsideWorkspace
@@ -104,6 +105,7 @@ def _mcp_servers(parent: Agent) -> list[dict[str, Any]]:
 
 READ: Final = "fs/read_text_file"
 WRITE: Final = "fs/write_text_file"
+READ_ONLY_WRITE: Final = "the thread is in Read-only mode: no file changes"
 FS_CALL: Final = "acp-fs"
 """The call id of the context an ACP child's file access goes through (it is no tool call)."""
 
@@ -111,7 +113,8 @@ FS_CALL: Final = "acp-fs"
 async def serve_fs(agent: Agent, method: str, params: dict[str, Any]) -> Any:
     """An ACP child's `fs/read_text_file` or `fs/write_text_file`, through the workspace the
     parent's file tools use (the editor's buffers when it offers them, else the disk), inside
-    the thread's cwd (`tools.confined`: `..` and symbolic links resolved)."""
+    the thread's cwd (`tools.confined`: `..` and symbolic links resolved); no write while the
+    parent's mode is *Read-only*."""
     if method not in (READ, WRITE):
         return await not_served(method, params)
     cwd = Path(agent.session.cwd or ".")
@@ -119,6 +122,8 @@ async def serve_fs(agent: Agent, method: str, params: dict[str, Any]) -> Any:
         target = confined.resolve_in(cwd, str(params.get("path")))
         workspace = workspace_for(ToolCallContext(call_id=FS_CALL, cwd=cwd, agent=agent))
         if method == WRITE:
+            if thread_policy(agent) == READ_ONLY:
+                raise Refused(-32603, READ_ONLY_WRITE)
             await workspace.write_text(target, str(params.get("content", "")))
             return None
         text = await workspace.read_text(target)

@@ -3,7 +3,8 @@
 Each `terminal/create` runs its command (`command` and `args`, shell-quoted; `env` as assignments
 before it) to its end through `tools.bash.runner_for` of the stand-in (the editor's terminal when
 it offers one, else a local process group with the server's environment less its credentials),
-in the `cwd` it names, which must lie inside the thread's cwd. The runner has no partial output:
+in the `cwd` it names, which must lie inside the thread's cwd, confined as the parent's mode
+confines its own commands (`thread_policy`). The runner has no partial output:
 `terminal/output` says nothing until the command ended, then its whole output (cut in the middle
 past `outputByteLimit`, as `bash` cuts) and exit status; `terminal/wait_for_exit` waits for that
 end; `terminal/kill` and `terminal/release` cancel the command (the runner kills its group). The
@@ -22,6 +23,10 @@ import anyio
 from anyio.abc import TaskGroup
 
 from acp_agent.agent.agent import Agent
+from acp_agent.agent.keys import AGENTS
+from acp_agent.permissions.modes import SANDBOX_OF
+from acp_agent.permissions.service import PERMISSIONS
+from acp_agent.sandbox.policy import Kind
 from acp_agent.subagents.acp_client import Refused
 from acp_agent.tools import confined
 from acp_agent.tools.base import ToolCallContext
@@ -33,6 +38,17 @@ PREFIX: Final = "terminal/"
 DEFAULT_OUTPUT_BYTES = 1_000_000
 TIMEOUT_SECONDS = 24 * 3600.0
 """A terminal runs until it ends or is killed: the runner's timeout is only a backstop."""
+
+
+def thread_policy(agent: Agent) -> Kind | None:
+    """How the parent's mode confines commands (`permissions.modes.SANDBOX_OF`): read-only in
+    *Read-only*, workspace-write in *Ask* and *Auto*, none in *Full access*; None without a
+    permissions row (`tools.sandboxing.policy_kind` then decides)."""
+    permissions = agent.ctx.find(PERMISSIONS)
+    if permissions is None:
+        return None
+    parent = agent.ctx.get(AGENTS).get(agent.session.header.parent_session or "")
+    return SANDBOX_OF.get(permissions.mode(parent or agent))
 
 
 class _Terminal:
@@ -89,7 +105,7 @@ class Terminals:
         command = " ".join([*assignments, shlex.join(argv)])
         terminal_id = f"term-{next(self._ids)}"
         terminal = self._open[terminal_id] = _Terminal(limit)
-        call = ToolCallContext(call_id=terminal_id, cwd=cwd, agent=self._agent)
+        call = ToolCallContext(call_id=terminal_id, cwd=cwd, agent=self._agent, sandbox=thread_policy(self._agent))
         self._tasks.start_soon(_run, terminal, command, call)
         return {"terminalId": terminal_id}
 

@@ -9,8 +9,14 @@ from typing import Any
 import anyio
 import pytest
 
+from acp_agent.agent.keys import AGENTS
+from acp_agent.kernel import Context
+from acp_agent.permissions import Permissions, Policy
+from acp_agent.permissions.service import PERMISSIONS
+from acp_agent.sandbox.policy import READ_ONLY
+from acp_agent.subagents.acp import WRITE, serve_fs
 from acp_agent.subagents.acp_client import Refused
-from acp_agent.subagents.acp_terminals import Terminals
+from acp_agent.subagents.acp_terminals import Terminals, thread_policy
 from tests.unit.tools.helpers import call_context
 
 pytestmark = pytest.mark.anyio
@@ -71,3 +77,29 @@ async def test_bad_requests_are_refused(tmp_path: Path) -> None:
             await terminals.serve("terminal/resize", missing)
     assert output["output"].startswith(f"the command did not start: the working directory {tmp_path / 'gone'}")
     assert unknown.value.code == -32601
+
+
+async def test_the_parents_read_only_mode_confines_the_childs_commands_and_refuses_its_writes(tmp_path: Path) -> None:
+    agent = call_context(cwd=tmp_path).agent
+
+    class Agents:
+        def get(self, session_id: str) -> None:
+            return None  # its parent is gone: its own mode decides
+
+    ctx = Context()
+    agent.ctx = ctx
+    ctx.provide(AGENTS, Agents())  # type: ignore[arg-type]
+    assert thread_policy(agent) is None  # no permissions row: the runner's default
+    ctx.provide(PERMISSIONS, Permissions(Policy(default="ask"), "plan"))
+    assert thread_policy(agent) == READ_ONLY
+    with pytest.raises(Refused) as refused:
+        await serve_fs(agent, WRITE, {"path": "a.txt", "content": "x"})
+    assert refused.value.message == "the thread is in Read-only mode: no file changes"
+    async with anyio.create_task_group() as tasks:
+        terminals = Terminals(agent, tasks)
+        created = await terminals.serve("terminal/create", {"command": "touch", "args": ["made"]})
+        await terminals.serve("terminal/wait_for_exit", created)
+        output = await terminals.serve("terminal/output", created)
+    # No sandbox is composed here: a confined command fails closed instead of running unconfined.
+    assert "sandbox" in output["output"]
+    assert not (tmp_path / "made").exists()
