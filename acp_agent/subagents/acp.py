@@ -10,7 +10,6 @@ mode, `send_message` (another turn: another `session/prompt` on the same child s
 
 from __future__ import annotations
 
-import logging
 import shlex
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -27,7 +26,6 @@ from acp_agent.kernel.models import Model
 from acp_agent.llm.holds import AGENT_KNOWN
 from acp_agent.mcp.session import MCP
 from acp_agent.processes.registry import PROCESSES
-from acp_agent.sandbox.policy import READ_ONLY
 from acp_agent.session.content import TextBlock, TextContent
 from acp_agent.session.events import (
     AssistantMessageData,
@@ -42,17 +40,12 @@ from acp_agent.session.events import (
     UserMessageEvent,
 )
 from acp_agent.subagents import texts
-from acp_agent.subagents.acp_client import CANCELLED, AcpChild, AcpChildError, Handlers, Refused, not_served
-from acp_agent.subagents.acp_terminals import PREFIX as TERMINAL, Terminals, thread_policy
-from acp_agent.tools import confined
-from acp_agent.tools.base import ToolCallContext
-from acp_agent.tools.errors import OutsideWorkspace
-from acp_agent.tools.workspace import workspace_for
+from acp_agent.subagents.acp_client import CANCELLED, AcpChild, AcpChildError, Handlers
+from acp_agent.subagents.acp_files import serve_fs
+from acp_agent.subagents.acp_terminals import PREFIX as TERMINAL, Terminals
 from acp_agent.subagents.driver import InProcessRun, child_depth, child_route
 from acp_agent.subagents.keys import PERMISSION_FORWARDER
 from acp_agent.subagents.registry import SUBAGENTS, Capabilities, SubagentRequest
-
-log = logging.getLogger(__name__)
 
 UPDATE_EVENT: Final = "acp/update"
 REFUSED = "the ACP agent refused the request"
@@ -101,42 +94,6 @@ def _mcp_servers(parent: Agent) -> list[dict[str, Any]]:
         return []
     # A stdio server has no `type` on the wire (`McpServerStdio`); the others keep theirs.
     return [{k: v for k, v in spec.dump().items() if (k, v) != ("type", "stdio")} for spec in session.specs]
-
-
-READ: Final = "fs/read_text_file"
-WRITE: Final = "fs/write_text_file"
-READ_ONLY_WRITE: Final = "the thread is in Read-only mode: no file changes"
-FS_CALL: Final = "acp-fs"
-"""The call id of the context an ACP child's file access goes through (it is no tool call)."""
-
-
-async def serve_fs(agent: Agent, method: str, params: dict[str, Any]) -> Any:
-    """An ACP child's `fs/read_text_file` or `fs/write_text_file`, through the workspace the
-    parent's file tools use (the editor's buffers when it offers them, else the disk), inside
-    the thread's cwd (`tools.confined`: `..` and symbolic links resolved); no write while the
-    parent's mode is *Read-only*."""
-    if method not in (READ, WRITE):
-        return await not_served(method, params)
-    cwd = Path(agent.session.cwd or ".")
-    try:
-        target = confined.resolve_in(cwd, str(params.get("path")))
-        workspace = workspace_for(ToolCallContext(call_id=FS_CALL, cwd=cwd, agent=agent))
-        if method == WRITE:
-            if thread_policy(agent) == READ_ONLY:
-                raise Refused(-32603, READ_ONLY_WRITE)
-            await workspace.write_text(target, str(params.get("content", "")))
-            return None
-        text = await workspace.read_text(target)
-    except FileNotFoundError as exc:
-        raise Refused(-32002, f"Resource not found: {params.get('path')}") from exc
-    except (OSError, UnicodeDecodeError, OutsideWorkspace) as exc:
-        raise Refused(-32603, str(exc)) from exc
-    line, limit = params.get("line"), params.get("limit")
-    if isinstance(line, int) or isinstance(limit, int):
-        start = max(line - 1, 0) if isinstance(line, int) else 0
-        lines = text.splitlines(keepends=True)
-        text = "".join(lines[start : start + limit] if isinstance(limit, int) else lines[start:])
-    return {"content": text}
 
 
 class StandIn:

@@ -17,7 +17,8 @@ from acp_agent.agent.keys import AGENTS
 from acp_agent.kernel import Context
 from acp_agent.mcp.servers import HttpServer, StdioServer
 from acp_agent.mcp.session import MCP
-from acp_agent.subagents.acp import READ, WRITE, _ending, _mcp_servers, serve_fs
+from acp_agent.subagents.acp import _ending, _mcp_servers
+from acp_agent.subagents.acp_files import READ, WRITE, serve_fs
 from acp_agent.subagents.acp_client import AcpChild, AcpChildError, Handlers
 from acp_agent.session.events import TurnAborted, TurnCompleted, TurnFailed, TurnMaxSteps, TurnMaxTokens
 from tests.paths import FIXTURES
