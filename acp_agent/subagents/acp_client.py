@@ -149,7 +149,10 @@ class AcpChild:
         return await self._answer(await self._send(method, params), None)
 
     def kill(self) -> None:
-        """SIGKILL its process group (what is left of it when its owner goes); no error when gone."""
+        """SIGKILL its process group (what is left of it when its owner goes); no error when gone.
+        After `close` nothing is sent: the group's number may belong to another process by then."""
+        if self._closed:
+            return
         self._closed = True
         with suppress(ProcessLookupError, PermissionError):
             os.killpg(self._process.pid, signal.SIGKILL)
