@@ -150,10 +150,9 @@ class AcpChild:
 
     def kill(self) -> None:
         """SIGKILL its process group (what is left of it when its owner goes); no error when gone.
-        After `close` nothing is sent: the group's number may belong to another process by then."""
-        if self._closed:
+        Once it was reaped nothing is sent: the group's number may belong to another process."""
+        if self._process.returncode is not None:
             return
-        self._closed = True
         with suppress(ProcessLookupError, PermissionError):
             os.killpg(self._process.pid, signal.SIGKILL)
 

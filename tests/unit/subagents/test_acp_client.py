@@ -115,7 +115,7 @@ async def test_a_child_that_ignores_eof_and_sigterm_is_killed(tmp_path: Path, mo
     with anyio.fail_after(10):
         await child.close()
     assert child._process.returncode == -9
-    child.kill()  # closed: its group's number is not signalled again
+    child.kill()  # reaped: its group's number is not signalled again
 
 
 async def test_a_child_whose_owner_went_is_killed_at_once(tmp_path: Path) -> None:
@@ -123,7 +123,7 @@ async def test_a_child_whose_owner_went_is_killed_at_once(tmp_path: Path) -> Non
     child.kill()
     with anyio.fail_after(10):
         assert await child._process.wait() == -9
-    await child.close()  # nothing left to end
+    await child.close()  # reaps it
 
 
 async def test_a_child_that_exited_fails_the_write(tmp_path: Path) -> None:
