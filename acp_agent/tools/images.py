@@ -9,7 +9,6 @@ the card shows it; a model whose entry does not declare `vision: true` gets an e
 from __future__ import annotations
 
 import base64
-from pathlib import Path
 
 import anyio
 from pydantic import Field
@@ -18,7 +17,7 @@ from acp_agent.kernel import Context, Disposer, PluginConfig
 from acp_agent.session.content import ImageContent, TextContent
 from acp_agent.tools import texts
 from acp_agent.tools.base import Image, Location, ToolCallContext, ToolPresentation, ToolResult
-from acp_agent.tools.confined import Target
+from acp_agent.tools.confined import Target, read_head
 from acp_agent.tools.files import FileTool, PathParams
 from acp_agent.tools.registry import TOOLS
 from acp_agent.tools.workspace import Workspace
@@ -66,9 +65,10 @@ class ReadImageTool(FileTool[ReadImageParams]):
     async def run_on(
         self, target: Target, params: ReadImageParams, workspace: Workspace, call: ToolCallContext
     ) -> ToolResult:
-        data = await anyio.to_thread.run_sync(_read, target.path, self.max_bytes + 1)
+        # Never more than the limit in memory; a FIFO or a device is refused, not waited on.
+        data, size = await anyio.to_thread.run_sync(read_head, target, self.max_bytes + 1)
         if len(data) > self.max_bytes:
-            return ToolResult.failure(texts.image_too_large(target.shown, self.max_bytes), "too_large")
+            return ToolResult.failure(texts.image_too_large(target.shown, size, self.max_bytes), "too_large")
         mime_type = image_type(data[:12])
         if mime_type is None:
             return ToolResult.failure(texts.not_an_image(target.shown), "not_an_image")
@@ -83,12 +83,6 @@ class ReadImageTool(FileTool[ReadImageParams]):
 
     def present(self, params: ReadImageParams) -> ToolPresentation:
         return ToolPresentation(title=f"Read image {params.path}", kind="read")
-
-
-def _read(path: Path, limit: int) -> bytes:
-    """At most `limit` bytes of the file (a file past the limit is refused, not read whole)."""
-    with path.open("rb") as file:
-        return file.read(limit)
 
 
 # The plugin: module attributes, as the loader expects.

@@ -366,5 +366,5 @@ def not_an_image(shown: str) -> str:
     return f"{shown} is not a PNG, JPEG, GIF or WebP image (told by its first bytes)"
 
 
-def image_too_large(shown: str, max_bytes: int) -> str:
-    return f"{shown} is larger than read_image takes ({_size(max_bytes)})"
+def image_too_large(shown: str, size: int, max_bytes: int) -> str:
+    return f"{shown} is {_size(size)}, more than read_image takes ({_size(max_bytes)})"

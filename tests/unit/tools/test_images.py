@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import os
 from pathlib import Path
 import pytest
 
@@ -74,9 +75,10 @@ async def test_refusals_name_the_model_the_file_and_the_limit(tmp_path: Path) ->
     assert logged(call, "tool/display") == []
     refused((await look(tmp_path, "notes.png"))[0], "not_an_image", "notes.png is not a PNG, JPEG, GIF or WebP image (told by its first bytes)")
     small = ReadImageTool(max_bytes=len(PNG) - 1)
-    refused((await look(tmp_path, "dot.png", tool=small))[0], "too_large", f"dot.png is larger than read_image takes ({len(PNG) - 1} bytes)")
+    refused((await look(tmp_path, "dot.png", tool=small))[0], "too_large", f"dot.png is {len(PNG)} bytes, more than read_image takes ({len(PNG) - 1} bytes)")
     assert (await look(tmp_path, "dot.png", tool=ReadImageTool(max_bytes=len(PNG))))[0].is_error is False
-    for path, code in (("../secret.png", "outside_workspace"), ("missing.png", "not_found")):
+    os.mkfifo(tmp_path / "fifo.png")  # refused, never waited on
+    for path, code in (("../secret.png", "outside_workspace"), ("missing.png", "not_found"), ("fifo.png", "io_error")):
         outside = (await look(tmp_path, path))[0].error
         assert outside is not None and outside.code == code
 
