@@ -116,16 +116,38 @@ def wire_messages(request: LlmRequest, reasoning_history: ReasoningHistory = "to
     answered = {message.call_id for message in request.messages if isinstance(message, ToolMessage)}
     carried = reasoning_carried(request.messages, reasoning_history)
     wire: list[dict[str, Any]] = [{"role": "system", "content": request.system}] if request.system else []
+    shown: list[dict[str, Any]] = []  # the images of the tool results since the last other message
     for position, message in enumerate(request.messages):
+        if not isinstance(message, ToolMessage) and shown:
+            wire.append({"role": "user", "content": shown})
+            shown = []
         if isinstance(message, AssistantMessage):
             assistant = _assistant(message, answered, position in carried)
             if assistant is not None:
                 wire.append(assistant)
         elif isinstance(message, ToolMessage):
-            wire.append({"role": "tool", "tool_call_id": message.call_id, "content": content_text(message.content)})
+            wire.append(_tool(message, request.vision, shown))
         else:
             wire.append({"role": "user", "content": user_content(message.content, request.vision)})
+    if shown:
+        wire.append({"role": "user", "content": shown})
     return wire
+
+
+def _tool(message: ToolMessage, vision: bool, shown: list[dict[str, Any]]) -> dict[str, Any]:
+    """A tool result's message. Its `content` is text only on this wire: for a vision model its
+    images go to `shown`, headed by a text part naming the call, and are sent as the parts of a
+    user message right after the step's tool messages; other models read them as omitted."""
+    images = [block for block in message.content if isinstance(block, ImageContent)] if vision else []
+    if images:
+        shown.append({"type": "text", "text": texts.tool_images(message.call_id)})
+        shown.extend(_image_part(image) for image in images)
+    blocks = [block for block in message.content if not isinstance(block, ImageContent)] if images else message.content
+    return {"role": "tool", "tool_call_id": message.call_id, "content": content_text(blocks)}
+
+
+def _image_part(image: ImageContent) -> dict[str, Any]:
+    return {"type": "image_url", "image_url": {"url": f"data:{image.mime_type};base64,{image.data}"}}
 
 
 def user_content(blocks: Sequence[ContentBlock], vision: bool) -> str | list[dict[str, Any]]:
@@ -141,7 +163,7 @@ def user_content(blocks: Sequence[ContentBlock], vision: bool) -> str | list[dic
             if text:
                 parts.append({"type": "text", "text": content_text(text)})
                 text = []
-            parts.append({"type": "image_url", "image_url": {"url": f"data:{block.mime_type};base64,{block.data}"}})
+            parts.append(_image_part(block))
         else:
             text.append(block)
     if text:

@@ -37,6 +37,12 @@ def image_omitted(mime_type: str) -> str:
     return f"[image omitted: {mime_type}]"
 
 
+def tool_images(call_id: str) -> str:
+    """Heads the images of a tool result, sent in a user message after the tool messages (an
+    OpenAI-compatible tool message carries text only)."""
+    return f"[The image(s) returned by tool call {call_id}:]"
+
+
 SUMMARIZATION_PROMPT = (
     "Stop here: this conversation no longer fits the context window, and it is about to be "
     "replaced by a summary that you write now. Another instance of you will carry on the work "

@@ -341,3 +341,30 @@ def not_read(shown: str) -> str:
 
 def changed_since_read(shown: str) -> str:
     return f"{shown} changed on disk since you last read it: read it again with read_file, then change it"
+
+
+# --- read_image ------------------------------------------------------------------------------
+
+
+def image_description(max_bytes: int) -> str:
+    return (
+        "Look at an image file: a PNG, JPEG, GIF or WebP (told by its content, not its name) of at "
+        f"most {_size(max_bytes)}, inside the working directory. The image comes back "
+        "for you to see; use read_file for text."
+    )
+
+
+def image_read(shown: str, mime_type: str, size: int) -> str:
+    return f"{shown}: {mime_type}, {size} bytes"
+
+
+def no_vision(model: str) -> str:
+    return f"the model {model} does not take images (its models entry does not declare vision: true), so read_image cannot show you one"
+
+
+def not_an_image(shown: str) -> str:
+    return f"{shown} is not a PNG, JPEG, GIF or WebP image (told by its first bytes)"
+
+
+def image_too_large(shown: str, size: int, max_bytes: int) -> str:
+    return f"{shown} is {_size(size)}, more than read_image takes ({_size(max_bytes)})"

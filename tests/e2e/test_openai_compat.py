@@ -6,6 +6,7 @@ or, for the test marked `live`, DeepSeek itself (skipped unless DEEPSEEK_API_KEY
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 from pathlib import Path
@@ -230,3 +231,29 @@ async def test_the_chosen_level_and_an_image_reach_the_adapter_and_a_blind_model
     }
     assert blind["model"] == "deepseek-chat" and "reasoning_effort" not in blind
     assert blind["messages"][1] == {"role": "user", "content": "What is it?\n[image omitted: image/png]"}
+
+
+async def test_read_image_shows_the_image_on_the_card_and_sends_it_after_the_tool_message(tmp_path: Path) -> None:
+    cwd = tmp_path / "work"
+    cwd.mkdir()
+    (cwd / "pixel.dat").write_bytes(base64.b64decode(PIXEL))
+    call = [tools(tool(0, '{"path": "pixel.dat"}', id="call_img", name="read_image")), finish("tool_calls"), DONE]
+    async with fake_openai(stream(call), stream(answer("A red pixel."))) as server:
+        config = composition(tmp_path, server.url, models=[{"id": "seer", "vision": True}])
+        env = {"DEEPSEEK_API_KEY": DUMMY_KEY, "ACP_AGENT_SESSIONS": str(tmp_path / "sessions"), "ACP_AGENT_MODEL": "seer"}
+        async with spawn_server(config=config, env=env) as wire:
+            await wire.request("initialize", {"protocolVersion": 1})
+            session_id = result_of(await wire.request("session/new", {"cwd": str(cwd), "mcpServers": []}))["sessionId"]
+            answered = await wire.request("session/prompt", {"sessionId": session_id, "prompt": [text("Look at pixel.dat.")]})
+            assert await wire.finish() == 0
+    check_stdout(wire)
+    assert result_of(answered) == {"stopReason": "end_turn"}
+    updates = [u["update"] for u in wire.updates(session_id) if u["update"].get("toolCallId") == "call_img"]
+    assert updates[0]["title"] == "Read image pixel.dat" and updates[-1]["status"] == "completed"
+    shown = [block["content"] for u in updates for block in u.get("content") or [] if block.get("type") == "content"]
+    assert {"type": "image", "mimeType": "image/png", "data": PIXEL} in shown
+    url = {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PIXEL}"}}
+    assert server.requests[1].body["messages"][-2:] == [
+        {"role": "tool", "tool_call_id": "call_img", "content": "pixel.dat: image/png, 70 bytes"},
+        {"role": "user", "content": [{"type": "text", "text": "[The image(s) returned by tool call call_img:]"}, url]},
+    ]

@@ -168,6 +168,45 @@ def test_images_go_to_a_vision_model_as_data_urls_and_are_named_to_others() -> N
     assert image.size == 70
 
 
+def test_a_tool_results_images_follow_the_steps_tool_messages_as_a_user_message() -> None:
+    image = ImageContent(data=PIXEL, mime_type="image/png")
+    request = llm_request(
+        user("Look."),
+        AssistantMessage(content=[call("call_1"), call("call_2"), call("call_3")]),
+        ToolMessage(call_id="call_1", content=[TextContent(text="a.png: image/png"), image]),
+        result("call_2", "plain"),
+        ToolMessage(call_id="call_3", content=[TextContent(text="b.png"), image, image]),
+        AssistantMessage(content=[call("call_4")]),
+        ToolMessage(call_id="call_4", content=[TextContent(text="c.png"), image]),
+        system="",
+        model="m",
+        vision=True,
+    )
+    url = '{"type":"image_url","image_url":{"url":"data:image/png;base64,' + PIXEL + '"}}'
+    calls = ",".join(
+        '{"id":"call_%d","type":"function","function":{"name":"bash","arguments":"{\\"command\\": \\"ls\\"}"}}' % n
+        for n in (1, 2, 3)
+    )
+    assert encode(chat_request(request, RequestOptions())) == (
+        '{"model":"m","messages":[{"role":"user","content":"Look."},'
+        '{"role":"assistant","content":null,"tool_calls":[' + calls + "]},"
+        '{"role":"tool","tool_call_id":"call_1","content":"a.png: image/png"},'
+        '{"role":"tool","tool_call_id":"call_2","content":"plain"},'
+        '{"role":"tool","tool_call_id":"call_3","content":"b.png"},'
+        '{"role":"user","content":[{"type":"text","text":"[The image(s) returned by tool call call_1:]"},' + url + ","
+        '{"type":"text","text":"[The image(s) returned by tool call call_3:]"},' + url + "," + url + "]},"
+        '{"role":"assistant","content":null,"tool_calls":[{"id":"call_4","type":"function","function":'
+        '{"name":"bash","arguments":"{\\"command\\": \\"ls\\"}"}}]},'
+        '{"role":"tool","tool_call_id":"call_4","content":"c.png"},'
+        '{"role":"user","content":[{"type":"text","text":"[The image(s) returned by tool call call_4:]"},' + url + "]}],"
+        '"stream":true,"stream_options":{"include_usage":true}}'
+    ).encode()
+    # A model without vision (chosen after the image was read) reads that an image was there.
+    blind = wire_messages(request.model_copy(update={"vision": False}))
+    assert [message["role"] for message in blind] == ["user", "assistant", "tool", "tool", "tool", "assistant", "tool"]
+    assert blind[2]["content"] == "a.png: image/png\n[image omitted: image/png]"
+
+
 def test_unanswered_tool_calls_and_messages_left_empty_are_not_sent() -> None:
     # A stream cut while a call was being written: the call has no result, the message no text.
     request = llm_request(
