@@ -1,7 +1,9 @@
 """The file tools `read_file`, `write_file` and `edit_file`, and the plugin that registers them.
 
 A path is taken relative to the session's cwd (or absolute) and must stay inside the cwd once
-resolved: a `..` or a symbolic link that leads out is refused (`confined.py`). Files are read and written through
+resolved: a `..` or a symbolic link that leads out is refused (`confined.py`). `write_file` and
+`edit_file` may also reach, by an absolute path, the other roots a sandboxed command may write in
+(the session's private temporary directory, the sandbox's `extraWritable`: `sandboxing.writable_roots`). Files are read and written through
 the call's `Workspace` (the disk unless a `workspace` service picks another). Each call shows the
 editor the file it works on (a location, with the line when known) and, for writes and edits, the
 change (a diff of the whole text).
@@ -10,7 +12,9 @@ change (a diff of the whole text).
 from __future__ import annotations
 
 from abc import abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TypeVar
 
 from pydantic import Field
@@ -28,11 +32,12 @@ from acp_agent.tools.base import (
     code_block,
 )
 from acp_agent.tools import texts
-from acp_agent.tools.confined import Target, resolve_in
+from acp_agent.tools.confined import Target, resolve_among
 from acp_agent.tools.errors import BinaryFile, NotOwned, OutsideWorkspace
 from acp_agent.tools.lines import Window
 from acp_agent.tools.workspace import Workspace, workspace_for
 from acp_agent.tools.registry import TOOLS
+from acp_agent.tools.sandboxing import writable_roots
 
 # The parameter models' field descriptions are model-visible (the schema sent with every request).
 
@@ -76,9 +81,13 @@ class FileTool(Tool[ParamsT]):
     """A tool working on the one file its `path` names: resolves and checks the path, and turns
     file errors into results the model can act on."""
 
+    def roots(self, call: ToolCallContext) -> Sequence[Path]:
+        """Where the file may be: the session's cwd (a tool that writes adds its other writable roots)."""
+        return (call.cwd,)
+
     async def run(self, params: ParamsT, call: ToolCallContext) -> ToolResult:
         try:
-            target = resolve_in(call.cwd, params.path)
+            target = resolve_among(self.roots(call), params.path)
         except OutsideWorkspace as exc:
             return ToolResult.failure(str(exc), "outside_workspace")
         except OSError as exc:  # a symbolic link loop, a directory it may not search
@@ -111,6 +120,9 @@ class ChangeTool(FileTool[ParamsT]):
     needs_approval = True
     edits_files = True
 
+    def roots(self, call: ToolCallContext) -> Sequence[Path]:
+        return writable_roots(call)
+
     @abstractmethod
     async def change(self, target: Target, params: ParamsT, workspace: Workspace) -> Change | ToolResult:
         """The change the call makes, or the failure that refuses it; file errors may propagate."""
@@ -130,7 +142,7 @@ class ChangeTool(FileTool[ParamsT]):
 
     async def preview(self, params: ParamsT, call: ToolCallContext) -> ToolPreview | None:
         try:
-            target = resolve_in(call.cwd, params.path)
+            target = resolve_among(self.roots(call), params.path)
             change = await self.change(target, params, workspace_for(call))
         except (OutsideWorkspace, OSError, UnicodeDecodeError, BinaryFile):
             return None  # the call says why when it runs

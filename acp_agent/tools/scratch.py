@@ -8,10 +8,14 @@ import atexit
 import shutil
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
 
 from acp_agent.session.log import Session
 from acp_agent.tools.base import ToolCallContext
+
+if TYPE_CHECKING:
+    from acp_agent.agent.agent import Agent
 
 SCRATCH_PREFIX = "acp-agent-tmp-"
 """How the name of each private temporary directory begins (in the system's temporary directory)."""
@@ -22,11 +26,17 @@ _LIVE: set[Path] = set()
 
 def scratch_dir(call: ToolCallContext) -> Path:
     """The private temporary directory of `call`'s session (made now if it has none yet)."""
-    found = _DIRS.get(call.session)
+    return agent_scratch(call.agent)
+
+
+def agent_scratch(agent: Agent) -> Path:
+    """The private temporary directory of `agent`'s session (made now if it has none yet; removed
+    with the agent's scope)."""
+    found = _DIRS.get(agent.session)
     if found is None:
-        found = _DIRS[call.session] = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX))  # 0700
+        found = _DIRS[agent.session] = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX))  # 0700
         _LIVE.add(found)
-        call.scope.add(_Remove(found))
+        agent.scope.add(_Remove(found))
     return found
 
 

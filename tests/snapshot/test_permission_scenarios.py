@@ -4,6 +4,8 @@ must show beyond their snapshots: the facts a reader checks, asserted one by one
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -11,6 +13,7 @@ from typing import Any
 from acp_agent.permissions import texts
 from acp_agent.snapshot.frames import is_response, session_update
 from acp_agent.snapshot.runner import RunResult
+from acp_agent.tools.scratch import SCRATCH_PREFIX
 from tests.paths import FIXTURES
 
 Run = Callable[[Path], RunResult]
@@ -144,6 +147,9 @@ def test_each_mode_confines_its_commands_and_an_escalation_asks_once(scenario_ru
     assert results["call_check"] == "2026\n"  # the allowed escalation wrote outside the project
     assert "read-only mode" in results["call_read"] and not (result.cwd / "read.log").exists()
     assert results["call_remove"] == "removed\n" and not shared.exists()  # Full access: unconfined, unasked
+    replies = [e["data"]["text"] for e in events(result, kind="command/reply") if e["data"]["text"].startswith("Sandbox")]
+    scratch = os.path.join(tempfile.gettempdir(), SCRATCH_PREFIX)
+    assert replies and all(f"Writable: {result.cwd}, {scratch}" in r or f"Writable: {scratch}" in r for r in replies)
 
 
 def test_a_prefix_rule_is_saved_for_the_project_inherited_by_a_new_thread_and_removed(scenario_run: Run) -> None:

@@ -1,5 +1,6 @@
 """`bash` behind the sandbox, run locally: the policy a call runs under, the private temporary
-directory, the line a refused write adds, and the fail-closed refusal."""
+directory, the line a refused write adds, and the fail-closed refusal; the file tools' writable
+roots, the same set."""
 
 from __future__ import annotations
 
@@ -11,12 +12,23 @@ import pytest
 
 from acp_agent.sandbox.policy import FULL_ACCESS, READ_ONLY, WORKSPACE_WRITE
 from acp_agent.sandbox.service import SANDBOX, Sandbox
-from acp_agent.tools import BashParams, BashTool, ToolCallContext
-from acp_agent.tools.sandboxing import policy_kind
+from acp_agent.tools import (
+    BashParams,
+    BashTool,
+    EditFileParams,
+    EditFileTool,
+    ReadFileParams,
+    ReadFileTool,
+    ToolCallContext,
+    WriteFileParams,
+    WriteFileTool,
+    texts,
+)
+from acp_agent.tools.sandboxing import policy_kind, writable_roots
 from acp_agent.tools import scratch as scratch_module
 from acp_agent.tools.scratch import scratch_dir
 
-from .helpers import call_context
+from .helpers import call_context, logged_call
 
 pytestmark = pytest.mark.anyio
 
@@ -83,3 +95,35 @@ def test_the_directories_of_sessions_still_open_go_when_the_server_exits(tmp_pat
     scratch_module._remove_all()  # what the server's exit runs
     assert not scratch.exists()
     call.scope.dispose()  # the session closing after it: nothing left to remove, no error
+
+
+async def test_the_file_tools_write_where_commands_may_and_nowhere_else(tmp_path: Path) -> None:
+    (tmp_path / "work").mkdir()
+    extra, outside = tmp_path / "cache", tmp_path / "outside"
+    extra.mkdir()
+    outside.mkdir()
+    call = logged_call(tmp_path / "work")
+    sandbox = Sandbox("landlock", extra_writable=[str(extra)])
+    call.ctx.provide(SANDBOX, sandbox)
+    roots = writable_roots(call)
+    # One statement of the set: the file tools' roots are the commands' writable roots.
+    assert [str(root.resolve()) for root in roots] == list(sandbox.policy(WORKSPACE_WRITE, call.cwd, scratch_dir(call)).writable)
+    assert roots[0] == call.cwd
+    result = await WriteFileTool().run(WriteFileParams(path=f"{extra}/notes.txt", content="a\n"), call)
+    assert result.plain_text() == texts.written(f"{extra}/notes.txt", True, 1)
+    result = await EditFileTool().run(EditFileParams(path=f"{extra}/notes.txt", old_text="a", new_text="b"), call)
+    assert (extra / "notes.txt").read_text() == "b\n" and not result.is_error
+    await WriteFileTool().run(WriteFileParams(path=f"{scratch_dir(call)}/t", content="t"), call)
+    assert (scratch_dir(call) / "t").read_text() == "t"
+    await WriteFileTool().run(WriteFileParams(path="here.txt", content="h"), call)  # relative: the cwd
+    assert (tmp_path / "work" / "here.txt").read_text() == "h"
+    for path in (f"{outside}/x", "../cache/y"):  # outside every root; relative paths stay in the cwd
+        result = await WriteFileTool().run(WriteFileParams(path=path, content="x"), call)
+        assert result.error is not None and result.error.code == "outside_workspace"
+    assert not (outside / "x").exists() and not (extra / "y").exists()
+    result = await ReadFileTool().run(ReadFileParams(path=f"{extra}/notes.txt"), call)  # reading stays in the cwd
+    assert result.error is not None and result.error.code == "outside_workspace"
+    bare = logged_call(tmp_path / "work")  # no sandbox composed: the cwd alone
+    assert writable_roots(bare) == (bare.cwd,)
+    result = await WriteFileTool().run(WriteFileParams(path=f"{extra}/z", content="z"), bare)
+    assert result.error is not None and result.error.code == "outside_workspace"
