@@ -1,9 +1,11 @@
 """The file tools `read_file`, `write_file` and `edit_file`, and the plugin that registers them.
 
 A path is taken relative to the session's cwd (or absolute) and must stay inside the cwd once
-resolved: a `..` or a symbolic link that leads out is refused (`confined.py`). `write_file` and
-`edit_file` may also reach, by an absolute path, the other roots a sandboxed command may write in
-(the session's private temporary directory, the sandbox's `extraWritable`: `sandboxing.writable_roots`). Files are read and written through
+resolved: a `..` or a symbolic link that leads out is refused (`confined.py`). By an absolute path,
+`write_file` and `edit_file` may also reach the other roots a sandboxed `workspace-write` command
+may write in (the session's private temporary directory, the sandbox's `extraWritable`:
+`sandboxing.writable_roots`), and `read_file` those and the scratch directory's overflow files, on
+the disk. Files are read and written through
 the call's `Workspace` (the disk unless a `workspace` service picks another). Each call shows the
 editor the file it works on (a location, with the line when known) and, for writes and edits, the
 change (a diff of the whole text).
@@ -12,9 +14,7 @@ change (a diff of the whole text).
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TypeVar
 
 from pydantic import Field
@@ -31,11 +31,12 @@ from acp_agent.tools.base import (
     ToolResult,
     code_block,
 )
-from acp_agent.tools import texts
-from acp_agent.tools.confined import Target, resolve_among
-from acp_agent.tools.errors import BinaryFile, NotOwned, OutsideWorkspace
+from acp_agent.tools import reads, texts
+from acp_agent.tools.confined import Target, resolve_among, resolve_in
+from acp_agent.tools.errors import BinaryFile, NotOwned, OutsideWorkspace, ScratchGone
+from acp_agent.tools.scratch import resolve_readable
 from acp_agent.tools.lines import Window
-from acp_agent.tools.workspace import Workspace, workspace_for
+from acp_agent.tools.workspace import DISK, Workspace, workspace_for
 from acp_agent.tools.registry import TOOLS
 from acp_agent.tools.sandboxing import writable_roots
 
@@ -81,19 +82,22 @@ class FileTool(Tool[ParamsT]):
     """A tool working on the one file its `path` names: resolves and checks the path, and turns
     file errors into results the model can act on."""
 
-    def roots(self, call: ToolCallContext) -> Sequence[Path]:
-        """Where the file may be: the session's cwd (a tool that writes adds its other writable roots)."""
-        return (call.cwd,)
+    def resolve(self, call: ToolCallContext, path: str) -> tuple[Target, bool]:
+        """The checked target `path` names, and whether it lies outside the cwd (then it is on the
+        disk whatever the call's workspace: the editor holds the project's files only)."""
+        return resolve_in(call.cwd, path), False
 
     async def run(self, params: ParamsT, call: ToolCallContext) -> ToolResult:
         try:
-            target = resolve_among(self.roots(call), params.path)
+            target, in_scratch = self.resolve(call, params.path)
         except OutsideWorkspace as exc:
             return ToolResult.failure(str(exc), "outside_workspace")
+        except ScratchGone:
+            return ToolResult.failure(texts.scratch_gone(params.path), "not_found")
         except OSError as exc:  # a symbolic link loop, a directory it may not search
             return _file_failure(exc, params.path)
         try:
-            return await self.run_on(target, params, workspace_for(call), call)
+            return await self.run_on(target, params, DISK if in_scratch else workspace_for(call), call)
         except (OSError, UnicodeDecodeError, BinaryFile) as exc:
             return _file_failure(exc, target.shown)
 
@@ -120,8 +124,14 @@ class ChangeTool(FileTool[ParamsT]):
     needs_approval = True
     edits_files = True
 
-    def roots(self, call: ToolCallContext) -> Sequence[Path]:
-        return writable_roots(call)
+    def __init__(self, *, read_first: bool = False) -> None:
+        self.read_first = read_first
+        """Refuse an existing file the agent has not read in this session, or that changed since
+        (`reads.py`); the `files` row turns it on (`readBeforeWrite`)."""
+
+    def resolve(self, call: ToolCallContext, path: str) -> tuple[Target, bool]:
+        target = resolve_among(writable_roots(call), path)  # where a workspace-write command may write
+        return target, target.other_root
 
     @abstractmethod
     async def change(self, target: Target, params: ParamsT, workspace: Workspace) -> Change | ToolResult:
@@ -132,17 +142,23 @@ class ChangeTool(FileTool[ParamsT]):
         """What the model reads once the change is written."""
 
     async def run_on(self, target: Target, params: ParamsT, workspace: Workspace, call: ToolCallContext) -> ToolResult:
+        refused = reads.refusal(call, target) if self.read_first else None
+        if refused is not None:
+            return refused
         change = await self.change(target, params, workspace)
         if isinstance(change, ToolResult):
             return change
         await workspace.write_text(target, change.new)
+        reads.remember(call, target)
         shown = change_view(target, change)
         call.show(locations=shown.locations, diffs=shown.diffs, notes=shown.notes)
         return ToolResult.text(self.report(target, change))
 
     async def preview(self, params: ParamsT, call: ToolCallContext) -> ToolPreview | None:
         try:
-            target = resolve_among(self.roots(call), params.path)
+            target = self.resolve(call, params.path)[0]
+            if self.read_first and reads.refusal(call, target) is not None:
+                return None
             change = await self.change(target, params, workspace_for(call))
         except (OutsideWorkspace, OSError, UnicodeDecodeError, BinaryFile):
             return None  # the call says why when it runs
@@ -156,6 +172,15 @@ class ReadFileTool(FileTool[ReadFileParams]):
     Params = ReadFileParams
     concurrency_safe = True
 
+    def resolve(self, call: ToolCallContext, path: str) -> tuple[Target, bool]:
+        # The session's scratch directory (an overflowed output), then the other roots the file
+        # tools may write in, so a file there can be read before it is changed.
+        try:
+            return resolve_readable(call, path)
+        except OutsideWorkspace:
+            target = resolve_among(writable_roots(call), path)
+            return target, target.other_root
+
     def __init__(self, *, max_lines: int = 2000, max_line_chars: int = 2000) -> None:
         self.max_lines = max_lines
         self.max_line_chars = max_line_chars
@@ -167,6 +192,7 @@ class ReadFileTool(FileTool[ReadFileParams]):
         start = params.offset or 1
         window = Window(start, min(params.limit or self.max_lines, self.max_lines), self.max_line_chars)
         found = await workspace.read_lines(target, window)
+        reads.remember(call, target)
         if not found.lines and start > 1:
             return ToolResult.failure(texts.past_the_end(start, target.shown, found.total), "offset_out_of_range")
         call.show(locations=[Location(path=str(target.path), line=start)])
@@ -298,9 +324,14 @@ class Config(PluginConfig):
     """The most lines one read_file call returns."""
     max_line_chars: int = Field(default=2000, gt=0)
     """Longer lines are cut in read_file's result."""
+    read_before_write: bool = True
+    """edit_file, and write_file over an existing file, refuse a file the agent has not read in
+    its session or that changed on disk since it read it."""
 
 
 def apply(ctx: Context, config: Config) -> Disposer:
     """Register read_file, write_file and edit_file for every agent."""
     read = ReadFileTool(max_lines=config.max_lines, max_line_chars=config.max_line_chars)
-    return combine(*(ctx.get(TOOLS).register(tool) for tool in (read, WriteFileTool(), EditFileTool())))
+    first = config.read_before_write
+    tools = (read, WriteFileTool(read_first=first), EditFileTool(read_first=first))
+    return combine(*(ctx.get(TOOLS).register(tool) for tool in tools))

@@ -13,7 +13,7 @@ from typing import Any
 from acp_agent.permissions import texts
 from acp_agent.snapshot.frames import is_response, session_update
 from acp_agent.snapshot.runner import RunResult
-from acp_agent.tools.scratch import SCRATCH_PREFIX
+from acp_agent.tools.scratch import PREFIX as SCRATCH_PREFIX
 from tests.paths import FIXTURES
 
 Run = Callable[[Path], RunResult]
@@ -61,7 +61,7 @@ def test_ask_allow_once_reject_once_then_allow_always(scenario_run: Run) -> None
         "allow_once", "allow_always", "allow_always", "reject_once", "reject_always", "reject_always"
     ]  # fmt: skip
     assert asked(result)[0]["options"][2]["name"] == "Always allow commands starting with `cat` in this project"
-    assert outcomes(result) == {"call_cat": None, "call_edit": "declined", "call_lines": None, "call_words": None}
+    assert outcomes(result) == {"call_cat": None, "call_read": None, "call_edit": "declined", "call_lines": None, "call_words": None}
     assert (result.cwd / "notes.txt").read_text() == "title: release notes\nstatus: draft\n"  # the edit never ran
     assert [e["data"] for e in events(result, kind="permission/grant")] == [{"tool": "bash", "decision": "allow", "callId": "call_lines"}]
 

@@ -25,7 +25,6 @@ from acp_agent.tools import (
     texts,
 )
 from acp_agent.tools.sandboxing import policy_kind, writable_roots
-from acp_agent.tools import scratch as scratch_module
 from acp_agent.tools.scratch import scratch_dir
 
 from .helpers import call_context, logged_call
@@ -89,14 +88,6 @@ async def test_no_sandbox_fails_closed_saying_what_the_user_can_do(tmp_path: Pat
     assert not (tmp_path / "ran").exists()
 
 
-def test_the_directories_of_sessions_still_open_go_when_the_server_exits(tmp_path: Path) -> None:
-    call = call_context(cwd=tmp_path)
-    scratch = scratch_dir(call)
-    scratch_module._remove_all()  # what the server's exit runs
-    assert not scratch.exists()
-    call.scope.dispose()  # the session closing after it: nothing left to remove, no error
-
-
 async def test_the_file_tools_write_where_commands_may_and_nowhere_else(tmp_path: Path) -> None:
     (tmp_path / "work").mkdir()
     extra, outside = tmp_path / "cache", tmp_path / "outside"
@@ -121,9 +112,27 @@ async def test_the_file_tools_write_where_commands_may_and_nowhere_else(tmp_path
         result = await WriteFileTool().run(WriteFileParams(path=path, content="x"), call)
         assert result.error is not None and result.error.code == "outside_workspace"
     assert not (outside / "x").exists() and not (extra / "y").exists()
-    result = await ReadFileTool().run(ReadFileParams(path=f"{extra}/notes.txt"), call)  # reading stays in the cwd
+    result = await ReadFileTool().run(ReadFileParams(path=f"{extra}/notes.txt"), call)  # read before it is changed
+    assert result.plain_text().startswith("     1\tb")
+    result = await ReadFileTool().run(ReadFileParams(path=f"{outside}/x"), call)
     assert result.error is not None and result.error.code == "outside_workspace"
     bare = logged_call(tmp_path / "work")  # no sandbox composed: the cwd alone
     assert writable_roots(bare) == (bare.cwd,)
     result = await WriteFileTool().run(WriteFileParams(path=f"{extra}/z", content="z"), bare)
     assert result.error is not None and result.error.code == "outside_workspace"
+
+
+async def test_reading_a_file_of_one_root_does_not_count_for_its_namesake_in_another(tmp_path: Path) -> None:
+    (tmp_path / "work").mkdir()
+    (tmp_path / "cache").mkdir()
+    for root in ("work", "cache"):
+        (tmp_path / root / "notes.txt").write_text("a\n")
+    call = logged_call(tmp_path / "work")
+    call.ctx.provide(SANDBOX, Sandbox("landlock", extra_writable=[str(tmp_path / "cache")]))
+    await ReadFileTool().run(ReadFileParams(path="notes.txt"), call)
+    edit = EditFileTool(read_first=True)
+    result = await edit.run(EditFileParams(path=f"{tmp_path}/cache/notes.txt", old_text="a", new_text="b"), call)
+    assert result.error is not None and result.error.code == "not_read"
+    await ReadFileTool().run(ReadFileParams(path=f"{tmp_path}/cache/notes.txt"), call)
+    result = await edit.run(EditFileParams(path=f"{tmp_path}/cache/notes.txt", old_text="a", new_text="b"), call)
+    assert not result.is_error and (tmp_path / "cache" / "notes.txt").read_text() == "b\n"
