@@ -32,7 +32,7 @@ from acp_agent.tools.base import (
     code_block,
 )
 from acp_agent.tools import reads, texts
-from acp_agent.tools.confined import Target, resolve_among, resolve_in
+from acp_agent.tools.confined import Target, resolve_among
 from acp_agent.tools.errors import BinaryFile, NotOwned, OutsideWorkspace, ScratchGone
 from acp_agent.tools.scratch import resolve_readable
 from acp_agent.tools.lines import Window
@@ -82,10 +82,10 @@ class FileTool(Tool[ParamsT]):
     """A tool working on the one file its `path` names: resolves and checks the path, and turns
     file errors into results the model can act on."""
 
+    @abstractmethod
     def resolve(self, call: ToolCallContext, path: str) -> tuple[Target, bool]:
         """The checked target `path` names, and whether it lies outside the cwd (then it is on the
         disk whatever the call's workspace: the editor holds the project's files only)."""
-        return resolve_in(call.cwd, path), False
 
     async def run(self, params: ParamsT, call: ToolCallContext) -> ToolResult:
         try:
