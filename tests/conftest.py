@@ -24,6 +24,20 @@ def empty_user_config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None
         os.environ[ENV_CONFIG] = previous
 
 
+@pytest.fixture(scope="session", autouse=True)
+def empty_user_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Every server a test starts has an empty home directory, so the developer's own Claude Code
+    and Codex files (`~/.claude/settings.json`, `~/.codex/hooks.json`: hooks, skills) never
+    change a test."""
+    previous = os.environ.get("HOME")
+    os.environ["HOME"] = str(tmp_path_factory.mktemp("user-home"))
+    yield
+    if previous is None:
+        os.environ.pop("HOME", None)
+    else:
+        os.environ["HOME"] = previous
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"

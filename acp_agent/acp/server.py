@@ -16,7 +16,7 @@ import anyio
 from pydantic import BaseModel, ValidationError
 
 import acp_agent
-from acp_agent.acp import auth, client_services, errors, foreign, modes, permission_client
+from acp_agent.acp import auth, client_services, errors, foreign, modes, permission_client, trust_client
 from acp_agent.acp.connection import Connection
 from acp_agent.acp.jsonrpc import JsonRpcError, Methods, Success
 from acp_agent.acp.plugin import CONNECTION, ConnectionConfig
@@ -61,6 +61,7 @@ from acp_agent.agent.agent import Agent
 from acp_agent.agent.config import model_entry
 from acp_agent.agent.factory import PUBLISHED, AgentFactory
 from acp_agent.commands import COMMANDS, Announcer, Command
+from acp_agent.trust.service import TRUST
 from acp_agent.kernel.context import Context
 from acp_agent.kernel.scope import Disposer, Scope
 from acp_agent.kernel.tables import take
@@ -136,6 +137,8 @@ class AcpServer:
         ctx.scope.add(permission_client.install(ctx, self.wire))
         # ACP agents run as children ask the user through this client too (foreign.py).
         ctx.scope.add(foreign.install(ctx, self.wire))
+        # A project's hooks, servers and allow rules wait for the user's trust (trust_client.py).
+        ctx.scope.add(trust_client.install(ctx, self.wire))
         self.commands = ctx.find(COMMANDS)
         if self.commands is not None:
             ctx.scope.add(self.commands.on_change(self._commands_changed))
@@ -183,8 +186,9 @@ class AcpServer:
         """Connect the session's MCP servers once its answer is out (the SDK's import and the
         servers' start-up must not hold it up). Called before `_open`, so the servers' `/mcp` is
         in the first command list the session announces."""
-        if servers:
-            self.conn.when_answered(lambda: self.ctx.get(MCP).open(agent, servers))
+        mcp = self.ctx.find(MCP)
+        if mcp is not None:  # the project's own servers (`.mcp.json`) may come beside the client's
+            self.conn.when_answered(lambda: mcp.open(agent, servers))
 
     # -- the session lifecycle ----------------------------------------------------------------
 
@@ -276,6 +280,9 @@ class AcpServer:
         answer that names the session has (editors drop updates for sessions they do not know)."""
         self._watch(agent, agent.id)
         entry = self.wire.sessions[agent.id] = AcpSession(agent)
+        trust = self.ctx.find(TRUST)
+        if trust is not None:  # asked right after the answer, before anything of the project runs
+            self.conn.when_answered(lambda: trust.open(agent))
         if self.commands is not None:
             entry.commands = Announcer(self.commands, agent, partial(self._send_commands, agent.id))
             self.conn.when_answered(entry.commands.start)

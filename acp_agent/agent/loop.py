@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,7 +49,7 @@ from acp_agent.tools import texts as tool_texts
 from acp_agent.tools.base import ToolCallContext, ToolResult, bounded_raw_output
 from acp_agent.tools.pipeline import PreparedCall, prepare, run_prepared
 from acp_agent.llm.service import LLM
-from acp_agent.agent.keys import AGENTS, COMPACTION, PROMPT
+from acp_agent.agent.keys import AGENTS, COMPACTION, PROMPT, TURN_HOOKS
 from acp_agent.tools.registry import TOOLS
 
 if TYPE_CHECKING:
@@ -74,6 +74,19 @@ class Compaction(Protocol):
 
     async def compact(self, agent: Agent, trigger: CompactionTrigger, focus: str | None = None) -> None:
         """Summarize the history before the open turn (which `possible` said it can)."""
+
+
+StepsRun = Callable[[], Awaitable[TurnEndReason]]
+
+
+class TurnHooks(Protocol):
+    """What the loop asks of hooks around a model turn's steps (`ctx.find(TURN_HOOKS)`, provided
+    by the hooks plugin; without it the steps simply run)."""
+
+    async def around_steps(self, agent: Agent, turn: int, run: StepsRun) -> TurnEndReason:
+        """Run the turn's steps with `run` (none, once, or again after it returned: each call
+        runs steps until the model owes nothing), logging what comes before and between; the
+        turn's ending."""
 
 
 @dataclass
@@ -128,7 +141,7 @@ async def run_turn(agent: Agent, ticket: Ticket, control: TurnControl) -> TurnEn
                 if ticket.body is not None:
                     reason = await ticket.body(agent, progress.turn)
                 else:
-                    reason = await _run_steps(agent, progress, control.steering)
+                    reason = await _hooked_steps(agent, progress, control.steering)
     except anyio.get_cancelled_exc_class():
         # Not our turn scope: the agent is being disposed (or the process is stopping).
         try:
@@ -184,6 +197,15 @@ def _described(exc: Exception) -> str:
     if type(exc).__module__ == "builtins":
         return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
     return message or type(exc).__name__
+
+
+async def _hooked_steps(agent: Agent, progress: TurnProgress, steering: list[Sequence[ContentBlock]]) -> TurnEndReason:
+    hooks = agent.ctx.find(TURN_HOOKS)
+
+    def run() -> Awaitable[TurnEndReason]:
+        return _run_steps(agent, progress, steering)
+
+    return await (run() if hooks is None else hooks.around_steps(agent, progress.turn, run))
 
 
 async def _run_steps(agent: Agent, progress: TurnProgress, steering: list[Sequence[ContentBlock]]) -> TurnEndReason:

@@ -97,7 +97,7 @@ def read_command_file(path: Path, project: Path | None = None) -> CommandFile | 
         log.warning("ignoring the command file %s: %s", path, exc)
         return None
     try:
-        meta, body = _split(text)
+        meta, body = split_front_matter(text)
     except FrontMatterError as exc:
         log.warning("ignoring the command file %s: its front-matter %s", path, exc)
         return None
@@ -119,7 +119,7 @@ class FrontMatterError(Exception):
     """A front-matter block that cannot be read; the message says why, after "its front-matter"."""
 
 
-def _split(text: str) -> tuple[dict[str, Any], str]:
+def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     """The front-matter (a YAML mapping between `---` lines at the top) and the text after it;
     `FrontMatterError` when the block is too large or is not YAML."""
     match = _FRONT_MATTER.match(text)

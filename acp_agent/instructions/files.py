@@ -15,6 +15,8 @@ log = logging.getLogger(__name__)
 NAME = "AGENTS.md"
 FALLBACK = "CLAUDE.md"
 """Read in a project directory that has no AGENTS.md (users moving over from Claude Code)."""
+LOCAL = ("AGENTS.local.md", "CLAUDE.local.md")
+"""Personal overlays (not committed) read after a directory's AGENTS.md or CLAUDE.md."""
 FILE_LIMIT = 32 * 1024
 """Bytes of one file that are shown."""
 TOTAL_LIMIT = 64 * 1024
@@ -47,17 +49,41 @@ def project_root(cwd: Path) -> Path:
 
 def instruction_files(cwd: Path | None, config: Path) -> list[Path]:
     """The files, in section order: `<config>/AGENTS.md`, then from the project's root
-    (`project_root`) down to `cwd`, in each directory its AGENTS.md, else its CLAUDE.md."""
+    (`project_root`) down to `cwd`, in each directory its AGENTS.md, else its CLAUDE.md, each
+    followed by the directory's AGENTS.local.md and CLAUDE.local.md."""
     found = [config / NAME] if _is_file(config / NAME) else []
     if cwd is None:
         return found
     chain = [cwd, *cwd.parents]
     root = chain.index(project_root(cwd))
     for directory in reversed(chain[: root + 1]):
-        for name in (NAME, FALLBACK):
-            if _is_file(directory / name):
-                found.append(directory / name)
-                break
+        found += directory_files(directory)
+    return found
+
+
+def directory_files(directory: Path) -> list[Path]:
+    """A directory's instruction files: its AGENTS.md (else its CLAUDE.md), then its local
+    overlays (`LOCAL`) when it has one of those."""
+    main = next((directory / name for name in (NAME, FALLBACK) if _is_file(directory / name)), None)
+    if main is None:
+        return []
+    return [main, *(directory / name for name in LOCAL if _is_file(directory / name))]
+
+
+def nested_files(cwd: Path, target: Path) -> list[tuple[Path, list[Path]]]:
+    """The directories strictly between `cwd` and the file `target` (below `cwd`), nearest `cwd`
+    first, that have instruction files, with those files."""
+    try:
+        below = target.parent.relative_to(cwd)
+    except ValueError:
+        return []
+    found = []
+    directory = cwd
+    for part in below.parts:
+        directory = directory / part
+        files = directory_files(directory)
+        if files:
+            found.append((directory, files))
     return found
 
 

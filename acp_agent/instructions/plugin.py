@@ -18,18 +18,23 @@ from acp_agent.agent.loop import TURN_STARTING
 from acp_agent.agent.prompt import Section, SystemPrompt
 from acp_agent.config_dir import config_dir
 from acp_agent.instructions.events import INSTRUCTIONS_EVENT, InstructionFile, InstructionsData, InstructionsEvent
-from acp_agent.instructions.files import instruction_files, project_root, read_instructions
+from acp_agent.instructions.files import instruction_files, nested_files, project_root, read_instructions
 from acp_agent.instructions.texts import INSTRUCTIONS_ORDER
 from acp_agent.kernel import Context, Disposer, PluginConfig, combine
 from acp_agent.kernel.scope import Scope
 from acp_agent.session.events import SessionEvent
 from acp_agent.session.persistence import SESSIONS
+from acp_agent.tools.base import ToolCallContext
+from acp_agent.tools.pipeline import PreparedCall
+from acp_agent.tools.registry import TOOLS
 
 if TYPE_CHECKING:
     from acp_agent.agent.agent import Agent
 
 name = "instructions"
-inject = ("sessions", "prompt")
+inject = ("sessions", "prompt", "tools")
+FILE_TOOLS = frozenset({"read_file", "write_file", "edit_file"})
+"""The tools whose file, under a subdirectory with instructions, makes them join."""
 
 
 class Config(PluginConfig):
@@ -43,6 +48,9 @@ class ProjectInstructions:
         self._prompt = prompt
         self._config = config
         self._installed: WeakKeyDictionary[Scope, tuple[str, Disposer]] = WeakKeyDictionary()
+        self._nested: WeakKeyDictionary[Scope, dict[Path, list[Path]]] = WeakKeyDictionary()
+        """Per agent: the subdirectories whose instructions joined, as the agent read or edited a
+        file under them, with their files."""
         self._logged: WeakKeyDictionary[Scope, str] = WeakKeyDictionary()
         """Per agent, the section its log holds last: the log is searched once per agent, not at
         every turn (a search that grew with the thread)."""
@@ -50,7 +58,8 @@ class ProjectInstructions:
     def refresh(self, agent: Agent) -> None:
         """Read the files again; log the section if it changed, and give it to the agent."""
         cwd = Path(agent.session.cwd) if agent.session.cwd else None
-        found = read_instructions(instruction_files(cwd, self._config()), project_root(cwd) if cwd else None)
+        joined = [path for files in self._nested.get(agent.scope, {}).values() for path in files]
+        found = read_instructions([*instruction_files(cwd, self._config()), *joined], project_root(cwd) if cwd else None)
         logged = self._logged.get(agent.scope)
         if found.text != (last_logged(agent.session.events) if logged is None else logged):
             files = [InstructionFile(path=f.path, size=f.size, shown=f.shown) for f in found.files]
@@ -67,6 +76,22 @@ class ProjectInstructions:
             self._installed[agent.scope] = (found.text, self._prompt.add(section, owner=agent.scope))
 
 
+    async def gate(self, call: PreparedCall, context: ToolCallContext) -> None:
+        """Before a file tool's call: the instructions of the subdirectories of the cwd on the way
+        to its file join the agent's section (logged), the first time one is reached, so the
+        model sees them from its next step. Never answers the call."""
+        path = getattr(call.params, "path", None)
+        if call.block.name not in FILE_TOOLS or not isinstance(path, str):
+            return None
+        cwd = context.cwd.resolve()
+        nested = self._nested.setdefault(context.agent.scope, {})
+        new = [(d, files) for d, files in nested_files(cwd, (cwd / path).resolve()) if d not in nested]
+        if new:
+            nested.update(new)
+            self.refresh(context.agent)
+        return None
+
+
 def last_logged(events: Sequence[SessionEvent]) -> str:
     """The section the log last recorded ("" when none): a loaded or forked session's included."""
     for event in reversed(events):
@@ -80,4 +105,5 @@ def apply(ctx: Context, config: Config) -> Disposer:
     return combine(
         ctx.get(SESSIONS).registry.register(InstructionsEvent, "free"),
         ctx.events.on(TURN_STARTING, instructions.refresh),
+        ctx.get(TOOLS).gate(None, instructions.gate),
     )

@@ -6,7 +6,8 @@ event types, the wait for servers before each model call, the sharing of a sessi
 with its children and the closing of every connection at shutdown. A client layer opens a
 session's servers (`ctx.get(MCP).open(agent, specs)`) once it has answered the request that named
 them; that session then offers `/mcp` when the composition has a command list (the commands row
-comes first).
+comes first). The project's own servers (`.mcp.json`) join a session's once the project is
+trusted (the trust row comes first).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from acp_agent.mcp.limits import Limits
 from acp_agent.mcp.session import MCP, McpService
 from acp_agent.session.persistence import SESSIONS
 from acp_agent.subagents.driver import INHERIT
+from acp_agent.trust.service import TRUST
 
 name = "mcp"
 inject = ("sessions", "tools")
@@ -30,7 +32,9 @@ def apply(ctx: Context, config: Limits) -> Disposer:
     # Credential variables are read when a server starts: adapter rows may come after this one.
     service = McpService(ctx, config, lambda: credential_names(ctx))
     registry = ctx.get(SESSIONS).registry
+    trust = ctx.find(TRUST)
     return combine(
+        *([trust.add_items(service.trust_items)] if trust is not None else []),
         registry.register(StatusEvent, "free"),
         registry.register(ToolsEvent, "free"),
         ctx.provide(MCP, service),

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import importlib
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 from weakref import WeakKeyDictionary
 
@@ -30,6 +32,7 @@ from acp_agent.kernel.tables import take
 from acp_agent.mcp.events import STATUS_EVENT, TOOLS_EVENT, State, StatusData, ToolInfo, ToolsData, ToolsEvent
 from acp_agent.mcp.limits import Limits
 from acp_agent.mcp.names import assign
+from acp_agent.mcp.project import FILE_NAME, described, project_servers
 from acp_agent.mcp.servers import ServerSpec
 from acp_agent.mcp.tool import McpTool
 from acp_agent.commands import COMMANDS, Command, Invocation, reply
@@ -37,6 +40,7 @@ from acp_agent.mcp import texts
 from acp_agent.processes.registry import PROCESSES, ProcessRegistry
 from acp_agent.session.events import COMMAND_SOURCE, SessionEvent, TurnEndReason
 from acp_agent.tools.registry import TOOLS
+from acp_agent.trust.service import TRUST, TrustItem
 
 if TYPE_CHECKING:
     from acp_agent.agent.agent import Agent, Ticket
@@ -69,8 +73,11 @@ class McpSession:
         limits: Limits,
         hidden: frozenset[str],
         processes: ProcessRegistry | None = None,
+        later: Callable[[], Awaitable[Sequence[ServerSpec]]] | None = None,
     ) -> None:
         self.agent = agent
+        self._later = later
+        """More servers, known once this returns (a project's, once it is trusted)."""
         self._processes = processes
         self.specs = list(specs)
         self.limits = limits
@@ -89,6 +96,8 @@ class McpSession:
         """Import the SDK (in a worker thread: it takes a while), connect every server, and return
         once every connection is closed."""
         try:
+            if self._later is not None:
+                self.specs += await self._later()
             module: Any = await anyio.to_thread.run_sync(importlib.import_module, CONNECTION_MODULE)
             if self._closing:
                 return
@@ -205,14 +214,34 @@ class McpService:
     def open(self, agent: Agent, specs: Sequence[ServerSpec]) -> None:
         """Connect `agent`'s session to `specs` (in the background) and offer it `/mcp` (when the
         composition has a command list); both go with the agent."""
+        taken = {spec.name for spec in specs}
+        project = [spec for spec in self.project_servers(agent) if spec.name not in taken]
+        if not specs and not project:
+            return
         processes = self._ctx.get(PROCESSES) if self._ctx.has(PROCESSES) else None
-        session = McpSession(agent, specs, self.limits, self._hidden(), processes)
+        later = partial(self._trusted, agent, project) if project else None
+        session = McpSession(agent, specs, self.limits, self._hidden(), processes, later)
         self._sessions[agent] = session
         agent.scope.add(lambda: self._forget(agent))
         commands = self._ctx.find(COMMANDS)
         if commands is not None:
             commands.add(status_command(session), owner=agent.scope)
         self._ctx.tasks.start_soon(session.run, name=f"mcp servers of {agent.route}")
+
+    def project_servers(self, agent: Agent) -> list[ServerSpec]:
+        """The servers of the session's project (`.mcp.json`), trusted or not."""
+        return project_servers(Path(agent.session.cwd)) if agent.session.cwd else []
+
+    def trust_items(self, agent: Agent) -> list[TrustItem]:
+        """The project's `.mcp.json` and what its servers run, for the trust question."""
+        servers = self.project_servers(agent)
+        if not servers:
+            return []
+        return [TrustItem(Path(agent.session.cwd or ".") / FILE_NAME, tuple(described(spec) for spec in servers))]
+
+    async def _trusted(self, agent: Agent, servers: list[ServerSpec]) -> list[ServerSpec]:
+        trust = self._ctx.find(TRUST)
+        return servers if trust is not None and await trust.trusted(agent) else []
 
     def of(self, agent: Agent) -> McpSession | None:
         """The MCP session `agent` uses: its top-level session's."""

@@ -29,7 +29,9 @@ def permissions_command(permissions: Permissions) -> Command:
         listed = [(rule.decision, rule.prefix) for rule in rules]
         words = invocation.arguments.split()
         if not words:
-            return answer(invocation, texts.rules_list(str(project), listed) if listed else texts.NO_RULES.format(project=project))
+            said = texts.rules_list(str(project), listed) if listed else texts.NO_RULES.format(project=project)
+            settings = [(r.decision, r.text, str(r.source)) for r in permissions.settings_rules(invocation.agent)]
+            return answer(invocation, f"{said}\n\n{texts.settings_list(settings)}" if settings else said)
         number = words[1] if len(words) == 2 and words[0] == "remove" else ""
         if not number.isdigit() or not 1 <= int(number) <= len(rules) or permissions.rules is None:
             return answer(invocation, texts.no_such_rule(number or repr(invocation.arguments), len(rules)))

@@ -8,6 +8,8 @@ mode). A client layer installs how the user is asked (`ctx.get(PERMISSIONS).use_
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from typing import Literal
 
 from acp_agent.kernel import Context, Disposer, PluginConfig, combine
@@ -23,6 +25,7 @@ from acp_agent.subagents.driver import INHERIT
 from acp_agent.permissions.service import PERMISSIONS
 from acp_agent.session.persistence import SESSIONS
 from acp_agent.tools.registry import TOOLS
+from acp_agent.trust.service import TRUST
 
 name = "permissions"
 inject = ("sessions", "tools")
@@ -43,11 +46,17 @@ def apply(ctx: Context, config: Config) -> Disposer:
     full_access = sandbox is None or sandbox.allow_full_access
     rules = RuleFile(config_dir() / FILE_NAME)
     permissions = Permissions(
-        Policy(default=config.default, tools=config.tools), config.default_mode, full_access=full_access, rules=rules
+        Policy(default=config.default, tools=config.tools),
+        config.default_mode,
+        full_access=full_access,
+        rules=rules,
+        settings_home=Path.home,
     )
     registry = ctx.get(SESSIONS).registry
     commands = ctx.find(COMMANDS)
+    trust = ctx.find(TRUST)
     return combine(
+        *([trust.add_items(permissions.trust_items)] if trust is not None else []),
         *([commands.add(permissions_command(permissions)), commands.add(sandbox_command(permissions))] if commands else []),
         registry.register(ModeEvent, "free"),
         registry.register(GrantEvent, "free"),

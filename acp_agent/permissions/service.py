@@ -10,6 +10,7 @@ holds for the parent and every other child too, and survives `session/load` with
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal
 
 import anyio
@@ -23,6 +24,8 @@ from acp_agent.permissions.events import GRANT_EVENT, INHERITED, MODE_EVENT, USE
 from acp_agent.permissions.modes import FULL, MODES, ModeId, ModeInfo
 from acp_agent.permissions.policy import Policy, Refuse, Run, decide
 from acp_agent.permissions.rules import CommandRule, Decision, RuleFile, command_prefix, match
+from acp_agent.permissions.settings import SettingsRule, first_match, settings_rules
+from acp_agent.trust.service import TRUST, TrustItem
 from acp_agent.instructions.files import project_root
 from acp_agent.sandbox.policy import FULL_ACCESS
 from acp_agent.tools.sandboxing import unavailable
@@ -46,11 +49,20 @@ class Permissions:
     """Modes, grants and the approval gate of one composition."""
 
     def __init__(
-        self, policy: Policy, default_mode: ModeId = "ask", *, full_access: bool = True, rules: RuleFile | None = None
+        self,
+        policy: Policy,
+        default_mode: ModeId = "ask",
+        *,
+        full_access: bool = True,
+        rules: RuleFile | None = None,
+        settings_home: Callable[[], Path] | None = None,
     ) -> None:
         self.policy = policy
         self.rules = rules
         """The projects' saved command rules (None: none are kept)."""
+        self.settings_home = settings_home
+        """The home directory whose (and whose projects') Claude Code settings rules count (None:
+        none do)."""
         self.modes: tuple[ModeInfo, ...] = MODES if full_access else tuple(m for m in MODES if m.id != FULL)
         """The modes offered: Full access only when the deployment allows it."""
         self.mode_ids = tuple(m.id for m in self.modes)
@@ -102,12 +114,27 @@ class Permissions:
 
     async def gate(self, call: PreparedCall, context: ToolCallContext) -> ToolResult | None:
         """None lets the call run; a result answers it instead (it did not run)."""
+        return await self.decide_call(call, context)
+
+    async def decide_call(
+        self, call: PreparedCall, context: ToolCallContext, hook: Literal["allow", "ask"] | None = None
+    ) -> ToolResult | None:
+        """`gate`, with a hook's word on the call (`acp_agent.hooks`): `allow` counts as the
+        user's standing allow (unasked, still inside the sandbox: an escalation still asks);
+        `ask` asks the user even where the mode, grants and rules would not."""
         tool = call.tool
         assert tool is not None and call.params is not None  # the pipeline asks for valid calls only
-        if not tool.needs_approval:
-            return None
         agent = context.agent
         root = agent.ctx.get(AGENTS).top_level(agent)
+        ruled = await self.settings_rule(call, context)
+        if ruled is not None:
+            if ruled.decision == "deny":
+                return ToolResult.failure(texts.settings_denied(ruled.text, str(ruled.source)), "declined")
+            hook = "ask" if "ask" in (hook, ruled.decision) else "allow"  # ask beats allow
+        if not tool.needs_approval:
+            if hook != "ask":
+                return None
+            return await self._ask(agent, root, PermissionRequest(agent.id, agent.route, call, context))
         chosen = choices(root.session)
         grant = chosen.grants.get(tool.name)
         if grant is None and tool.server is not None:
@@ -125,6 +152,8 @@ class Permissions:
             if saved is not None and grant is None:
                 grant = "allow"  # unasked, and still inside the sandbox
             prefix = None if escalate or saved is not None else command_prefix(command)
+        if hook == "allow" and grant is None:
+            grant = "allow"  # as a saved allow: unasked, still inside the sandbox
         verdict = decide(
             tool=tool.name,
             edits_files=tool.edits_files,
@@ -143,10 +172,42 @@ class Permissions:
             if why is not None:
                 return ToolResult.failure(why, "sandbox_unavailable")
         context.sandbox = verdict.sandbox
-        if isinstance(verdict, Run):
+        if isinstance(verdict, Run) and hook != "ask":
             return None
-        request = PermissionRequest(agent.id, agent.route, call, context, verdict.escalation, prefix)
+        escalation = not isinstance(verdict, Run) and verdict.escalation
+        request = PermissionRequest(agent.id, agent.route, call, context, escalation, prefix)
         return await self._ask(agent, root, request)
+
+    def settings_rules(self, agent: Agent) -> list[SettingsRule]:
+        """The Claude Code settings rules of the agent's session (the user's and its project's)."""
+        if self.settings_home is None:
+            return []
+        return settings_rules(Path(agent.session.cwd) if agent.session.cwd else None, self.settings_home())
+
+    def trust_items(self, agent: Agent) -> list[TrustItem]:
+        """The project's settings files with allow rules, for the trust question (they widen what
+        runs unasked)."""
+        allowed: dict[Path, list[str]] = {}
+        for rule in self.settings_rules(agent):
+            if rule.decision == "allow" and rule.project is not None:
+                allowed.setdefault(rule.source, []).append(f"allow {rule.text}")
+        return [TrustItem(path, tuple(lines)) for path, lines in allowed.items()]
+
+    async def settings_rule(self, call: PreparedCall, context: ToolCallContext) -> SettingsRule | None:
+        """The settings rule that decides `call` (`settings.first_match`); a project's allow rules
+        only once the project is trusted."""
+        rules = self.settings_rules(context.agent)
+        if not rules:
+            return None
+        tool, params = call.tool, call.params
+        assert tool is not None and params is not None
+        if any(rule.decision == "allow" and rule.project is not None for rule in rules):
+            trust = context.agent.ctx.find(TRUST)
+            if trust is None or not await trust.trusted(context.agent):
+                rules = [rule for rule in rules if rule.decision != "allow" or rule.project is None]
+        assert self.settings_home is not None  # rules came from it
+        arguments = params.model_dump(mode="json")
+        return first_match(rules, call.block.name, arguments, tool.command(params), context.cwd, self.settings_home())
 
     async def _ask(self, agent: Agent, root: Agent, request: PermissionRequest) -> ToolResult | None:
         call = request.call

@@ -44,6 +44,17 @@ def rule_denied(prefix: str) -> str:
     return f"the user chose to always reject commands starting with `{prefix}` in this project, so this one was not run"
 
 
+def settings_denied(rule: str, source: str) -> str:
+    return f"the rule `{rule}` of {source} denies this call, so it was not run"
+
+
+def settings_list(rules: Sequence[tuple[str, str, str]]) -> str:
+    """`/permissions`: the Claude Code settings rules in force, with their files."""
+    lines = ["Rules from Claude Code settings (a project's allow rules count once it is trusted):"]
+    lines += [f"- {decision} `{text}` ({source})" for decision, text, source in rules]
+    return "\n".join(lines)
+
+
 def denied(tool: str) -> str:
     return f"the agent's permission policy does not allow {tool} calls, so this one was not run"
 

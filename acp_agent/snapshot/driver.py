@@ -21,6 +21,7 @@ from acp_agent.snapshot.frames import Frame, child_route, encode, session_update
 from acp_agent.snapshot.mcp_servers import Resolve
 from acp_agent.snapshot.scenario import (
     AwaitToolCallOf,
+    AwaitTrust,
     AwaitWokenTurn,
     CloseSession,
     Initialize,
@@ -140,6 +141,9 @@ class Driver:
                 return await self._to_child(step)
             case AwaitWokenTurn():
                 await self._woken_turns(step.count, self.session_id)
+                return None
+            case AwaitTrust():
+                await self._until_line(lambda frame: _trust_answered(frame, self.session_id))
                 return None
             case AwaitToolCallOf():
                 # The next lines still follow the last answer: a child's frames move in the
@@ -297,6 +301,17 @@ def _shows(session_id: str, kind: str = "agent_message_chunk") -> Callable[[Fram
         return update is not None and frame["params"].get("sessionId") == session_id and update.get("sessionUpdate") == kind
 
     return ready
+
+
+def _trust_answered(frame: Frame, session_id: str | None) -> bool:
+    """Whether a frame ends the session's trust question (its card `completed` or `failed`)."""
+    update = session_update(frame)
+    return (
+        update is not None
+        and frame["params"].get("sessionId") == session_id
+        and str(update.get("toolCallId", "")).startswith("trust-")
+        and update.get("status") in ("completed", "failed")
+    )
 
 
 def _tool_call_of(frame: Frame, route: str) -> bool:

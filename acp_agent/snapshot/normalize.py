@@ -10,7 +10,7 @@ temp cwd becomes `{{cwd}}`, its user configuration directory `{{config}}`, the s
 directory the cwd is in `{{workdir}}`, a
 session's private temporary directory `{{tmpdir:N}}` and a loopback port `{{port:N}}`, inside any
 string,
-and log times and `createdAt` become 0. Everything else is kept, key order included, so a
+and log times, `createdAt` and an event's `durationMs` become 0. Everything else is kept, key order included, so a
 snapshot reads as what the editor saw.
 """
 
@@ -195,6 +195,9 @@ def normalize_log(lines: Iterable[Any], placeholders: Placeholders) -> list[Any]
     for line in lines:
         if isinstance(line, dict):
             line = {key: 0 if key in ("createdAt", "time") else value for key, value in line.items()}
+            data = line.get("data")
+            if isinstance(data, dict) and "durationMs" in data:  # how long a hook ran
+                line["data"] = {**data, "durationMs": 0}
         out.append(placeholders.value(line))
     return out
 

@@ -247,6 +247,14 @@ class AwaitToolCallOf(Model):
     route: str
 
 
+class AwaitTrust(Model):
+    """Wait until the newest session's trust question has been answered, as its card's last
+    `tool_call_update` says (`completed` or `failed`): a user who answers it before typing. The
+    next step's lines are written after that update."""
+
+    op: Literal["awaitTrust"]
+
+
 class CloseSession(Model):
     """`session/close` for the newest session; it must answer a result. Later steps may load it
     (`loadSession` without `sessionId`)."""
@@ -288,6 +296,7 @@ Step = Annotated[
     | SetMode
     | SetConfigOption
     | AwaitWokenTurn
+    | AwaitTrust
     | AwaitToolCallOf
     | CloseSession
     | Cancel

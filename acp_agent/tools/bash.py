@@ -39,7 +39,7 @@ from acp_agent.tools.sandboxing import command_env, refused_write, sandbox_prefi
 from acp_agent.tools.scratch import scratch_dir
 from acp_agent.tools.registry import TOOLS
 
-_SHELL = shutil.which("bash") or "/bin/sh"
+SHELL = shutil.which("bash") or "/bin/sh"
 # Bound on the shielded kill-and-reap after a timeout or a cancellation: a SIGKILLed group dies at
 # once, so this only matters if the kernel cannot reap it, and then we stop waiting.
 _REAP_SECONDS = 5.0
@@ -221,7 +221,7 @@ async def start_command(
     job alike. Raises `CommandNotStarted` when the shell cannot start (nothing ran)."""
     try:
         process = await anyio.open_process(
-            [*prefix, _SHELL, "-c", command],
+            [*prefix, SHELL, "-c", command],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
