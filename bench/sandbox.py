@@ -3,7 +3,8 @@ one `bash` call runs `true` (the scripted model: the call, then an answer), time
 `session/prompt` to its answer, in a session in the Auto mode (the command runs behind the
 sandbox's prefix, unasked) and in one in Full access (the anchor: no sandbox). The servers run
 side by side, their prompts alternating, so all see the same machine. The launcher's own cost is
-measured apart: `bash -c true` spawned directly, bare and behind each backend's prefix.
+measured apart: `bash -c true` spawned directly, bare and behind each backend's prefix, and the
+interpreter's bare start-up (`python -I -S -c pass`), the floor of the Landlock launcher.
 
     python bench/sandbox.py [--prompts 200] [--warmup 20]
 
@@ -104,6 +105,7 @@ def main() -> int:
             server.spawned.close()
         cwd = Path(tmp)
         bare = spawn_median(["bash", "-c", "true"], cwd, args.prompts)
+        interpreter = spawn_median([sys.executable, "-I", "-S", "-c", "pass"], cwd, args.prompts)
         prefixed = {}
         for backend in backends:
             prefix = Sandbox(backend).prefix("workspace-write", cwd, cwd)
@@ -122,6 +124,10 @@ def main() -> int:
     print(f"spawning `bash -c true` alone:    {bare * 1000:7.2f} ms median")
     for backend, seconds in prefixed.items():
         print(f"  behind the {backend} prefix:  {seconds * 1000:7.2f} ms median (the prefix's own cost {(seconds - bare) * 1000:+.2f} ms)")
+    print(f"spawning `python -I -S -c pass`:  {interpreter * 1000:7.2f} ms median (the interpreter's start-up: the Landlock launcher's floor)")
+    if "landlock" in prefixed:
+        work = (prefixed["landlock"] - bare - interpreter) * 1000
+        print(f"  the launcher's work beyond it (imports, rules, exec): {work:+.2f} ms")
     return 0 if met else 1
 
 

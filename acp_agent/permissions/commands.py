@@ -13,16 +13,14 @@ from acp_agent.permissions import texts
 from acp_agent.permissions.modes import SANDBOX_OF
 from acp_agent.sandbox import texts as sandbox_texts
 from acp_agent.sandbox.backends import Backend
-from acp_agent.sandbox.policy import FULL_ACCESS, READ_ONLY, WORKSPACE_WRITE
+from acp_agent.sandbox.policy import FULL_ACCESS
 from acp_agent.sandbox.service import SANDBOX
 from acp_agent.tools.sandboxing import NO_SANDBOX
+from acp_agent.tools.scratch import agent_scratch
 
 if TYPE_CHECKING:
     from acp_agent.agent.agent import Ticket
     from acp_agent.permissions.service import Permissions
-
-SCRATCH = "$TMPDIR (the session's private temporary directory)"
-
 
 def permissions_command(permissions: Permissions) -> Command:
     def run(invocation: Invocation) -> Ticket:
@@ -52,11 +50,10 @@ def sandbox_command(permissions: Permissions) -> Command:
         if sandbox is None:
             backend = Backend("none", "none", (NO_SANDBOX,))
             return answer(invocation, sandbox_texts.report(backend, kind, [], [], "allow"))
-        writable = {
-            READ_ONLY: [SCRATCH],
-            WORKSPACE_WRITE: [agent.session.cwd or ".", SCRATCH, *sandbox.extra_writable],
-            FULL_ACCESS: [],
-        }[kind]
+        cwd = Path(agent.session.cwd or ".")
+        scratch = agent_scratch(agent)
+        writable = [] if kind == FULL_ACCESS else list(sandbox.writable(kind, cwd, scratch))
+        writable = [texts.scratch_root(root) if Path(root) == scratch.resolve() else root for root in writable]
         return answer(invocation, sandbox_texts.report(sandbox.backend, kind, writable, list(sandbox.hidden), sandbox.network))
 
     return Command("sandbox", texts.SANDBOX_DESCRIPTION, run)

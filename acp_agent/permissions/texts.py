@@ -104,3 +104,8 @@ def option_name(kind: str, tool: str) -> str:
         "reject_once": "Reject once",
         "reject_always": f"Always reject {tool}",
     }[kind]
+
+
+def scratch_root(path: str) -> str:
+    """The session's private temporary directory among `/sandbox`'s writable roots."""
+    return f"{path} ($TMPDIR, the session's private temporary directory)"

@@ -2,8 +2,9 @@
 Landlock, then `exec`s the command, which with everything it starts stays confined.
 
 It runs as a script of its own (not `-m`: with `-S` the installed package is not on the path),
-imports only the standard library's `os`, `stat` and `ctypes` and its siblings, and runs nothing
-when the confinement fails: it says why on stderr and exits 126 (the shell's "cannot execute").
+imports only the standard library's `os`, `stat` and `_ctypes` (not `ctypes`, whose import alone
+costs several ms) and its siblings, and runs nothing when the confinement fails: it says why on
+stderr and exits 126 (the shell's "cannot execute").
 """
 
 from __future__ import annotations

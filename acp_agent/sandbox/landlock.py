@@ -1,4 +1,4 @@
-"""Landlock (Linux >= 5.13) through ctypes: which ABI the kernel offers, and confining the calling
+"""Landlock (Linux >= 5.13) through `_ctypes` (ctypes' C module): which ABI the kernel offers, and confining the calling
 process (and everything it will start): what it may write, what it may not read, the network.
 
 Landlock grants access per file hierarchy: a rule on a directory holds for everything below it,
@@ -11,7 +11,7 @@ directory nothing.
 
 from __future__ import annotations
 
-import ctypes
+import _ctypes
 import os
 import stat
 import sys
@@ -21,6 +21,10 @@ from acp_agent.sandbox.paths import within
 TYPE_CHECKING = False  # typing's own import costs the launcher's start-up a few ms
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
+
+    _Simple = _ctypes._SimpleCData[int]
+else:
+    _Simple = _ctypes._SimpleCData  # not subscriptable at run time
 
 # <linux/landlock.h>; the system call numbers are the same on every architecture.
 _CREATE_RULESET = 444
@@ -44,21 +48,56 @@ READ = EXECUTE | READ_FILE | READ_DIR | IOCTL_DEV
 """What every readable hierarchy grants (a device's ioctl reads or sets its state, not files)."""
 
 
-class _RulesetAttr(ctypes.Structure):
-    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64), ("scoped", ctypes.c_uint64)]
+# The C types and functions are built on `_ctypes`, the C module under `ctypes`: importing
+# `ctypes` itself (its many types and helpers) costs the launcher several ms per command
+# (bench/sandbox.py); these few are all Landlock needs.
+class _U64(_Simple):
+    _type_ = "Q"
 
 
-class _PathBeneathAttr(ctypes.Structure):
+class _I32(_Simple):
+    _type_ = "i"
+
+
+class _U32(_Simple):
+    _type_ = "I"
+
+
+class _SizeT(_Simple):
+    _type_ = "L"  # size_t is unsigned long on Linux
+
+
+class _Function(_ctypes.CFuncPtr):
+    """A libc function returning a C int, which sets `errno` (read with `_ctypes.get_errno`)."""
+
+    _flags_ = _ctypes.FUNCFLAG_CDECL | _ctypes.FUNCFLAG_USE_ERRNO
+
+
+class _RulesetAttr(_ctypes.Structure):
+    _fields_ = [("handled_access_fs", _U64), ("handled_access_net", _U64), ("scoped", _U64)]
+
+
+class _PathBeneathAttr(_ctypes.Structure):
     _pack_ = 1
-    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+    _fields_ = [("allowed_access", _U64), ("parent_fd", _I32)]
 
 
 class LandlockError(OSError):
     """The kernel refused to set up the confinement (the launcher then runs nothing)."""
 
 
-def _libc() -> ctypes.CDLL:
-    return ctypes.CDLL(None, use_errno=True)
+class _Libc:
+    """The two libc functions Landlock is set up with."""
+
+    def __init__(self) -> None:
+        # None: the running program's own symbols, libc's among them (as ctypes' `CDLL(None)`).
+        handle = _ctypes.dlopen(None, _ctypes.RTLD_LOCAL)  # type: ignore[arg-type]  # the stub wants a path; None is valid
+        self.syscall = _Function(_ctypes.dlsym(handle, "syscall"))
+        self.prctl = _Function(_ctypes.dlsym(handle, "prctl"))
+
+
+def _libc() -> _Libc:
+    return _Libc()
 
 
 def abi() -> int:
@@ -66,7 +105,7 @@ def abi() -> int:
     kernel, or Landlock not enabled at boot)."""
     if sys.platform != "linux":
         return 0  # pragma: no cover - the suite runs on Linux
-    version = _libc().syscall(_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(_CREATE_RULESET_VERSION))
+    version = _libc().syscall(_CREATE_RULESET, None, _SizeT(0), _U32(_CREATE_RULESET_VERSION))
     return max(int(version), 0)
 
 
@@ -125,7 +164,7 @@ def restrict(writable: Sequence[str], hidden: Sequence[str], *, deny_network: bo
     fs, net, scoped = handled(version)
     libc = _libc()
     attr = _RulesetAttr(fs, net if deny_network else 0, scoped)
-    ruleset = libc.syscall(_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr)), ctypes.c_uint32(0))
+    ruleset = libc.syscall(_CREATE_RULESET, _ctypes.byref(attr), _SizeT(_ctypes.sizeof(attr)), _U32(0))
     if ruleset < 0:
         _fail("landlock_create_ruleset")
     try:
@@ -133,14 +172,14 @@ def restrict(writable: Sequence[str], hidden: Sequence[str], *, deny_network: bo
             _add(libc, ruleset, path, allowed)
         if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
             _fail("prctl(PR_SET_NO_NEW_PRIVS)")
-        if libc.syscall(_RESTRICT_SELF, ruleset, ctypes.c_uint32(0)) != 0:
+        if libc.syscall(_RESTRICT_SELF, ruleset, _U32(0)) != 0:
             _fail("landlock_restrict_self")
     finally:
         os.close(ruleset)
     return version
 
 
-def _add(libc: ctypes.CDLL, ruleset: int, path: str, allowed: int) -> None:
+def _add(libc: _Libc, ruleset: int, path: str, allowed: int) -> None:
     # O_NOFOLLOW: a symbolic link beside the path to a hidden directory must not grant its target.
     try:
         fd = os.open(path, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC)
@@ -153,7 +192,7 @@ def _add(libc: ctypes.CDLL, ruleset: int, path: str, allowed: int) -> None:
         if not stat.S_ISDIR(mode):
             allowed &= _FILE_RIGHTS  # a rule on a file may hold only rights that apply to files
         beneath = _PathBeneathAttr(allowed, fd)
-        if libc.syscall(_ADD_RULE, ruleset, _RULE_PATH_BENEATH, ctypes.byref(beneath), ctypes.c_uint32(0)) != 0:
+        if libc.syscall(_ADD_RULE, ruleset, _RULE_PATH_BENEATH, _ctypes.byref(beneath), _U32(0)) != 0:
             _fail(f"landlock_add_rule({path})")
     finally:
         os.close(fd)
@@ -163,5 +202,5 @@ _FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV
 
 
 def _fail(step: str) -> None:
-    errno = ctypes.get_errno()
+    errno = _ctypes.get_errno()
     raise LandlockError(errno, f"{step} failed: {os.strerror(errno)}")

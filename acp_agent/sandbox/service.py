@@ -48,10 +48,19 @@ class Sandbox:
         """What a command of a session in `cwd` with the private temporary directory `scratch`
         may do under `kind` (not `danger-full-access`)."""
         assert kind != FULL_ACCESS  # that one has no policy: it runs unconfined
+        writable = self.writable(kind, cwd, scratch)
         if kind == READ_ONLY:
-            return Policy(kind, resolved([scratch]), self.hidden, self.network)
-        writable = resolved([cwd, scratch, *self.extra_writable])
+            return Policy(kind, writable, self.hidden, self.network)
         return Policy(kind, writable, self.hidden, self.network, (os.path.join(writable[0], ".git"),))
+
+    def writable(self, kind: Kind, cwd: Path, scratch: Path) -> tuple[str, ...]:
+        """The directories a session in `cwd` may change under `kind` (not `danger-full-access`),
+        resolved: `read-only`, its private temporary directory `scratch` alone; `workspace-write`,
+        the cwd first, `scratch`, then the deployment's `extraWritable`. The one statement of the
+        set: the commands' policy and the file tools (`tools.sandboxing.writable_roots`) read it."""
+        if kind == READ_ONLY:
+            return resolved([scratch])
+        return resolved([cwd, scratch, *self.extra_writable])
 
     def prefix(self, kind: Kind, cwd: Path, scratch: Path) -> list[str]:
         """The argv to put before a command so it runs under `kind` (empty for

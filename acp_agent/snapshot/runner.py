@@ -41,6 +41,8 @@ REPLAY_PROBLEM = "replay: "
 PERMISSIONS_VARIABLE = "ACP_AGENT_PERMISSIONS"
 """The permissions row's default rule in the snapshot and record configs (input.json's
 `permissionPolicy`)."""
+SANDBOX_VARIABLE = "ACP_AGENT_SANDBOX"
+"""The sandbox row's backend in the snapshot and record configs (input.json's `sandbox`)."""
 
 
 def packaged(name: str) -> Path:
@@ -108,11 +110,12 @@ async def run_scenario(
         "ACP_AGENT_SESSIONS": str(sessions),
         ENV_CONFIG: str(user_config),
     }
-    # The scenario's permission policy, never the caller's environment's (a snapshot must not
-    # depend on the shell it runs in).
-    child_env.pop(PERMISSIONS_VARIABLE, None)
-    if scenario.permission_policy is not None:
-        child_env[PERMISSIONS_VARIABLE] = scenario.permission_policy
+    # The scenario's permission policy and sandbox, never the caller's environment's (a snapshot
+    # must not depend on the shell it runs in).
+    for variable, value in ((PERMISSIONS_VARIABLE, scenario.permission_policy), (SANDBOX_VARIABLE, scenario.sandbox)):
+        child_env.pop(variable, None)
+        if value is not None:
+            child_env[variable] = value
     child_env.update(env or {})
     if jitter is not None:
         child_env["ACP_AGENT_REPLAY_JITTER"] = str(jitter)

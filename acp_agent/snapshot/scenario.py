@@ -22,6 +22,7 @@ PermissionKind = Literal[
 """An option to pick, by id or (the first of that) kind, or `cancelled`: the outcome a client gives
 when the prompt turn was cancelled before the user answered."""
 PermissionPolicy = Literal["ask", "allow", "deny"]
+SandboxBackend = Literal["landlock", "bubblewrap", "none"]
 
 
 class Initialize(Model):
@@ -336,6 +337,9 @@ class Scenario(Model):
     permission_policy: PermissionPolicy | None = None
     """The permissions row's default rule for the run (`ACP_AGENT_PERMISSIONS`); unset: the
     config's own default (`allow` in the snapshot and record configs)."""
+    sandbox: SandboxBackend | None = None
+    """The sandbox row's backend for the run (`ACP_AGENT_SANDBOX`); unset: the config's own
+    (`landlock` in the snapshot and record configs). `none`: confined commands are refused."""
     client_capabilities: ClientCapabilities = ClientCapabilities()
     repository: bool = False
     """The run's cwd is the root of a repository (it holds a `.git` directory, which a scenario's

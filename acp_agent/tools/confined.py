@@ -19,7 +19,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
@@ -38,6 +38,8 @@ class Target(NamedTuple):
     """The cwd as the editor gave it (absolute)."""
     parts: tuple[str, ...]
     """The components below the cwd, symbolic links and `..` resolved; empty: the cwd itself."""
+    other_root: bool = False
+    """`cwd` is another writable root than the session's cwd (`resolve_among`)."""
 
     @property
     def path(self) -> Path:
@@ -46,7 +48,10 @@ class Target(NamedTuple):
 
     @property
     def shown(self) -> str:
-        """Relative to the cwd: how results name the file to the model."""
+        """How results name the file to the model: relative to the session's cwd, or absolute in
+        another root."""
+        if self.other_root:
+            return str(self.path)
         return "/".join(self.parts) or "."
 
 
@@ -114,6 +119,22 @@ def resolve_in(cwd: Path, path: str) -> Target:
         for fd in fds:
             os.close(fd)
     return Target(base, tuple(resolved))
+
+
+def resolve_among(roots: Sequence[Path], path: str) -> Target:
+    """`resolve_in` the first of `roots` (the session's cwd, then other roots it may write in)
+    that holds `path`: a relative path is taken from the cwd, an absolute one outside it may lie
+    in another root. OutsideWorkspace (the cwd's) when none holds it."""
+    cwd, *others = roots
+    try:
+        return resolve_in(cwd, path)
+    except OutsideWorkspace:
+        if not os.path.isabs(path):
+            raise
+        for root in others:
+            with suppress(OutsideWorkspace):
+                return resolve_in(root, path)._replace(other_root=True)
+        raise
 
 
 def _below(path: PurePosixPath, base: Path, real: Path) -> tuple[str, ...] | None:

@@ -1,7 +1,11 @@
 """The file tools `read_file`, `write_file` and `edit_file`, and the plugin that registers them.
 
 A path is taken relative to the session's cwd (or absolute) and must stay inside the cwd once
-resolved: a `..` or a symbolic link that leads out is refused (`confined.py`). Files are read and written through
+resolved: a `..` or a symbolic link that leads out is refused (`confined.py`). By an absolute path,
+`write_file` and `edit_file` may also reach the other roots a sandboxed `workspace-write` command
+may write in (the session's private temporary directory, the sandbox's `extraWritable`:
+`sandboxing.writable_roots`), and `read_file` those and the scratch directory's overflow files, on
+the disk. Files are read and written through
 the call's `Workspace` (the disk unless a `workspace` service picks another). Each call shows the
 editor the file it works on (a location, with the line when known) and, for writes and edits, the
 change (a diff of the whole text).
@@ -28,12 +32,13 @@ from acp_agent.tools.base import (
     code_block,
 )
 from acp_agent.tools import reads, texts
-from acp_agent.tools.confined import Target, resolve_in
+from acp_agent.tools.confined import Target, resolve_among
 from acp_agent.tools.errors import BinaryFile, NotOwned, OutsideWorkspace, ScratchGone
 from acp_agent.tools.scratch import resolve_readable
 from acp_agent.tools.lines import Window
 from acp_agent.tools.workspace import DISK, Workspace, workspace_for
 from acp_agent.tools.registry import TOOLS
+from acp_agent.tools.sandboxing import writable_roots
 
 # The parameter models' field descriptions are model-visible (the schema sent with every request).
 
@@ -77,15 +82,14 @@ class FileTool(Tool[ParamsT]):
     """A tool working on the one file its `path` names: resolves and checks the path, and turns
     file errors into results the model can act on."""
 
-    reads_scratch = False
-    """It may read the session's scratch directory too (`scratch.resolve_readable`): read_file."""
+    @abstractmethod
+    def resolve(self, call: ToolCallContext, path: str) -> tuple[Target, bool]:
+        """The checked target `path` names, and whether it lies outside the cwd (then it is on the
+        disk whatever the call's workspace: the editor holds the project's files only)."""
 
     async def run(self, params: ParamsT, call: ToolCallContext) -> ToolResult:
         try:
-            if self.reads_scratch:
-                target, in_scratch = resolve_readable(call, params.path)
-            else:
-                target, in_scratch = resolve_in(call.cwd, params.path), False
+            target, in_scratch = self.resolve(call, params.path)
         except OutsideWorkspace as exc:
             return ToolResult.failure(str(exc), "outside_workspace")
         except ScratchGone:
@@ -125,6 +129,10 @@ class ChangeTool(FileTool[ParamsT]):
         """Refuse an existing file the agent has not read in this session, or that changed since
         (`reads.py`); the `files` row turns it on (`readBeforeWrite`)."""
 
+    def resolve(self, call: ToolCallContext, path: str) -> tuple[Target, bool]:
+        target = resolve_among(writable_roots(call), path)  # where a workspace-write command may write
+        return target, target.other_root
+
     @abstractmethod
     async def change(self, target: Target, params: ParamsT, workspace: Workspace) -> Change | ToolResult:
         """The change the call makes, or the failure that refuses it; file errors may propagate."""
@@ -148,7 +156,7 @@ class ChangeTool(FileTool[ParamsT]):
 
     async def preview(self, params: ParamsT, call: ToolCallContext) -> ToolPreview | None:
         try:
-            target = resolve_in(call.cwd, params.path)
+            target = self.resolve(call, params.path)[0]
             if self.read_first and reads.refusal(call, target) is not None:
                 return None
             change = await self.change(target, params, workspace_for(call))
@@ -163,7 +171,15 @@ class ReadFileTool(FileTool[ReadFileParams]):
     name = "read_file"
     Params = ReadFileParams
     concurrency_safe = True
-    reads_scratch = True
+
+    def resolve(self, call: ToolCallContext, path: str) -> tuple[Target, bool]:
+        # The session's scratch directory (an overflowed output), then the other roots the file
+        # tools may write in, so a file there can be read before it is changed.
+        try:
+            return resolve_readable(call, path)
+        except OutsideWorkspace:
+            target = resolve_among(writable_roots(call), path)
+            return target, target.other_root
 
     def __init__(self, *, max_lines: int = 2000, max_line_chars: int = 2000) -> None:
         self.max_lines = max_lines

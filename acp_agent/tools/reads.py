@@ -9,6 +9,7 @@ wrote counts as read, as it is after the write. Kept per agent, in memory, while
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from acp_agent.kernel.tables import take
@@ -19,7 +20,9 @@ from acp_agent.tools.confined import Stamp, Target
 if TYPE_CHECKING:
     from acp_agent.agent.agent import Agent
 
-_SEEN: dict[Agent, dict[tuple[str, ...], Stamp]] = {}
+_SEEN: dict[Agent, dict[Path, Stamp]] = {}
+"""By the file's absolute path: files of two roots (the cwd, a scratch directory) may share the
+parts below them."""
 
 
 def remember(call: ToolCallContext, target: Target) -> None:
@@ -32,7 +35,7 @@ def remember(call: ToolCallContext, target: Target) -> None:
         agent = call.agent
         seen = _SEEN[agent] = {}
         agent.scope.add(lambda: _forget(agent))
-    seen[target.parts] = stamp
+    seen[target.path] = stamp
 
 
 def refusal(call: ToolCallContext, target: Target) -> ToolResult | None:
@@ -41,7 +44,7 @@ def refusal(call: ToolCallContext, target: Target) -> ToolResult | None:
     stamp = confined.stamp(target)
     if stamp is None:
         return None  # a new file
-    read = _SEEN.get(call.agent, {}).get(target.parts)
+    read = _SEEN.get(call.agent, {}).get(target.path)
     if read is None:
         return ToolResult.failure(texts.not_read(target.shown), "not_read")
     if read != stamp:

@@ -6,6 +6,8 @@ path runs a confined command unconfined.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from acp_agent.sandbox.errors import SandboxUnavailable
 from acp_agent.sandbox.policy import FULL_ACCESS, WORKSPACE_WRITE, Kind
 from acp_agent.sandbox.service import SANDBOX
@@ -55,6 +57,19 @@ def unavailable(ctx: Context) -> str | None:
 def command_env(call: ToolCallContext) -> dict[str, str]:
     """What a command's environment adds to the server's (less its credentials)."""
     return {"TMPDIR": str(scratch_dir(call))}
+
+
+def writable_roots(call: ToolCallContext) -> tuple[Path, ...]:
+    """Where the file tools may write for `call`: the session's cwd (as the editor gave it) first,
+    then the other roots a `workspace-write` command may change, read from the sandbox's one
+    statement of them (`Sandbox.writable`), whatever the mode (the file tools keep their own
+    confinement; `plan` refuses their calls at the gate). The cwd alone where no sandbox is
+    composed."""
+    sandbox = call.ctx.find(SANDBOX)
+    if sandbox is None:
+        return (call.cwd,)
+    others = sandbox.writable(WORKSPACE_WRITE, call.cwd, scratch_dir(call))[1:]  # the first is the cwd
+    return (call.cwd, *map(Path, others))
 
 
 def refused_write(output: str, call: ToolCallContext) -> str | None:

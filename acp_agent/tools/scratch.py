@@ -35,7 +35,11 @@ _DIRECTORIES: dict[Agent, Path] = {}
 def scratch_dir(call: ToolCallContext) -> Path:
     """The calling agent's private temporary directory, made on first use (mode 0700) and removed
     when its session closes or the server exits."""
-    agent = call.agent
+    return agent_scratch(call.agent)
+
+
+def agent_scratch(agent: Agent) -> Path:
+    """`scratch_dir` of an agent (what `/sandbox` shows, with no call at hand)."""
     directory = _DIRECTORIES.get(agent)
     if directory is None:
         directory = _DIRECTORIES[agent] = Path(tempfile.mkdtemp(prefix=PREFIX))

@@ -23,6 +23,7 @@ SECRET = "sk-stored-0123456789"
 ESCAPES = {
     **BASE_ESCAPES,  # each way out the unit tests try under each backend, now through the server
     "daemon": "setsid bash -c 'sleep 0.5; echo x > {out}/late; touch daemon-done' > /dev/null 2>&1 &",
+    "job left behind": "(sleep 0.5; echo x > {out}/later; touch job-done) > /dev/null 2>&1 &",
     "credentials": "cat {cfg}/credentials",
 }
 
@@ -80,15 +81,16 @@ def results(wire: Wire) -> dict[str, str]:
 async def test_no_command_of_a_confined_session_writes_outside_or_reads_the_credentials(tmp_path: Path, backend: Backend) -> None:
     place = Place(tmp_path)
     calls = [bash(f"call_{n}", command.format(out=place.outside, cfg=place.config)) for n, command in enumerate(ESCAPES.values())]
-    # The daemon writes after its call returned: a later call waits for it, in the same session.
-    wait = bash("call_wait", "for i in $(seq 100); do [ -e daemon-done ] && break; sleep 0.05; done; ls")
+    # The daemon and the job write after their calls returned: a later call waits for both, in the
+    # same session.
+    wait = bash("call_wait", "for i in $(seq 100); do [ -e daemon-done ] && [ -e job-done ] && break; sleep 0.05; done; ls")
     script = [{"toolCalls": calls}, {"toolCalls": [wait]}, {"text": "Done."}]
     async with spawn_server(config=RECORD_CONFIG, env=place.env(script, ACP_AGENT_SANDBOX=backend.name)) as wire:
         _, shown = await prompt(wire, place.cwd, "auto")
     assert place.untouched(), sorted(p.name for p in place.outside.iterdir())
     assert (place.config / "credentials").read_text() == SECRET + "\n"
     assert all(SECRET not in result for result in shown.values())
-    assert "daemon-done" in shown["call_wait"].split()  # it ran, confined
+    assert {"daemon-done", "job-done"} <= set(shown["call_wait"].split())  # they ran, confined
     named = shown[f"call_{list(ESCAPES).index('redirect')}"]
     assert f"[sandbox: writing {place.outside}/new is not allowed in workspace-write mode; rerun with escalate: true" in named
 

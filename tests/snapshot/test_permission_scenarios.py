@@ -4,6 +4,8 @@ must show beyond their snapshots: the facts a reader checks, asserted one by one
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -11,10 +13,12 @@ from typing import Any
 from acp_agent.permissions import texts
 from acp_agent.snapshot.frames import is_response, session_update
 from acp_agent.snapshot.runner import RunResult
+from acp_agent.tools.scratch import PREFIX as SCRATCH_PREFIX
 from tests.paths import FIXTURES
 
 Run = Callable[[Path], RunResult]
-SCENARIOS = ("sandbox-modes", "prefix-rules", "permission-ask", "permission-cancel", "permission-child", "plan-mode", "plan-mode-child", "model-select", "mode-survives-load")
+SCENARIOS = ("sandbox-modes", "prefix-rules", "permission-ask", "permission-cancel", "permission-child", "plan-mode", "plan-mode-child", "model-select", "mode-survives-load",
+             "sandbox-child-escalation", "sandbox-none", "sandbox-load")
 
 
 def run(scenario_run: Run, name: str) -> RunResult:
@@ -144,6 +148,9 @@ def test_each_mode_confines_its_commands_and_an_escalation_asks_once(scenario_ru
     assert results["call_check"] == "2026\n"  # the allowed escalation wrote outside the project
     assert "read-only mode" in results["call_read"] and not (result.cwd / "read.log").exists()
     assert results["call_remove"] == "removed\n" and not shared.exists()  # Full access: unconfined, unasked
+    replies = [e["data"]["text"] for e in events(result, kind="command/reply") if e["data"]["text"].startswith("Sandbox")]
+    scratch = os.path.join(tempfile.gettempdir(), SCRATCH_PREFIX)
+    assert replies and all(f"Writable: {result.cwd}, {scratch}" in r or f"Writable: {scratch}" in r for r in replies)
 
 
 def test_a_prefix_rule_is_saved_for_the_project_inherited_by_a_new_thread_and_removed(scenario_run: Run) -> None:
@@ -158,3 +165,47 @@ def test_a_prefix_rule_is_saved_for_the_project_inherited_by_a_new_thread_and_re
     saved = result.config / "permissions.json"
     assert oct(saved.stat().st_mode & 0o777) == "0o600"
     assert json.loads(saved.read_text()) == {"version": 1, "projects": {str(result.cwd): {"allow": []}}}
+
+
+def test_a_childs_escalation_asks_on_its_thread_even_in_auto(scenario_run: Run) -> None:
+    for child_sessions in (False, True):
+        result = scenario_run(FIXTURES / "sandbox-child-escalation", child_sessions)  # type: ignore[call-arg]
+        assert result.failures == []
+        [request] = asked(result)
+        child = result.logs["s1/call_helper"][0]["id"]
+        top = frames(result)[1]["result"]["sessionId"]
+        # With child sessions it asks on the child's own session; without, on the top-level one, as
+        # the child's other approvals do.
+        assert request["sessionId"] == (child if child_sessions else top)
+        assert request["toolCall"]["rawInput"]["escalate"] is True
+        assert [o["optionId"] for o in request["options"]] == ["allow_once", "reject_once"]
+        assert outcomes(result, "s1/call_helper") == {"call_copy": None, "call_escalate": None}  # call_copy's exit 1 is a result
+        results = {e["data"]["callId"]: e["data"]["content"][0]["text"] for e in events(result, "s1/call_helper", "tool/result")}
+        assert "is not allowed in workspace-write mode" in results["call_copy"]  # auto ran it unasked, sandboxed
+        assert (result.cwd.parent / "shared.txt").read_text() == "title: notes\nstatus: final\n"
+        assert events(result, kind="permission/grant") == []  # a one-shot answer is not logged
+
+
+def test_without_a_sandbox_confined_modes_refuse_commands_and_say_what_to_do(scenario_run: Run) -> None:
+    result = run(scenario_run, "sandbox-none")
+    assert asked(result) == []  # refused before anyone is asked
+    assert outcomes(result) == {"call_tests": "sandbox_unavailable", "call_again": "sandbox_unavailable", "call_full": None}
+    results = {e["data"]["callId"]: e["data"]["content"][0]["text"] for e in events(result, kind="tool/result")}
+    for call in ("call_tests", "call_again"):
+        assert "the deployment turned the sandbox off (backend: none)" in results[call]
+        assert "choose the Full access mode" in results[call] and "install bubblewrap" in results[call]
+    assert results["call_full"] == "2 passed\n"  # Full access still runs it
+
+
+def test_a_loaded_thread_keeps_its_mode_and_grant_inside_the_sandbox_and_escalation_still_asks(scenario_run: Run) -> None:
+    result = run(scenario_run, "sandbox-load")
+    [loaded] = [f["result"] for f in frames(result) if "modes" in (f.get("result") or {})]
+    assert loaded["modes"]["currentModeId"] == "auto"
+    assert [e["data"]["decision"] for e in events(result, kind="permission/grant")] == ["allow"]  # the stored "always allow bash"
+    [request] = asked(result)  # the escalation only: the grant does not cover it
+    assert request["toolCall"]["toolCallId"] == "call_escalate_again"
+    assert [o["optionId"] for o in request["options"]] == ["allow_once", "reject_once"]
+    new = {e["data"]["callId"]: e["data"] for e in events(result, kind="tool/result")[-2:]}
+    assert "is not allowed in workspace-write mode" in new["call_update"]["content"][0]["text"]  # unasked, yet sandboxed
+    assert new["call_escalate_again"]["error"]["code"] == "declined"
+    assert not (result.cwd.parent / "shared.txt").exists()

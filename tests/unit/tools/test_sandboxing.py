@@ -1,5 +1,6 @@
 """`bash` behind the sandbox, run locally: the policy a call runs under, the private temporary
-directory, the line a refused write adds, and the fail-closed refusal."""
+directory, the line a refused write adds, and the fail-closed refusal; the file tools' writable
+roots, the same set."""
 
 from __future__ import annotations
 
@@ -11,11 +12,22 @@ import pytest
 
 from acp_agent.sandbox.policy import FULL_ACCESS, READ_ONLY, WORKSPACE_WRITE
 from acp_agent.sandbox.service import SANDBOX, Sandbox
-from acp_agent.tools import BashParams, BashTool, ToolCallContext
-from acp_agent.tools.sandboxing import policy_kind
+from acp_agent.tools import (
+    BashParams,
+    BashTool,
+    EditFileParams,
+    EditFileTool,
+    ReadFileParams,
+    ReadFileTool,
+    ToolCallContext,
+    WriteFileParams,
+    WriteFileTool,
+    texts,
+)
+from acp_agent.tools.sandboxing import policy_kind, writable_roots
 from acp_agent.tools.scratch import scratch_dir
 
-from .helpers import call_context
+from .helpers import call_context, logged_call
 
 pytestmark = pytest.mark.anyio
 
@@ -74,3 +86,53 @@ async def test_no_sandbox_fails_closed_saying_what_the_user_can_do(tmp_path: Pat
     bare.sandbox = WORKSPACE_WRITE  # a gate ruled so, and the composition has no sandbox
     assert "has no sandbox configured" in await bash(bare, f"touch {tmp_path}/ran")
     assert not (tmp_path / "ran").exists()
+
+
+async def test_the_file_tools_write_where_commands_may_and_nowhere_else(tmp_path: Path) -> None:
+    (tmp_path / "work").mkdir()
+    extra, outside = tmp_path / "cache", tmp_path / "outside"
+    extra.mkdir()
+    outside.mkdir()
+    call = logged_call(tmp_path / "work")
+    sandbox = Sandbox("landlock", extra_writable=[str(extra)])
+    call.ctx.provide(SANDBOX, sandbox)
+    roots = writable_roots(call)
+    # One statement of the set: the file tools' roots are the commands' writable roots.
+    assert [str(root.resolve()) for root in roots] == list(sandbox.policy(WORKSPACE_WRITE, call.cwd, scratch_dir(call)).writable)
+    assert roots[0] == call.cwd
+    result = await WriteFileTool().run(WriteFileParams(path=f"{extra}/notes.txt", content="a\n"), call)
+    assert result.plain_text() == texts.written(f"{extra}/notes.txt", True, 1)
+    result = await EditFileTool().run(EditFileParams(path=f"{extra}/notes.txt", old_text="a", new_text="b"), call)
+    assert (extra / "notes.txt").read_text() == "b\n" and not result.is_error
+    await WriteFileTool().run(WriteFileParams(path=f"{scratch_dir(call)}/t", content="t"), call)
+    assert (scratch_dir(call) / "t").read_text() == "t"
+    await WriteFileTool().run(WriteFileParams(path="here.txt", content="h"), call)  # relative: the cwd
+    assert (tmp_path / "work" / "here.txt").read_text() == "h"
+    for path in (f"{outside}/x", "../cache/y"):  # outside every root; relative paths stay in the cwd
+        result = await WriteFileTool().run(WriteFileParams(path=path, content="x"), call)
+        assert result.error is not None and result.error.code == "outside_workspace"
+    assert not (outside / "x").exists() and not (extra / "y").exists()
+    result = await ReadFileTool().run(ReadFileParams(path=f"{extra}/notes.txt"), call)  # read before it is changed
+    assert result.plain_text().startswith("     1\tb")
+    result = await ReadFileTool().run(ReadFileParams(path=f"{outside}/x"), call)
+    assert result.error is not None and result.error.code == "outside_workspace"
+    bare = logged_call(tmp_path / "work")  # no sandbox composed: the cwd alone
+    assert writable_roots(bare) == (bare.cwd,)
+    result = await WriteFileTool().run(WriteFileParams(path=f"{extra}/z", content="z"), bare)
+    assert result.error is not None and result.error.code == "outside_workspace"
+
+
+async def test_reading_a_file_of_one_root_does_not_count_for_its_namesake_in_another(tmp_path: Path) -> None:
+    (tmp_path / "work").mkdir()
+    (tmp_path / "cache").mkdir()
+    for root in ("work", "cache"):
+        (tmp_path / root / "notes.txt").write_text("a\n")
+    call = logged_call(tmp_path / "work")
+    call.ctx.provide(SANDBOX, Sandbox("landlock", extra_writable=[str(tmp_path / "cache")]))
+    await ReadFileTool().run(ReadFileParams(path="notes.txt"), call)
+    edit = EditFileTool(read_first=True)
+    result = await edit.run(EditFileParams(path=f"{tmp_path}/cache/notes.txt", old_text="a", new_text="b"), call)
+    assert result.error is not None and result.error.code == "not_read"
+    await ReadFileTool().run(ReadFileParams(path=f"{tmp_path}/cache/notes.txt"), call)
+    result = await edit.run(EditFileParams(path=f"{tmp_path}/cache/notes.txt", old_text="a", new_text="b"), call)
+    assert not result.is_error and (tmp_path / "cache" / "notes.txt").read_text() == "b\n"
