@@ -165,6 +165,17 @@ class ChangeTool(FileTool[ParamsT]):
         return None if isinstance(change, ToolResult) else change_view(target, change)
 
 
+def resolve_for_reading(call: ToolCallContext, path: str) -> tuple[Target, bool]:
+    """Where a reading tool finds `path`: the cwd, the session's scratch directory (an overflowed
+    output), then the other roots the file tools may write in (so a file there can be read before
+    it is changed)."""
+    try:
+        return resolve_readable(call, path)
+    except OutsideWorkspace:
+        target = resolve_among(writable_roots(call), path)
+        return target, target.other_root
+
+
 class ReadFileTool(FileTool[ReadFileParams]):
     """Returns a window of a text file's lines, numbered."""
 
@@ -173,13 +184,7 @@ class ReadFileTool(FileTool[ReadFileParams]):
     concurrency_safe = True
 
     def resolve(self, call: ToolCallContext, path: str) -> tuple[Target, bool]:
-        # The session's scratch directory (an overflowed output), then the other roots the file
-        # tools may write in, so a file there can be read before it is changed.
-        try:
-            return resolve_readable(call, path)
-        except OutsideWorkspace:
-            target = resolve_among(writable_roots(call), path)
-            return target, target.other_root
+        return resolve_for_reading(call, path)
 
     def __init__(self, *, max_lines: int = 2000, max_line_chars: int = 2000) -> None:
         self.max_lines = max_lines

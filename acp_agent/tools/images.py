@@ -18,7 +18,7 @@ from acp_agent.session.content import ImageContent, TextContent
 from acp_agent.tools import texts
 from acp_agent.tools.base import Image, Location, ToolCallContext, ToolPresentation, ToolResult
 from acp_agent.tools.confined import Target, read_head
-from acp_agent.tools.files import FileTool, PathParams
+from acp_agent.tools.files import FileTool, PathParams, resolve_for_reading
 from acp_agent.tools.registry import TOOLS
 from acp_agent.tools.workspace import Workspace
 
@@ -46,6 +46,9 @@ class ReadImageTool(FileTool[ReadImageParams]):
     Params = ReadImageParams
     concurrency_safe = True
     reads_scratch = True
+
+    def resolve(self, call: ToolCallContext, path: str) -> tuple[Target, bool]:
+        return resolve_for_reading(call, path)
 
     def __init__(self, *, max_bytes: int = MAX_BYTES) -> None:
         self.max_bytes = max_bytes
