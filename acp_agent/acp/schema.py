@@ -87,6 +87,7 @@ class SessionCapabilities(Model):
     list: Supported | None = None
     resume: Supported | None = None
     close: Supported | None = None
+    delete: Supported | None = None
 
 
 class AgentAuthCapabilities(Model):
@@ -218,6 +219,14 @@ class CloseSessionParams(Incoming):
 
 
 class CloseSessionResult(Model):
+    pass
+
+
+class DeleteSessionParams(Incoming):
+    session_id: str
+
+
+class DeleteSessionResult(Model):
     pass
 
 

@@ -1,5 +1,5 @@
 """The ACP methods: initialize, authenticate, session/new, session/prompt, session/cancel, and the
-session lifecycle: session/load, session/list, session/resume, session/close."""
+session lifecycle: session/load, session/list, session/resume, session/close, session/delete."""
 
 from __future__ import annotations
 
@@ -29,6 +29,8 @@ from acp_agent.acp.schema import (
     CancelParams,
     CloseSessionParams,
     CloseSessionResult,
+    DeleteSessionParams,
+    DeleteSessionResult,
     Implementation,
     InitializeParams,
     InitializeResult,
@@ -147,7 +149,9 @@ class AcpServer:
                 # Per connection, before any session: images if any model offered takes them.
                 prompt_capabilities=PromptCapabilities(image=self._takes_images(), embedded_context=True),
                 mcp_capabilities=McpCapabilities(http=True, sse=True) if self.ctx.has(MCP) else None,
-                session_capabilities=SessionCapabilities(list=Supported(), resume=Supported(), close=Supported()),
+                session_capabilities=SessionCapabilities(
+                    list=Supported(), resume=Supported(), close=Supported(), delete=Supported()
+                ),
                 meta=EXTENSIONS,
                 auth=auth.auth_capabilities(credentials),
             ),
@@ -348,6 +352,36 @@ class AcpServer:
             # objects are frozen (cli.py), so it costs 1-3 ms.
             gc.collect()
         return CloseSessionResult()
+
+    async def delete_session(self, params: DeleteSessionParams) -> DeleteSessionResult:
+        """Close the session if it is open here, then remove its log and its children's
+        (`SessionStore.delete`) under its lock: a session another process has open is refused
+        with the lock's error, and nothing else on disk is touched."""
+        session_id = params.session_id
+        if session_id in self.wire.child_ids:
+            raise errors.subagent_session(session_id)
+        self._closing(session_id)
+        async with self._one_at_a_time(session_id):
+            if session_id in self.wire.sessions:
+                await self._close(session_id)
+            unclaim = await self._claim(session_id)
+            try:
+                store = self.ctx.get(SESSIONS)
+                try:
+                    parent = store.header(session_id).parent_session
+                except SessionLogDamaged as exc:  # a log whose header is damaged can still go
+                    log.warning("deleting session %r: %s", session_id, exc)
+                    parent = None
+                except SessionNotFound:
+                    raise errors.session_not_found(session_id) from None
+                if parent is not None:
+                    raise errors.invalid_params(
+                        f"session {session_id!r} is a subagent's session; delete its top-level session {parent!r}"
+                    )
+                store.delete(session_id)
+            finally:
+                unclaim()
+        return DeleteSessionResult()
 
     def _closing(self, session_id: str) -> None:
         """Record where the close of `session_id` was read, if it is open and not closing yet."""
@@ -586,6 +620,7 @@ METHODS: Methods = {
     "session/list": _method(ListSessionsParams, AcpServer.list_sessions),
     "session/resume": _method(ResumeSessionParams, AcpServer.resume_session),
     "session/close": _method(CloseSessionParams, AcpServer.close_session),
+    "session/delete": _method(DeleteSessionParams, AcpServer.delete_session),
     "session/set_mode": _method(SetSessionModeParams, lambda server, params: modes.set_mode(server.wire, params)),
     "session/set_config_option": _method(
         SetSessionConfigOptionParams, lambda server, params: modes.set_config_option(server.wire, params)

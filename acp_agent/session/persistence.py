@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import shutil
 from collections.abc import Iterator
 from functools import partial
 from itertools import chain
@@ -286,6 +287,34 @@ class SessionStore:
         if not path.is_file():
             raise SessionNotFound(f"no session log for {session_id!r} under {self.root}")
         return read_log(path, self.registry)
+
+    def header(self, session_id: str) -> SessionHeader:
+        """A stored session's header, its log's first line alone read."""
+        path = self.path_of(session_id)
+        try:
+            with path.open("rb") as file:
+                return read_header(path, file.readline())
+        except FileNotFoundError:
+            raise SessionNotFound(f"no session log for {session_id!r} under {self.root}") from None
+
+    def delete(self, session_id: str) -> None:
+        """Remove a claimed session's directory and those of the sessions it started, recursively
+        (its children first: a delete cut short leaves a parent that still names what remains).
+        The claim goes with the directory that held its lock."""
+        lock = self._claims.get(session_id)
+        if lock is None:
+            raise SessionNotFound(f"session {session_id!r} is not claimed here; claim it before deleting it")
+        found: list[str] = []
+        pending = [session_id]
+        while pending:
+            for child_id in self.children_of(pending.pop()):
+                if child_id not in found and child_id != session_id:  # a cycle, only ever written by hand
+                    found.append(child_id)
+                    pending.append(child_id)
+        for removed in [*reversed(found), session_id]:
+            shutil.rmtree(self.root / removed, ignore_errors=removed != session_id)
+        take(self._claims, session_id)
+        lock.release()
 
     def summaries(self, cwd: str | None = None) -> list[SessionSummary]:
         """The summaries of the stored top-level sessions (of `cwd`, normalized, when given),

@@ -808,3 +808,19 @@ def test_a_delta_whose_text_is_not_unicode_gets_the_serializers_error() -> None:
     event = default_registry().build("assistant/chunk", 3, 0, AssistantChunkData(turn=1, step=1, chunk=chunk))
     with pytest.raises(PydanticSerializationError, match="surrogates not allowed"):
         _line(event)
+
+
+def test_delete_takes_a_claim_and_removes_the_session_and_its_children(store: SessionStore) -> None:
+    parent = new_session()
+    store.attach(parent)()
+    child = Session(SessionHeader(id="kid", created_at=0, parent_session=parent.id), registry=store.registry)
+    store.attach(child)()
+    with pytest.raises(SessionNotFound, match="not claimed here"):
+        store.delete(parent.id)  # only under its lock
+    with pytest.raises(SessionNotFound):
+        store.header("nobody")
+    assert store.header(child.id).parent_session == parent.id
+    anyio.run(store.claim, parent.id)
+    store.delete(parent.id)
+    assert sorted(p.name for p in store.root.iterdir()) == [INDEX_DIR]
+    assert store.summaries() == []
