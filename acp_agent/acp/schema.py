@@ -88,6 +88,8 @@ class SessionCapabilities(Model):
     resume: Supported | None = None
     close: Supported | None = None
     delete: Supported | None = None
+    title: Supported | None = None
+    """Unstable: `session/set_title`."""
 
 
 class AgentAuthCapabilities(Model):
@@ -228,6 +230,16 @@ class DeleteSessionParams(Incoming):
 
 class DeleteSessionResult(Model):
     pass
+
+
+class SetSessionTitleParams(Incoming):
+    session_id: str
+    title: str
+
+
+class SetSessionTitleResult(Model):
+    title: str
+    """The title stored: the one asked for, normalized (`one_line`)."""
 
 
 # -- session/update --------------------------------------------------------------------------

@@ -31,6 +31,8 @@ from acp_agent.acp.schema import (
     CloseSessionResult,
     DeleteSessionParams,
     DeleteSessionResult,
+    SetSessionTitleParams,
+    SetSessionTitleResult,
     Implementation,
     InitializeParams,
     InitializeResult,
@@ -90,6 +92,7 @@ from acp_agent.session.errors import (
 )
 from acp_agent.session.events import AssistantChunkEvent, SessionEvent, StreamedChunk, ToolResultEvent, TurnEndReason
 from acp_agent.session.index import gc_paused
+from acp_agent.session.titles import TITLE_EVENT, TitleData, one_line
 from acp_agent.session.persistence import LoadedSession
 from acp_agent.agent.keys import AGENTS
 from acp_agent.session.persistence import SESSIONS
@@ -150,7 +153,7 @@ class AcpServer:
                 prompt_capabilities=PromptCapabilities(image=self._takes_images(), embedded_context=True),
                 mcp_capabilities=McpCapabilities(http=True, sse=True) if self.ctx.has(MCP) else None,
                 session_capabilities=SessionCapabilities(
-                    list=Supported(), resume=Supported(), close=Supported(), delete=Supported()
+                    list=Supported(), resume=Supported(), close=Supported(), delete=Supported(), title=Supported()
                 ),
                 meta=EXTENSIONS,
                 auth=auth.auth_capabilities(credentials),
@@ -366,22 +369,52 @@ class AcpServer:
                 await self._close(session_id)
             unclaim = await self._claim(session_id)
             try:
-                store = self.ctx.get(SESSIONS)
                 try:
-                    parent = store.header(session_id).parent_session
+                    self._top_level(session_id, "delete")
                 except SessionLogDamaged as exc:  # a log whose header is damaged can still go
                     log.warning("deleting session %r: %s", session_id, exc)
-                    parent = None
-                except SessionNotFound:
-                    raise errors.session_not_found(session_id) from None
-                if parent is not None:
-                    raise errors.invalid_params(
-                        f"session {session_id!r} is a subagent's session; delete its top-level session {parent!r}"
-                    )
-                store.delete(session_id)
+                self.ctx.get(SESSIONS).delete(session_id)
             finally:
                 unclaim()
         return DeleteSessionResult()
+
+    async def set_title(self, params: SetSessionTitleParams) -> SetSessionTitleResult:
+        """Name a stored session, open or closed: the title is logged (`session/title`, the
+        user's, which a model's never replaces), shown by `session/list`, and sent as a
+        `session_info_update` when the session is open here."""
+        session_id = params.session_id
+        title = one_line(params.title)
+        if title is None:
+            raise errors.invalid_params("title is empty")
+        if session_id in self.wire.child_ids:
+            raise errors.subagent_session(session_id)
+        named = TitleData(title=title, source="user")
+        async with self._one_at_a_time(session_id):
+            entry = self.wire.sessions.get(session_id)
+            if entry is not None:
+                entry.agent.session.append(TITLE_EVENT, named)  # its mapper sends the update
+                return SetSessionTitleResult(title=title)
+            unclaim = await self._claim(session_id)
+            try:
+                self._top_level(session_id, "name")
+                self.ctx.get(SESSIONS).log_stored(session_id, TITLE_EVENT, named)
+            except (SessionLogDamaged, UnsupportedVersion) as exc:
+                raise errors.internal_error(f"cannot name session {session_id!r}: {exc}") from None
+            finally:
+                unclaim()
+        return SetSessionTitleResult(title=title)
+
+    def _top_level(self, session_id: str, verb: str) -> None:
+        """Refuse a stored subagent's session (`verb` its top-level one instead) and a directory
+        without a log."""
+        try:
+            parent = self.ctx.get(SESSIONS).header(session_id).parent_session
+        except SessionNotFound:
+            raise errors.session_not_found(session_id) from None
+        if parent is not None:
+            raise errors.invalid_params(
+                f"session {session_id!r} is a subagent's session; {verb} its top-level session {parent!r}"
+            )
 
     def _closing(self, session_id: str) -> None:
         """Record where the close of `session_id` was read, if it is open and not closing yet."""
@@ -621,6 +654,7 @@ METHODS: Methods = {
     "session/resume": _method(ResumeSessionParams, AcpServer.resume_session),
     "session/close": _method(CloseSessionParams, AcpServer.close_session),
     "session/delete": _method(DeleteSessionParams, AcpServer.delete_session),
+    "session/set_title": _method(SetSessionTitleParams, AcpServer.set_title),
     "session/set_mode": _method(SetSessionModeParams, lambda server, params: modes.set_mode(server.wire, params)),
     "session/set_config_option": _method(
         SetSessionConfigOptionParams, lambda server, params: modes.set_config_option(server.wire, params)

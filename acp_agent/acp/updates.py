@@ -27,7 +27,7 @@ from acp_agent.acp.schema import (
     ToolCallTerminal,
     UsageUpdate,
 )
-from acp_agent.session.titles import session_title
+from acp_agent.session.titles import TitleEvent, session_title
 from acp_agent.commands.events import CommandReplyEvent
 from acp_agent.compaction import texts as compaction_texts
 from acp_agent.kernel.tables import take
@@ -182,7 +182,7 @@ class UpdateMapper:
         self._origin = origin
         self._context_window = context_window
         self._live = live
-        self._titled = any(_from_user(event) for event in shown)
+        self._titled = any(_from_user(event) or isinstance(event, TitleEvent) for event in shown)
         self._notices = notices
         self._untold: list[str] = []
         """MCP failures to say at the next model step, for a client without notices."""
@@ -249,6 +249,9 @@ class UpdateMapper:
                 return self._compaction_ended(event.data.reason)
             case UserMessageEvent() if self._origin is None:
                 return self._title(event.data)
+            case TitleEvent() if self._origin is None:
+                self._titled = True  # a first prompt after it does not rename the session
+                return SessionInfoUpdate(title=event.data.title)
             case ToolCallEvent():
                 return self._call(event.data)
             case ToolDisplayEvent():

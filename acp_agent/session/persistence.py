@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import partial
 from itertools import chain
 from json.encoder import encode_basestring
@@ -29,7 +29,7 @@ from acp_agent.session.errors import (
 )
 from acp_agent.session.files import LogFile, SessionLock, append_line, check_sessions_directory, private_dir
 from acp_agent.session.index import CHILDREN_FILE, INDEX_DIR, SESSION_FILE, SessionIndex, SessionSummary, gc_paused, json_object, read_header
-from acp_agent.session.titles import session_title
+from acp_agent.session.titles import TitleEvent, Titles, session_title
 from acp_agent.session.events import (
     USER_SOURCES,
     AssistantChunkEvent,
@@ -135,14 +135,15 @@ class _Attachment:
     itself with the store's entry: such a closure is a reference cycle, which keeps a closed
     session's objects until the cyclic collector runs."""
 
-    __slots__ = ("store", "path", "file", "lock", "summary", "unsubscribe")
+    __slots__ = ("store", "path", "file", "lock", "summary", "titles", "unsubscribe")
 
     def __init__(self, store: SessionStore, session: Session, path: Path, file: LogFile, lock: SessionLock) -> None:
         self.store = store
         self.path = path
         self.file = file
         self.lock = lock
-        self.summary = _summary_of(session)
+        self.titles = _titles_of(session.events)
+        self.summary = _summary_of(session, self.titles)
         session.archive(self.read_back)
         self.unsubscribe = session.subscribe(self.write, chunks=self.hold)
 
@@ -154,7 +155,12 @@ class _Attachment:
         self.file.append(_line(event))
         summary = self.summary
         if event.type == "user/message" and not summary.prompted and _from_user(event):
-            self.summary = summary._replace(title=session_title(event.data.content), prompted=True)
+            self.titles = self.titles._replace(first_message=session_title(event.data.content))
+            self.summary = summary._replace(title=self.titles.shown, prompted=True)
+        elif isinstance(event, TitleEvent):  # shown by a listing at once, not at the turn's end
+            self.titles = self.titles.named(event.data)
+            self.summary = summary._replace(title=self.titles.shown, updated_at=event.time)
+            self.store.index.record(self.summary, self.file.stamp())
         elif event.type == "turn/end":
             self.summary = summary._replace(updated_at=event.time)
             self.store.index.record(self.summary, self.file.stamp())
@@ -301,9 +307,7 @@ class SessionStore:
         """Remove a claimed session's directory and those of the sessions it started, recursively
         (its children first: a delete cut short leaves a parent that still names what remains).
         The claim goes with the directory that held its lock."""
-        lock = self._claims.get(session_id)
-        if lock is None:
-            raise SessionNotFound(f"session {session_id!r} is not claimed here; claim it before deleting it")
+        lock = self._claimed(session_id)
         found: list[str] = []
         pending = [session_id]
         while pending:
@@ -315,6 +319,25 @@ class SessionStore:
             shutil.rmtree(self.root / removed, ignore_errors=removed != session_id)
         take(self._claims, session_id)
         lock.release()
+
+    def log_stored(self, session_id: str, type: str, data: BaseModel) -> SessionEvent:
+        """Append one event to a claimed stored session no agent holds (a title set on a closed
+        session): read back and repaired as a load does, attached for that one line. The claim
+        goes with the attachment."""
+        self._claimed(session_id)
+        loaded = self.load(session_id)
+        session = Session(loaded.header, registry=self.registry, seed=loaded.events, state=loaded.state)
+        detach = self.attach(session, loaded=loaded)
+        try:
+            return session.append(type, data)
+        finally:
+            detach()
+
+    def _claimed(self, session_id: str) -> SessionLock:
+        lock = self._claims.get(session_id)
+        if lock is None:
+            raise SessionNotFound(f"session {session_id!r} is not claimed here; claim it first")
+        return lock
 
     def summaries(self, cwd: str | None = None) -> list[SessionSummary]:
         """The summaries of the stored top-level sessions (of `cwd`, normalized, when given),
@@ -332,18 +355,28 @@ def _from_user(event: SessionEvent) -> bool:
     return isinstance(event, UserMessageEvent) and event.data.source.kind in USER_SOURCES
 
 
-def _summary_of(session: Session) -> SessionSummary:
-    """What the index holds of a session, from the events it holds in memory (no chunk is part of it)."""
-    header, events = session.header, session.events
+def _titles_of(events: Sequence[SessionEvent]) -> Titles:
+    """The titles the events gave their session (see `Titles`)."""
     first = next((event for event in events if _from_user(event)), None)
+    titles = Titles(session_title(first.data.content) if isinstance(first, UserMessageEvent) else None)
+    for event in events:
+        if isinstance(event, TitleEvent):
+            titles = titles.named(event.data)
+    return titles
+
+
+def _summary_of(session: Session, titles: Titles) -> SessionSummary:
+    """What the index holds of a session, from the events it holds in memory (no chunk is part of
+    it) and the titles they gave it."""
+    header, events = session.header, session.events
     return SessionSummary(
         id=header.id,
         cwd=header.cwd,
         parent_session=header.parent_session,
         created_at=header.created_at,
         updated_at=events[-1].time if events else header.created_at,
-        title=session_title(first.data.content) if isinstance(first, UserMessageEvent) else None,
-        prompted=first is not None,
+        title=titles.shown,
+        prompted=any(_from_user(event) for event in events),
     )
 
 

@@ -4,6 +4,7 @@ Frames are raw NDJSON, each held against the official package's models."""
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import pytest
 from acp import schema as official
@@ -21,9 +22,10 @@ async def delete(wire: Wire, session_id: str) -> dict[str, object]:
     return await wire.request("session/delete", params)
 
 
-async def listed(wire: Wire) -> list[str]:
+async def listed(wire: Wire, *, titled: bool = False) -> list[Any]:
+    """The ids `session/list` shows (with their titles: `titled`)."""
     sessions = result_of(await wire.request("session/list", {}))["sessions"]
-    return [session["sessionId"] for session in sessions]
+    return [(s["sessionId"], s.get("title")) if titled else s["sessionId"] for s in sessions]
 
 
 async def test_delete_closes_the_open_session_and_removes_its_log_and_its_childrens(store: Store) -> None:

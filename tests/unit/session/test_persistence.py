@@ -462,7 +462,7 @@ def test_a_summary_reads_past_damage_and_a_torn_or_long_tail(store: SessionStore
     path = store.path_of("s")
     lines = path.read_text().splitlines()
     last_time = session.events[-1].time
-    huge = json.dumps({"type": "session/title", "seq": 99, "ignorable": True, "data": {"text": "x" * 100_000}})
+    huge = json.dumps({"type": "note/label", "seq": 99, "ignorable": True, "data": {"text": "x" * 100_000}})
     # Damage before the first user message is skipped; a torn last line and a last line longer than
     # the first tail read are read past (it has no time: the event before it counts).
     lines[1:1] = ["{oops", '{"type": "user/message", "data": {"content": "not a list"}}']
@@ -614,7 +614,7 @@ def test_a_complete_log_is_not_repaired_by_a_free_tail(tmp_path: Path) -> None:
     registry.register(TitleEvent, "free")
     session = new_session(registry=registry)
     complete_turn(session)
-    session.append("session/title", TitleData(title="t"))
+    session.append("note/label", TitleData(title="t"))
     loaded = read_log(write_lines(tmp_path / "s.jsonl", jsonl(session)), registry)
     assert not loaded.repaired
     assert isinstance(loaded.events[-1], TitleEvent)
