@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from acp_agent.agent.options import AgentOptions
-from acp_agent.agent.loop import TurnControl, run_turn
+from acp_agent.agent.loop import TURN_ENDED, TurnControl, run_turn
 from acp_agent.kernel.scope import Scope
 from acp_agent.llm.conversation import Conversation
 from acp_agent.session.content import ContentBlock
@@ -208,13 +208,15 @@ class Agent:
         if ticket.cancelled:
             turn.scope.cancel()
         try:
-            ticket.settle(await run_turn(self, ticket, turn))
+            reason = await run_turn(self, ticket, turn)
+            ticket.settle(reason)
         finally:
             self._turn = self._running = None
             if not ticket.done.is_set():
                 ticket.settle(TurnDisposed())
         if ticket.held:
             await ticket.released.wait()
+        await self.ctx.events.parallel(TURN_ENDED, self, reason)
 
     async def _run(self) -> None:
         """Run the queued turns until none is left (a message queued meanwhile is run by this

@@ -93,6 +93,10 @@ class TurnControl:
 
 _CALL_CHUNKS = (ToolCallDelta, BlockEnd)
 
+TURN_ENDED = "agent/turn-ended"
+"""Awaited (`parallel`) with the agent and the turn's end reason once the turn ended and its
+outcome was reported (a held ticket released), before the next queued turn starts; cancelled
+with the agent's loop (`dispose`)."""
 TURN_STARTING = "agent/turn-starting"
 """Emitted with the agent right before each turn's `turn/start` (synchronous listeners): what a
 turn reads afresh (the project instructions) is read and logged here, ahead of the turn."""

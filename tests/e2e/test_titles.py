@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -12,7 +13,7 @@ import pytest
 
 from tests.e2e.test_delete import CHILD_CALL, listed
 from tests.e2e.test_sessions import Store, error_of, load, prompt, result_of, store, text, updates_of  # noqa: F401 (fixture)
-from tests.e2e.wire import Wire
+from tests.e2e.wire import RECORD_CONFIG, Wire, spawn_server
 from tests.paths import ACP_UNSTABLE_SCHEMA
 
 pytestmark = pytest.mark.anyio
@@ -82,3 +83,48 @@ async def test_a_title_set_by_the_user_is_logged_listed_shown_and_survives_a_loa
     assert relisted == [(session_id, "Closed and named")]
     assert error_of(stored_child)[1].endswith(f"name its top-level session {session_id!r}")
     assert titles_shown(replayed) == ["Count.", "Counting files", "The count", "Closed and named"]
+
+
+def with_titles(store: Store) -> Path:
+    """The scripted composition with the titles row."""
+    config = store.tmp_path / "titles.yml"
+    config.write_text(f"- include: {RECORD_CONFIG}\n- id: titles\n  disabled: false\n", encoding="utf-8")
+    return config
+
+
+async def test_the_model_names_the_thread_after_its_first_completed_turn_unless_the_user_did(store: Store) -> None:
+    script = {
+        "s1": [{"toolCalls": [CHILD_CALL]}, {"text": "Two files."}, {"text": "Still two."}],
+        "s1/call_kid": [{"text": "2"}],  # a child's turn: never titled
+        "s1#title": [{"text": '"Counting the files."\nA second line'}],
+        "s2": [{"text": "Named."}],
+        "s3": [{"text": "Failed."}],
+        "s3#title": [{"throw": {"message": "the provider is down", "code": "SERVER"}}],
+        "s4": [{"text": "Cut."}],
+        "s4#title": [{"text": "A title cut short", "finish": "max-tokens"}],
+    }
+    async with spawn_server(config=with_titles(store), env=store.env(script)) as wire:
+        await wire.request("initialize", {"protocolVersion": 1})
+        modelled = await store.new_session(wire)
+        _, first = await prompt(wire, modelled, text("How many files?"))
+        await wire.wait_for(lambda f: f.get("params", {}).get("update", {}).get("title") == "Counting the files")
+        _, second = await prompt(wire, modelled, text("And now?"))  # no second title call
+        named = await store.new_session(wire)
+        await set_title(wire, named, "Mine")
+        await prompt(wire, named, text("Name it?"))  # the user's title: no call
+        failing = await store.new_session(wire)
+        await prompt(wire, failing, text("Fail?"))
+        cut = await store.new_session(wire)
+        await prompt(wire, cut, text("Cut?"))
+        after = await listed(wire, titled=True)
+        assert await wire.finish() == 0
+    assert titles_shown(first) == ["How many files?"] and titles_shown(second) == []
+    assert titles_shown([f for f in wire.received if f.get("params", {}).get("sessionId") == modelled]) == [
+        "How many files?", "Counting the files"
+    ]
+    assert logged_titles(store, modelled) == [{"title": "Counting the files", "source": "model"}]
+    assert logged_titles(store, named) == [{"title": "Mine", "source": "user"}]
+    assert logged_titles(store, failing) == logged_titles(store, cut) == []
+    expected = [(modelled, "Counting the files"), (named, "Mine"), (failing, "Fail?"), (cut, "Cut?")]
+    assert sorted(after) == sorted(expected)
+    assert "no title for session" in wire.stderr_text and "Traceback" not in wire.stderr_text
