@@ -52,6 +52,12 @@ class ClientCapabilities(Incoming):
     session: ClientSessionCapabilities | None = None
     subagents: dict[str, Any] | None = None
     """`{}`: the client shows child agents as child sessions (`subagent_update`, `session_message`)."""
+    plan: dict[str, Any] | None = None
+    """Unstable; `{}`: the client takes `plan_update` and `plan_removed` (else the whole `plan`)."""
+
+    @property
+    def plans(self) -> bool:
+        return self.plan is not None
 
     @property
     def notices(self) -> bool:
@@ -375,6 +381,28 @@ class Plan(Model):
     entries: list[PlanEntry]
 
 
+class PlanItems(Model):
+    """Unstable: a plan of entries, identified by its id within the session."""
+
+    type: Literal["items"] = "items"
+    plan_id: str
+    entries: list[PlanEntry]
+
+
+class PlanUpdate(Model):
+    """Unstable: the plan of that id now stands as `plan` (for a client advertising `plan`)."""
+
+    session_update: Literal["plan_update"] = "plan_update"
+    plan: PlanItems
+
+
+class PlanRemoved(Model):
+    """Unstable: the plan of that id is gone (for a client advertising `plan`)."""
+
+    session_update: Literal["plan_removed"] = "plan_removed"
+    plan_id: str
+
+
 class UsageUpdate(Model):
     """How full the model's context is after a model call (`cost` is not reported)."""
 
@@ -609,7 +637,7 @@ class SessionMessageChunk(Model):
 
 
 SessionUpdate = Annotated[
-    ContentChunk | ToolCallStart | ToolCallProgress | Plan | UsageUpdate | SessionInfoUpdate
+    ContentChunk | ToolCallStart | ToolCallProgress | Plan | PlanUpdate | PlanRemoved | UsageUpdate | SessionInfoUpdate
     | CurrentModeUpdate | ConfigOptionUpdate | AvailableCommandsUpdate | Notice
     | CompactionUpdate | CompactionSummaryChunk
     | SubagentUpdate | SessionMessage | SessionMessageChunk,

@@ -249,6 +249,7 @@ class AcpServer:
                 context_window=agent.options.context_window,
                 compaction=self.wire.client.compaction,
                 child_sessions=self.wire.client.child_sessions,
+                plans=self.wire.client.plans,
             )
             self.wire.send(frames)  # each frame queued as it is built, none kept
         # Its children take only `session/cancel`, whether this client saw them replayed or not
@@ -459,6 +460,7 @@ class AcpServer:
             shown=agent.session.events,  # a loaded session's: its title was shown already
             notices=self.wire.client.notices,
             compaction=self.wire.client.compaction,
+            plans=self.wire.client.plans,
             answer_every_ms=connection.child_answer_every_ms,
         )
         shown_on = AgentWire(session_id, mapper, child)

@@ -16,6 +16,9 @@ from acp_agent.acp.schema import (
     Notice,
     Plan,
     PlanEntry,
+    PlanItems,
+    PlanRemoved,
+    PlanUpdate,
     SessionInfoUpdate,
     SessionUpdate,
     Text,
@@ -66,7 +69,7 @@ from acp_agent.session.events import (
     UserMessageEvent,
 )
 from acp_agent.tools.base import Image, Tool, ToolDisplayData, ToolDisplayEvent, ToolResult
-from acp_agent.tools.todo import TodoUpdateEvent
+from acp_agent.tools.todo import TodoUpdateData, TodoUpdateEvent
 
 ToolLookup = Callable[[str], "Tool[Any] | None"]
 CHILD_SHOWS: frozenset[type[SessionEvent]] = frozenset({ToolCallEvent, ToolDisplayEvent, ToolResultEvent})
@@ -101,6 +104,8 @@ class ChildOrigin(NamedTuple):
         return {META_KEY: {"route": self.route, "parentToolCallId": self.parent_tool_call_id}}
 
 
+PLAN_ID = "todos"
+"""The id of a session's one plan (its todo list), for a client that takes plan operations."""
 META_KEY = "acpAgent"
 NEST_KEY = "claudeCode"
 
@@ -176,6 +181,7 @@ class UpdateMapper:
         shown: Sequence[SessionEvent] = (),
         notices: bool = False,
         compaction: bool = False,
+        plans: bool = False,
         answer_every_ms: int | None = None,
     ) -> None:
         self._lookup = lookup
@@ -194,6 +200,7 @@ class UpdateMapper:
         self._streamed: set[int] = set()
         """The blocks of the current model call that streamed text (by index)."""
         self._compaction_updates = compaction
+        self._plans = plans
         self._compaction: str | None = None
         """The id of the compaction under way (from its first step to its event or its turn's end)."""
         self._summarizing = False
@@ -269,7 +276,7 @@ class UpdateMapper:
                     self._untold.clear()
                     return ContentChunk(session_update="agent_message_chunk", content=Text(text=text))
             case TodoUpdateEvent():
-                return Plan(entries=[PlanEntry(content=t.content, priority=t.priority, status=t.status) for t in event.data.todos])
+                return self._plan(event.data)
         return None
 
     @property
@@ -361,6 +368,16 @@ class UpdateMapper:
         if usage is None or self._context_window is None:
             return None
         return UsageUpdate(used=usage.context, size=self._context_window)
+
+    def _plan(self, plan: TodoUpdateData) -> SessionUpdate:
+        """The whole `plan`; for a client that takes plan operations, the session's one plan
+        updated, or removed when the todo list was cleared."""
+        entries = [PlanEntry(content=t.content, priority=t.priority, status=t.status) for t in plan.todos]
+        if not self._plans:
+            return Plan(entries=entries)
+        if not entries:
+            return PlanRemoved(plan_id=PLAN_ID)
+        return PlanUpdate(plan=PlanItems(plan_id=PLAN_ID, entries=entries))
 
     def _title(self, message: UserMessageData) -> SessionUpdate | None:
         if message.source.kind not in USER_SOURCES or self._titled:

@@ -52,7 +52,7 @@ def test_the_expected_scenarios_exist() -> None:
         "client-fs", "client-terminal", "slash-commands", "slash-commands-load", "project-instructions",
         "instructions-cut", "prompt-queue", "embedded-context", "images", "thought-levels",
         "compaction-auto", "compaction-command", "compaction-overflow", "compaction-cancel",
-        "compaction-load", "compaction-child", "session-delete",
+        "compaction-load", "compaction-child", "session-delete", "plan-operations",
     }  # fmt: skip
 
 
