@@ -403,14 +403,22 @@ class PlanRemoved(Model):
     plan_id: str
 
 
+class Cost(Model):
+    amount: float
+    currency: str
+
+
 class UsageUpdate(Model):
-    """How full the model's context is after a model call (`cost` is not reported)."""
+    """How full the model's context is after a model call, and what the session cost so far when
+    its models declare prices."""
 
     session_update: Literal["usage_update"] = "usage_update"
     used: int
     """Tokens in the context after the call: its input (cached or not) and its output."""
     size: int
     """The context window, in tokens."""
+    cost: Cost | None = None
+    """The session's calls so far (those of the latest call's currency), from their logged costs."""
 
 
 class SessionInfoUpdate(Model):

@@ -14,6 +14,7 @@ from acp_agent.acp.schema import (
     ContentChunk,
     ImageBlock,
     Notice,
+    Cost,
     Plan,
     PlanEntry,
     PlanItems,
@@ -52,6 +53,7 @@ from acp_agent.session.events import (
     AssistantChunkData,
     AssistantChunkEvent,
     AssistantMessageEvent,
+    CallCost,
     CompactionData,
     CompactionEvent,
     SessionEvent,
@@ -206,6 +208,11 @@ class UpdateMapper:
         self._summarizing = False
         """Inside a compaction step: its text is the summary."""
         self._compactions = sum(isinstance(event, CompactionEvent) for event in shown)
+        self._costs = _Costs()
+        """The session's cost so far, the calls the client saw included (a loaded session's)."""
+        for event in shown:
+            if isinstance(event, AssistantMessageEvent):
+                self._costs.add(event.data.cost)
         self._inputs: dict[str, Any] = {}
         """Each running call's raw input, by call id (a delegating call's task), until its result."""
         self._children: dict[str, str] = {}
@@ -247,6 +254,7 @@ class UpdateMapper:
             case AssistantMessageEvent():
                 self._streamed.clear()  # the call is over; the next one numbers its blocks anew
                 self._step_unanswered = False
+                self._costs.add(event.data.cost)
                 return None if self._summarizing else self._usage(event.data.usage)
             case StepStartEvent() if event.data.purpose == "compaction":
                 return self._compaction_started(event.data)
@@ -313,7 +321,7 @@ class UpdateMapper:
         self._compactions += 1
         shown: list[SessionUpdate] = [self._compaction_status(compaction_id, "completed", data.summary)]
         if self._context_window is not None:
-            shown.append(UsageUpdate(used=data.tokens, size=self._context_window))
+            shown.append(UsageUpdate(used=data.tokens, size=self._context_window, cost=self._costs.total()))
         if self._compactions > 1:
             text = Text(text=compaction_texts.repeated(self._compactions))
             shown.append(ContentChunk(session_update="agent_message_chunk", content=text))
@@ -367,7 +375,7 @@ class UpdateMapper:
     def _usage(self, usage: Usage | None) -> SessionUpdate | None:
         if usage is None or self._context_window is None:
             return None
-        return UsageUpdate(used=usage.context, size=self._context_window)
+        return UsageUpdate(used=usage.context, size=self._context_window, cost=self._costs.total())
 
     def _plan(self, plan: TodoUpdateData) -> SessionUpdate:
         """The whole `plan`; for a client that takes plan operations, the session's one plan
@@ -446,6 +454,27 @@ class UpdateMapper:
 
 def _images(images: list[Image]) -> list[ToolCallContentItem]:
     return [ToolCallContent(content=ImageBlock(data=image.data, mime_type=image.mime_type)) for image in images]
+
+
+class _Costs:
+    """The logged costs of a session's model calls, summed per currency."""
+
+    __slots__ = ("sums", "currency")
+
+    def __init__(self) -> None:
+        self.sums: dict[str, float] = {}
+        self.currency: str | None = None
+        """The latest call's: the one the total is told in."""
+
+    def add(self, cost: CallCost | None) -> None:
+        if cost is not None:
+            self.sums[cost.currency] = self.sums.get(cost.currency, 0.0) + cost.amount
+            self.currency = cost.currency
+
+    def total(self) -> Cost | None:
+        if self.currency is None:
+            return None
+        return Cost(amount=round(self.sums[self.currency], 10), currency=self.currency)
 
 
 def _from_user(event: SessionEvent) -> bool:

@@ -17,13 +17,14 @@ import anyio
 
 from acp_agent.agent.config import model_entry
 from acp_agent.llm.assembler import BlockAssembler, loggable
-from acp_agent.session.content import BlockEnd, ContentBlock, ToolCallBlock, ToolCallDelta
+from acp_agent.session.content import BlockEnd, ContentBlock, ToolCallBlock, ToolCallDelta, Usage
 from acp_agent.llm.codes import CONTEXT_OVERFLOW
 from acp_agent.llm.errors import LlmError
 from acp_agent.llm.request import LlmRequest, Messages
 from acp_agent.llm.retry import RETRY_EVENT
 from acp_agent.session.events import (
     AssistantMessageData,
+    CallCost,
     CompactionTrigger,
     Source,
     StepData,
@@ -212,7 +213,9 @@ async def model_call(agent: Agent, progress: TurnProgress, request: LlmRequest) 
     finish = assembler.finish
     if finish is None:
         raise LlmError("the model stream ended without a finish chunk", "STREAM_CLOSED")
-    session.append("assistant/message", AssistantMessageData(turn=turn, step=step, content=assembler.blocks(), usage=assembler.usage))
+    usage = assembler.usage
+    message = AssistantMessageData(turn=turn, step=step, content=assembler.blocks(), usage=usage, cost=call_cost(agent, usage))
+    session.append("assistant/message", message)
     progress.message_logged = True
     if finish.kind == "error":
         raise LlmError(finish.message or "the model reported an error", finish.code or "MODEL_ERROR")
@@ -283,7 +286,14 @@ def close_step(agent: Agent, progress: TurnProgress, code: str, why: str) -> Non
     if assembler is not None and assembler.streamed and not progress.message_logged:
         session.append(
             "assistant/message",
-            AssistantMessageData(turn=progress.turn, step=progress.step, content=assembler.blocks(), usage=assembler.usage, interrupted=True),
+            AssistantMessageData(
+                turn=progress.turn,
+                step=progress.step,
+                content=assembler.blocks(),
+                usage=assembler.usage,
+                cost=call_cost(agent, assembler.usage),
+                interrupted=True,
+            ),
         )
     for call_id in list(progress.owed):
         _log_result(agent, progress, call_id, ToolResult.failure(why, code))
@@ -295,6 +305,14 @@ def end_step(agent: Agent, progress: TurnProgress) -> None:
     assert progress.step is not None
     agent.session.append("step/end", StepData(turn=progress.turn, step=progress.step))
     progress.step = None
+
+
+def call_cost(agent: Agent, usage: Usage | None) -> CallCost | None:
+    """What a call of the agent's model that used `usage` cost: at its model entry's prices, else
+    at those its adapter row declares (None without usage or prices)."""
+    options = agent.options
+    pricing = model_entry(agent.ctx.get(AGENTS).models, options.model).pricing or agent.ctx.get(LLM).pricing.get(options.provider)
+    return None if usage is None or pricing is None else pricing.cost(usage)
 
 
 def model_request(agent: Agent, messages: Messages) -> LlmRequest:

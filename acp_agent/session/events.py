@@ -106,11 +106,19 @@ class AssistantChunkData(Model):
     chunk: StreamChunk
 
 
+class CallCost(Model):
+    """What one model call cost, when its model declares prices (`llm.pricing`)."""
+
+    amount: float
+    currency: str
+
+
 class AssistantMessageData(Model):
     turn: int
     step: int
     content: list[AssistantBlock]
     usage: Usage | None = None
+    cost: CallCost | None = None
     interrupted: bool | None = None
 
 
