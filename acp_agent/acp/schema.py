@@ -138,6 +138,7 @@ class InitializeResult(Model):
     agent_capabilities: AgentCapabilities
     agent_info: Implementation
     auth_methods: list[TerminalAuthMethod] = []
+    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
 
 
 class AuthenticateParams(Incoming):
@@ -236,6 +237,20 @@ class DeleteSessionParams(Incoming):
 
 class DeleteSessionResult(Model):
     pass
+
+
+class SteeringParams(Incoming):
+    """`_session/steering` (an extension peers share): a message for the running turn."""
+
+    session_id: str
+    prompt: list[dict[str, Any]]
+    idle_behavior: str | None = None
+    """`promptRequired`: refuse when no turn runs; anything else (or none): start one."""
+
+
+class SteeringResult(Model):
+    outcome: Literal["injected", "startedNewTurn", "promptRequired"]
+    reason: Literal["noRunningTurn"] | None = None
 
 
 class SetSessionTitleParams(Incoming):

@@ -33,6 +33,8 @@ from acp_agent.acp.schema import (
     DeleteSessionResult,
     SetSessionTitleParams,
     SetSessionTitleResult,
+    SteeringParams,
+    SteeringResult,
     Implementation,
     InitializeParams,
     InitializeResult,
@@ -110,6 +112,9 @@ CANCELLED_BY_CLIENT = "cancelled by the client"
 EXTENSIONS = {"acpAgent": {"promptQueueing": True}}
 """`agentCapabilities._meta`: what this agent does beyond the protocol. `promptQueueing`: a prompt
 sent while another runs is queued, not refused (`prompt`)."""
+INITIALIZE_META = {"steering": {"supported": True}}
+"""The `initialize` result's `_meta`: `_session/steering` is served (`steer`), in the shape other
+agents (codex-acp, claude-agent-acp) announce it."""
 
 
 @dataclass(eq=False)
@@ -160,6 +165,7 @@ class AcpServer:
             ),
             agent_info=Implementation(name="acp-agent", title="acp-agent", version=acp_agent.__version__),
             auth_methods=self.auth_methods,
+            meta=INITIALIZE_META,
         )
 
     async def authenticate(self, params: AuthenticateParams) -> dict[str, Any]:
@@ -525,6 +531,23 @@ class AcpServer:
             raise auth.auth_required(reason.message, self.auth_methods)
         return PromptResult(stop_reason=_stop_reason(reason))
 
+    async def steer(self, params: SteeringParams) -> SteeringResult:
+        """`_session/steering`: the message joins the running turn (its next model call sees it
+        as the user's, logged with source `steer`), or, when none runs, starts a turn as a prompt
+        would (the answer does not wait for it), unless `idleBehavior` is `promptRequired`."""
+        entry = self.wire.session(params.session_id)
+        images = self._takes_images()
+        content = [_content_block(i, block, images) for i, block in enumerate(params.prompt)]
+        _check_attachments(content, entry.agent)
+        auth.require_key(self.ctx.get(LLM).credentials, entry.agent.options.provider, self.auth_methods)
+        if entry.agent.turn_running:
+            entry.agent.steer(content)
+            return SteeringResult(outcome="injected")
+        if params.idle_behavior == "promptRequired":
+            return SteeringResult(outcome="promptRequired", reason="noRunningTurn")
+        entry.agent.steer(content)
+        return SteeringResult(outcome="startedNewTurn")
+
     async def cancel(self, params: CancelParams) -> None:
         """End the running prompt and those read before this notification (they answer
         `cancelled`); a prompt read after it runs. Read order decides, not the order the request
@@ -657,6 +680,7 @@ METHODS: Methods = {
     "session/close": _method(CloseSessionParams, AcpServer.close_session),
     "session/delete": _method(DeleteSessionParams, AcpServer.delete_session),
     "session/set_title": _method(SetSessionTitleParams, AcpServer.set_title),
+    "_session/steering": _method(SteeringParams, AcpServer.steer),
     "session/set_mode": _method(SetSessionModeParams, lambda server, params: modes.set_mode(server.wire, params)),
     "session/set_config_option": _method(
         SetSessionConfigOptionParams, lambda server, params: modes.set_config_option(server.wire, params)

@@ -144,8 +144,15 @@ class Agent:
         self._spawn()
         return ticket
 
+    @property
+    def turn_running(self) -> bool:
+        """Whether a turn runs now (one queued behind a held answer does not)."""
+        return self._turn is not None
+
     def steer(self, content: Sequence[ContentBlock]) -> None:
-        """Add `content` to the running turn at its next step, or start a turn when idle."""
+        """Add `content` to the running turn at its next step, or start a turn when idle. What
+        the turn did not take before it ended (it answered, or was cancelled, meanwhile) is the
+        next turn's message."""
         if self._turn is None:
             self.followup(content, "steer")
         else:
@@ -214,6 +221,8 @@ class Agent:
             self._turn = self._running = None
             if not ticket.done.is_set():
                 ticket.settle(TurnDisposed())
+        for content in turn.steering:  # came after the turn's last step began
+            self.followup(content, "steer")
         if ticket.held:
             await ticket.released.wait()
         await self.ctx.events.parallel(TURN_ENDED, self, reason)
