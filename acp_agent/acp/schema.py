@@ -87,6 +87,16 @@ class Supported(Model):
     """An empty object: the capability is offered (`{}`), with no options."""
 
 
+class SystemPromptModes(Model):
+    override: Supported | None = None
+
+
+class SystemPromptCapabilities(Model):
+    """Unstable: `systemPrompt` on new, load and resume (`append`; `override` when `mode` says so)."""
+
+    mode: SystemPromptModes | None = None
+
+
 class SessionCapabilities(Model):
     """The session lifecycle methods offered beyond the baseline (`session/load` has its own flag)."""
 
@@ -96,6 +106,7 @@ class SessionCapabilities(Model):
     delete: Supported | None = None
     title: Supported | None = None
     """Unstable: `session/set_title`."""
+    system_prompt: SystemPromptCapabilities | None = None
 
 
 class AgentAuthCapabilities(Model):
@@ -152,10 +163,19 @@ class LogoutParams(Incoming):
 # -- sessions --------------------------------------------------------------------------------
 
 
+class SystemPrompt(Incoming):
+    """Unstable: the client's system-level instructions for a session. `mode` is kept as sent
+    (an unknown one is refused by name); `content` is checked by the server (text blocks only)."""
+
+    mode: str
+    content: list[dict[str, Any]]
+
+
 class NewSessionParams(Incoming):
     cwd: str
     mcp_servers: list[dict[str, Any]]
     additional_directories: list[str] | None = None
+    system_prompt: SystemPrompt | None = None
 
 
 class NewSessionResult(Model):
@@ -188,6 +208,7 @@ class LoadSessionParams(Incoming):
     cwd: str
     mcp_servers: list[dict[str, Any]]
     additional_directories: list[str] | None = None
+    system_prompt: SystemPrompt | None = None
 
 
 class ResumeSessionParams(Incoming):
@@ -195,6 +216,7 @@ class ResumeSessionParams(Incoming):
     cwd: str
     mcp_servers: list[dict[str, Any]] = []
     additional_directories: list[str] | None = None
+    system_prompt: SystemPrompt | None = None
 
 
 class OpenSessionResult(Model):

@@ -35,6 +35,9 @@ from acp_agent.acp.schema import (
     SetSessionTitleResult,
     SteeringParams,
     SteeringResult,
+    SystemPrompt,
+    SystemPromptCapabilities,
+    SystemPromptModes,
     Implementation,
     InitializeParams,
     InitializeResult,
@@ -66,6 +69,7 @@ from acp_agent.acp.wire import AcpSession, AgentWire, Wire
 from acp_agent.agent.agent import Agent
 from acp_agent.agent.config import model_entry
 from acp_agent.agent.factory import PUBLISHED, AgentFactory
+from acp_agent.agent.prompt import ClientPromptMode, use_client_prompt
 from acp_agent.commands import COMMANDS, Announcer, Command
 from acp_agent.kernel.context import Context
 from acp_agent.kernel.scope import Disposer, Scope
@@ -158,7 +162,14 @@ class AcpServer:
                 prompt_capabilities=PromptCapabilities(image=self._takes_images(), embedded_context=True),
                 mcp_capabilities=McpCapabilities(http=True, sse=True) if self.ctx.has(MCP) else None,
                 session_capabilities=SessionCapabilities(
-                    list=Supported(), resume=Supported(), close=Supported(), delete=Supported(), title=Supported()
+                    list=Supported(),
+                    resume=Supported(),
+                    close=Supported(),
+                    delete=Supported(),
+                    title=Supported(),
+                    system_prompt=SystemPromptCapabilities(
+                        mode=SystemPromptModes(override=Supported()) if self._override_allowed() else None
+                    ),
                 ),
                 meta=EXTENSIONS,
                 auth=auth.auth_capabilities(credentials),
@@ -180,7 +191,10 @@ class AcpServer:
         servers = self._check_workspace(params.cwd, params.additional_directories, params.mcp_servers)
         if not os.path.isdir(params.cwd):  # every tool would fail there; a stored session's is not checked
             raise errors.invalid_params(f"cwd {params.cwd!r} is not an existing directory")
+        instructions = self._client_prompt(params.system_prompt)
         agent = await self.ctx.get(AGENTS).create(cwd=params.cwd)
+        if instructions is not None:
+            use_client_prompt(agent, *instructions)
         self._connect(agent, servers)
         self._open(agent)
         return NewSessionResult(session_id=agent.id, **modes.session_state(self.ctx, agent))
@@ -196,25 +210,20 @@ class AcpServer:
 
     async def load_session(self, params: LoadSessionParams) -> OpenSessionResult:
         """Reopen a stored session and replay it as `session/update`s before answering."""
-        agent = await self._reopen(params.session_id, params.cwd, params.additional_directories, params.mcp_servers, True)
+        agent = await self._reopen(params, True)
         return OpenSessionResult(**modes.session_state(self.ctx, agent))
 
     async def resume_session(self, params: ResumeSessionParams) -> OpenSessionResult:
         """Reopen a stored session without replaying it."""
-        agent = await self._reopen(params.session_id, params.cwd, params.additional_directories, params.mcp_servers, False)
+        agent = await self._reopen(params, False)
         return OpenSessionResult(**modes.session_state(self.ctx, agent))
 
-    async def _reopen(
-        self,
-        session_id: str,
-        cwd: str,
-        additional_directories: list[str] | None,
-        mcp_servers: list[dict[str, Any]],
-        replay: bool,
-    ) -> Agent:
+    async def _reopen(self, params: LoadSessionParams | ResumeSessionParams, replay: bool) -> Agent:
+        session_id, cwd = params.session_id, params.cwd
         if session_id in self.wire.child_ids:
             raise errors.subagent_session(session_id)
-        servers = self._check_workspace(cwd, additional_directories, mcp_servers)
+        servers = self._check_workspace(cwd, params.additional_directories, params.mcp_servers)
+        instructions = self._client_prompt(params.system_prompt)
         async with self._one_at_a_time(session_id):
             if session_id in self.wire.sessions:  # open here already: reopened from what it wrote
                 await self._close(session_id)
@@ -224,6 +233,8 @@ class AcpServer:
                 agent = await self._restore(session_id, cwd, loaded, replay)
             finally:
                 unclaim()  # a no-op once the agent's log took the lock over
+            if instructions is not None:  # as the request names it: the log's earlier ones are history
+                use_client_prompt(agent, *instructions)
             self._connect(agent, servers)
             self._open(agent)
             return agent
@@ -571,6 +582,29 @@ class AcpServer:
         for entry in self.wire.sessions.values():
             entry.agent.cancel("the client closed the connection")
 
+
+    def _client_prompt(self, system_prompt: SystemPrompt | None) -> tuple[ClientPromptMode, str] | None:
+        """The request's `systemPrompt` as (mode, text), checked before anything is opened."""
+        if system_prompt is None:
+            return None
+        allowed = ("append", "override") if self._override_allowed() else ("append",)
+        if system_prompt.mode not in allowed:
+            raise errors.invalid_params(
+                f"systemPrompt.mode {system_prompt.mode!r} is not supported (this agent takes {' and '.join(allowed)})"
+            )
+        if not system_prompt.content:
+            raise errors.invalid_params("systemPrompt.content is empty")
+        texts = []
+        for index, block in enumerate(system_prompt.content):
+            if block.get("type") != "text" or not isinstance(block.get("text"), str):
+                raise errors.invalid_params(f"systemPrompt.content[{index}]: only text blocks are supported")
+            texts.append(block["text"])
+        mode: ClientPromptMode = "override" if system_prompt.mode == "override" else "append"
+        return mode, "\n\n".join(texts)
+
+    def _override_allowed(self) -> bool:
+        connection = self.ctx.find(CONNECTION) or ConnectionConfig()
+        return connection.system_prompt_override
 
     def _check_workspace(
         self, cwd: str, additional_directories: list[str] | None, mcp_servers: list[dict[str, Any]]
