@@ -15,6 +15,10 @@ besides its own updates (which its `UpdateMapper` maps, under its own session id
   `subagent_update`: `idle` with the stop reason, the run's token usage and, for a failed run, a
   JSON-RPC error naming the turn's code; `capabilities: null`, since the one-shot child takes no
   more mutations.
+- A background child (its call's `run_in_background`) is not ended by its call's result: each of
+  its turns ends with its last text as the answer and `idle` (capabilities kept: it takes more
+  messages and cancels); a later turn (a message of its parent) goes `running` again, its
+  message shown as the task is (`task-<n>` / `answer-<n>` for the n-th turn).
 
 Message ids name the child, so each is unique in its session's transcript: `task:<child>` and
 `answer:<child>` on the parent's, `task` and `answer` on the child's. The live connection and the
@@ -32,6 +36,7 @@ from acp_agent.acp.schema import (
     Error,
     MessageBlock,
     SessionMessage,
+    SessionInfoUpdate,
     SessionMessageChunk,
     SessionUpdate,
     SubagentCancel,
@@ -46,9 +51,9 @@ from acp_agent.acp.schema import (
     Text,
 )
 from acp_agent.acp.content import wire_content
-from acp_agent.acp.updates import UpdateMapper
+from acp_agent.acp.updates import META_KEY, UpdateMapper
 from acp_agent.session.titles import brief
-from acp_agent.session.content import TextContent, Usage
+from acp_agent.session.content import TextBlock, TextContent, Usage
 from acp_agent.session.events import (
     AssistantMessageEvent,
     SessionEvent,
@@ -57,6 +62,7 @@ from acp_agent.session.events import (
     TurnEndEvent,
     TurnEndReason,
     TurnFailed,
+    TurnStartEvent,
     UserMessageEvent,
 )
 from acp_agent.subagents.driver import STRUCTURED_MISSING, STRUCTURED_MISSING_CODE
@@ -74,6 +80,24 @@ STOP_REASONS: dict[str, StopReason] = {
 }
 """How each way a turn ends reads on the wire: a prompt's answer, a child's end state (a failed
 turn answers a prompt with an error instead, and ends a child `error`)."""
+
+
+WOKEN_SOURCE = "subagent"
+"""The trigger source of a turn a background child's notice started (`subagents.background`)."""
+
+
+def woken_turn(event: SessionEvent, woken: bool) -> SessionInfoUpdate | None:
+    """A top-level session's turn that no prompt started (a background child's notice woke it)
+    shows its start and end as `session_info_update`s whose `_meta.acpAgent.turn` says so (the
+    end with the stop reason): no `session/prompt` answers it. `woken`: the running turn is one."""
+    match event:
+        case TurnStartEvent(data=data) if (data.trigger.source or {}).get("kind") == WOKEN_SOURCE:
+            return SessionInfoUpdate(meta={META_KEY: {"turn": "started", "trigger": WOKEN_SOURCE}})
+        case TurnEndEvent(data=data) if woken:
+            reason = data.reason
+            stop = "error" if reason.kind == "error" else stop_reason(reason)
+            return SessionInfoUpdate(meta={META_KEY: {"turn": "ended", "stopReason": stop}})
+    return None
 
 
 def stop_reason(reason: TurnEndReason) -> StopReason:
@@ -129,6 +153,13 @@ class ChildSession:
     reason: TurnEndReason | None = None
     tokens: Tokens = field(default_factory=Tokens)
     ended: bool = False
+    turns: int = 0
+    said: str | None = None
+    """A background child's last text in its running turn (its answer when the turn ends)."""
+
+    @property
+    def background(self) -> bool:
+        return isinstance(self.task, dict) and self.task.get("run_in_background") is True
 
     @classmethod
     def opened(cls, header: SessionHeader, route: str, parent_id: str, parent: UpdateMapper) -> tuple[ChildSession, list[Frame]]:
@@ -159,33 +190,55 @@ class ChildSession:
 
     def see(self, event: SessionEvent) -> list[Frame]:
         """What one of the child's own events (its fork seed excluded) adds to its frames: the
-        task's two views at its first message; the run's usage and end are kept for `end`."""
+        task's two views at its first message; the run's usage and end are kept for `end` (a
+        background child's turns each end here)."""
         match event:
+            case TurnStartEvent() if self.background:
+                self.turns, self.said = self.turns + 1, None
+                if self.turns > 1:
+                    return [(self.parent_id, SubagentUpdate(session_id=self.id, state=SubagentRunning()))]
             case UserMessageEvent() if not self.told:
                 self.told = True
                 return self._message("task", self.parent_id, self.id, [wire_content(b) for b in event.data.content])
-            case AssistantMessageEvent(data=data) if data.usage is not None:
-                self.tokens.add(data.usage)
+            case UserMessageEvent() if self.background:
+                content = [wire_content(b) for b in event.data.content]
+                return self._message(f"task-{self.turns}", self.parent_id, self.id, content)
+            case AssistantMessageEvent(data=data):
+                if data.usage is not None:
+                    self.tokens.add(data.usage)
+                said = "".join(block.text for block in data.content if isinstance(block, TextBlock))
+                self.said = said or self.said
+            case TurnEndEvent() if self.background:
+                self.reason = event.data.reason
+                answer = [self.said] if self.said and self.reason.kind == "completed" else []
+                kind = "answer" if self.turns <= 1 else f"answer-{self.turns}"
+                return self._final(kind, answer, self.reason, SubagentSessionCapabilities(cancel=SubagentCancel()))
             case TurnEndEvent():
                 self.reason = event.data.reason
         return []
 
     def end(self, result: ToolResultData | None) -> list[Frame]:
         """The answer (a successful `result` of the parent's call) and the final state; nothing
-        once sent. `result` None: the call never had one."""
-        if self.ended:
+        once sent, nor for a background child (its turns end in `see`). `result` None: the call
+        never had one."""
+        if self.ended or self.background:
             return []
         self.ended = True
-        frames: list[Frame] = []
+        texts: list[str] = []
         if result is not None and not result.is_error:
             texts = [block.text for block in result.content if isinstance(block, TextContent) and block.text]
-            content: list[MessageBlock] = [Text(text=text) for text in texts]
-            if content:
-                frames = self._message("answer", self.id, self.parent_id, content)
         reason = self.reason
         if reason is not None and reason.kind == "completed" and result is not None and result.is_error:
             # A clean turn of a structured run that never recorded its value: the run failed.
             reason = TurnFailed(message=STRUCTURED_MISSING, code=STRUCTURED_MISSING_CODE)
+        return self._final("answer", texts, reason, None)
+
+    def _final(
+        self, kind: str, texts: list[str], reason: TurnEndReason | None, capabilities: SubagentSessionCapabilities | None
+    ) -> list[Frame]:
+        """A run's answer (`texts`, as message `kind`), then its `idle` state."""
+        content: list[MessageBlock] = [Text(text=text) for text in texts]
+        frames = self._message(kind, self.id, self.parent_id, content) if content else []
         stop: SubagentStopReason = "cancelled"  # ended before its turn began
         if reason is not None:
             stop = "error" if reason.kind == "error" else stop_reason(reason)
@@ -197,7 +250,7 @@ class ChildSession:
                 data={"code": reason.code} if reason.code is not None else None,
             )
         state = SubagentIdle(stop_reason=stop, usage=self.tokens.usage(), error=error)
-        frames.append((self.parent_id, SubagentUpdate(session_id=self.id, capabilities=None, state=state)))
+        frames.append((self.parent_id, SubagentUpdate(session_id=self.id, capabilities=capabilities, state=state)))
         return frames
 
     def _message(self, kind: str, sender: str, recipient: str, content: Sequence[MessageBlock]) -> list[Frame]:

@@ -75,6 +75,16 @@ def readable_id(frame: Any) -> Any:
     return request_id if frames.is_request_id(request_id) else None
 
 
+def _run_all(callbacks: list[Callable[[], None]]) -> None:
+    """Run what waited for an answer (a session's command list, its MCP servers' start): one
+    that raises is logged and the others still run; it never ends the reader's task group."""
+    for callback in callbacks:
+        try:
+            callback()
+        except Exception as exc:
+            log.error("what followed an answer failed: %s", exc, exc_info=exc)
+
+
 @dataclass
 class _Waiter:
     done: anyio.Event = field(default_factory=anyio.Event)
@@ -161,8 +171,7 @@ class Connection:
             if response is not None:
                 self._reply(response)
         finally:
-            for callback in answered:
-                callback()
+            _run_all(answered)
 
     async def _dispatch_batch(self, batch: list[Any], text: str, read_at: int) -> None:
         """Each item answered on its own, the answers sent together (none for notifications)."""
@@ -181,8 +190,7 @@ class Connection:
             try:
                 answers[index] = await self._answer(item, text)
             finally:
-                for callback in answered:
-                    callback()
+                _run_all(answered)
 
         async with anyio.create_task_group() as items:
             for index, item in enumerate(batch):

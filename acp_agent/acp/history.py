@@ -26,7 +26,7 @@ from acp_agent.acp.schema import ContentChunk, SessionUpdate
 from acp_agent.acp.children import ChildSession, Frame
 from acp_agent.acp.content import wire_content
 from acp_agent.acp.updates import ChildOrigin, ToolLookup, UpdateMapper
-from acp_agent.session.content import BlockEnd, ReasoningDelta, StreamChunk, TextDelta
+from acp_agent.session.content import BlockEnd, ReasoningDelta, StreamChunk, TextContent, TextDelta
 from acp_agent.session.events import (
     COMMAND_SOURCE,
     USER_SOURCES,
@@ -54,6 +54,8 @@ class StoredLog:
     header: SessionHeader
     events: Sequence[SessionEvent]
     children: list[StoredLog] = field(default_factory=list)
+    damage: str | None = None
+    """Why its events could not be read (a damaged child's log): it shows this instead."""
 
     def descendants(self) -> Iterator[StoredLog]:
         """Its children, theirs, and so on."""
@@ -112,6 +114,9 @@ class _Replay(NamedTuple):
         open_calls: dict[str, str] = {}
         """Each call id's latest occurrence, as a route key."""
         own_from = log.header.seed_length or 0  # a fork child's seed is its parent's, never shown as its own
+        if log.damage is not None:
+            text = TextContent(text=f"[the log of subagent {log.header.id} could not be read: {log.damage}]")
+            yield session_id, ContentChunk(session_update="agent_message_chunk", content=wire_content(text))
         deltas = _Deltas()
         streamed = False
         """Whether the current step's chunks are in the log (a load keeps them only for a step that

@@ -463,6 +463,7 @@ class SessionInfoUpdate(Model):
 
     session_update: Literal["session_info_update"] = "session_info_update"
     title: str | None = None
+    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
 
 
 # -- session modes and config options -------------------------------------------------------

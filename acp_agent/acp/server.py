@@ -61,7 +61,7 @@ from acp_agent.acp.schema import (
     TerminalAuthMethod,
     UnstructuredCommandInput,
 )
-from acp_agent.acp.children import ChildSession, stop_reason
+from acp_agent.acp.children import ChildSession, stop_reason, woken_turn
 from acp_agent.acp.history import StoredLog, history_updates
 from acp_agent.acp.listing import list_page, listed_cwd
 from acp_agent.acp.updates import ChildOrigin, UpdateMapper
@@ -91,6 +91,8 @@ from acp_agent.session.content import (
 )
 from acp_agent.session.errors import (
     InvalidSessionId,
+    LogUnwritable,
+    MisplacedLog,
     SessionBusy,
     SessionLogDamaged,
     SessionNotFound,
@@ -192,7 +194,10 @@ class AcpServer:
         if not os.path.isdir(params.cwd):  # every tool would fail there; a stored session's is not checked
             raise errors.invalid_params(f"cwd {params.cwd!r} is not an existing directory")
         instructions = self._client_prompt(params.system_prompt)
-        agent = await self.ctx.get(AGENTS).create(cwd=params.cwd)
+        try:
+            agent = await self.ctx.get(AGENTS).create(cwd=params.cwd)
+        except LogUnwritable as exc:  # the sessions directory went read-only, full, or away
+            raise errors.internal_error(f"cannot start a session: {exc}") from None
         if instructions is not None:
             use_client_prompt(agent, *instructions)
         self._connect(agent, servers)
@@ -255,7 +260,20 @@ class AcpServer:
             )
         stored = StoredLog(header, loaded.events, self._children(session_id)) if replay else None
         factory: AgentFactory = self.ctx.get(AGENTS)
-        agent = await factory.restore(loaded)
+        try:
+            agent = await factory.restore(loaded)
+        except LogUnwritable as exc:
+            raise errors.internal_error(f"cannot open session {session_id!r}: {exc}") from None
+        try:
+            self._replay(agent, stored, session_id)
+        except BaseException:  # the session is not opened: its agent goes, and its lock with it
+            with anyio.CancelScope(shield=True):
+                await agent.dispose()
+            raise
+        return agent
+
+    def _replay(self, agent: Agent, stored: StoredLog | None, session_id: str) -> None:
+        """Replay a stored session (`stored`, when asked) and note the ids of its children."""
         if stored is not None:
             # The session's MCP tools connect after the answer: past calls show as they were logged.
             logged = logged_tools(self.ctx, stored)
@@ -275,7 +293,6 @@ class AcpServer:
             self.wire.child_ids.update(log_.header.id for log_ in stored.descendants())
         else:
             self.wire.child_ids.update(self._descendant_ids(session_id))
-        return agent
 
     def _open(self, agent: Agent) -> None:
         """Show a top-level agent as a session of this client; its command list goes out once the
@@ -308,18 +325,17 @@ class AcpServer:
             return await self.ctx.get(SESSIONS).claim(session_id)
         except (SessionNotFound, InvalidSessionId):
             raise errors.session_not_found(session_id) from None
-        except SessionBusy as exc:
+        except (SessionBusy, MisplacedLog, OSError) as exc:
             raise errors.internal_error(f"cannot open session {session_id!r}: {exc}") from None
 
-    def _read(self, session_id: str, loading: str | None = None) -> LoadedSession:
-        """A stored log, read back (a torn tail repaired); errors as the client should see them,
-        naming the session being loaded (`loading`, when the log is one of its children's)."""
+    def _read(self, session_id: str) -> LoadedSession:
+        """A stored log, read back (a torn tail repaired); errors as the client should see them."""
         try:
             return self.ctx.get(SESSIONS).load(session_id)
         except (SessionNotFound, InvalidSessionId):
             raise errors.session_not_found(session_id) from None
-        except (SessionLogDamaged, UnsupportedVersion) as exc:
-            raise errors.internal_error(f"cannot load session {loading or session_id!r}: {exc}") from None
+        except (SessionLogDamaged, UnsupportedVersion, MisplacedLog, OSError) as exc:
+            raise errors.internal_error(f"cannot load session {session_id!r}: {exc}") from None
 
     def _descendant_ids(self, session_id: str) -> set[str]:
         """The ids of the stored sessions `session_id` started, and theirs, recursively (from
@@ -343,7 +359,14 @@ class AcpServer:
             children = []
             for child_id in store.children_of(parent):
                 if child_id not in seen:  # a parent cycle, only ever written by hand
-                    child = self._read(child_id, session_id)
+                    try:
+                        child = store.load(child_id)
+                    except (SessionNotFound, SessionLogDamaged, UnsupportedVersion, MisplacedLog, OSError) as exc:
+                        # The thread loads, the child shows as damaged (if its header tells where).
+                        log.warning("session %s: its subagent's log cannot be loaded: %s", session_id, exc)
+                        if (header := store.header_of(child_id)) is not None:
+                            children.append(StoredLog(header, [], damage=str(exc)))
+                        continue
                     children.append(StoredLog(child.header, child.events, logs(child_id, seen | {child_id})))
             return children
 
@@ -387,10 +410,7 @@ class AcpServer:
                 await self._close(session_id)
             unclaim = await self._claim(session_id)
             try:
-                try:
-                    self._top_level(session_id, "delete")
-                except SessionLogDamaged as exc:  # a log whose header is damaged can still go
-                    log.warning("deleting session %r: %s", session_id, exc)
+                self._top_level(session_id, "delete")  # a log whose header is damaged can still go
                 self.ctx.get(SESSIONS).delete(session_id)
             finally:
                 unclaim()
@@ -423,15 +443,15 @@ class AcpServer:
         return SetSessionTitleResult(title=title)
 
     def _top_level(self, session_id: str, verb: str) -> None:
-        """Refuse a stored subagent's session (`verb` its top-level one instead) and a directory
-        without a log."""
-        try:
-            parent = self.ctx.get(SESSIONS).header(session_id).parent_session
-        except SessionNotFound:
-            raise errors.session_not_found(session_id) from None
-        if parent is not None:
+        """Refuse a directory without a log (`-32002`) and a stored subagent's session (`verb` its
+        top-level one instead); a header that does not read is the caller's to meet."""
+        store = self.ctx.get(SESSIONS)
+        if not store.path_of(session_id).is_file():
+            raise errors.session_not_found(session_id)
+        header = store.header_of(session_id)
+        if header is not None and header.parent_session is not None:
             raise errors.invalid_params(
-                f"session {session_id!r} is a subagent's session; {verb} its top-level session {parent!r}"
+                f"session {session_id!r} is a subagent's session; {verb} its top-level session {header.parent_session!r}"
             )
 
     def _closing(self, session_id: str) -> None:
@@ -483,7 +503,7 @@ class AcpServer:
         shown_on = AgentWire(session_id, mapper, child)
         agent.scope.add(self.wire.show(agent.id, shown_on))
 
-        forward = _Forward(self.wire, session_id, mapper, shown_on, child)
+        forward = _Forward(self.wire, session_id, mapper, shown_on, child, top_level=origin is None)
         agent.scope.add(agent.session.subscribe(forward.event, chunks=forward.chunk))
 
     def _takes_images(self) -> bool:
@@ -683,10 +703,16 @@ def _brief(exc: ValidationError) -> str:
     )
 
 
-def _method(params_model: type[P], handler: Callable[[AcpServer, P], Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+def _method(
+    name: str, params_model: type[P], handler: Callable[[AcpServer, P], Awaitable[Any]]
+) -> Callable[..., Awaitable[Any]]:
     """A jsonrpcserver method: validate the named params, run the handler, dump its result. ACP's
     params are an object: an array's items (which the dispatcher would pass by position) are
-    refused by name, not with Python's complaint about positional arguments."""
+    refused by name, not with Python's complaint about positional arguments.
+
+    The guard of every method: an exception the handler did not turn into a JSON-RPC error (a
+    bug, a file that broke a parser, a log that could not be written) answers `-32603` naming
+    the method and what failed, with its traceback on stderr; the server goes on."""
 
     async def method(conn: Connection, *positional: Any, **params: Any) -> Any:
         if positional:
@@ -695,29 +721,39 @@ def _method(params_model: type[P], handler: Callable[[AcpServer, P], Awaitable[A
             parsed = params_model.model_validate(params)
         except ValidationError as exc:
             raise errors.invalid_params(_brief(exc)) from None
-        result = await handler(conn.state, parsed)
+        try:
+            result = await handler(conn.state, parsed)
+        except JsonRpcError:
+            raise
+        except Exception as exc:
+            log.error("%s failed", name, exc_info=exc)
+            raise errors.internal_error(f"{name} failed: {type(exc).__name__}: {exc}") from None
         return Success(result.dump() if hasattr(result, "dump") else result)
 
     return method
 
 
 METHODS: Methods = {
-    "initialize": _method(InitializeParams, AcpServer.initialize),
-    "authenticate": _method(AuthenticateParams, AcpServer.authenticate),
-    "logout": _method(LogoutParams, AcpServer.logout),
-    "session/new": _method(NewSessionParams, AcpServer.new_session),
-    "session/prompt": _method(PromptParams, AcpServer.prompt),
-    "session/cancel": _method(CancelParams, AcpServer.cancel),
-    "session/load": _method(LoadSessionParams, AcpServer.load_session),
-    "session/list": _method(ListSessionsParams, AcpServer.list_sessions),
-    "session/resume": _method(ResumeSessionParams, AcpServer.resume_session),
-    "session/close": _method(CloseSessionParams, AcpServer.close_session),
-    "session/delete": _method(DeleteSessionParams, AcpServer.delete_session),
-    "session/set_title": _method(SetSessionTitleParams, AcpServer.set_title),
-    "_session/steering": _method(SteeringParams, AcpServer.steer),
-    "session/set_mode": _method(SetSessionModeParams, lambda server, params: modes.set_mode(server.wire, params)),
+    "initialize": _method("initialize", InitializeParams, AcpServer.initialize),
+    "authenticate": _method("authenticate", AuthenticateParams, AcpServer.authenticate),
+    "logout": _method("logout", LogoutParams, AcpServer.logout),
+    "session/new": _method("session/new", NewSessionParams, AcpServer.new_session),
+    "session/prompt": _method("session/prompt", PromptParams, AcpServer.prompt),
+    "session/cancel": _method("session/cancel", CancelParams, AcpServer.cancel),
+    "session/load": _method("session/load", LoadSessionParams, AcpServer.load_session),
+    "session/list": _method("session/list", ListSessionsParams, AcpServer.list_sessions),
+    "session/resume": _method("session/resume", ResumeSessionParams, AcpServer.resume_session),
+    "session/close": _method("session/close", CloseSessionParams, AcpServer.close_session),
+    "session/delete": _method("session/delete", DeleteSessionParams, AcpServer.delete_session),
+    "session/set_title": _method("session/set_title", SetSessionTitleParams, AcpServer.set_title),
+    "_session/steering": _method("_session/steering", SteeringParams, AcpServer.steer),
+    "session/set_mode": _method(
+        "session/set_mode", SetSessionModeParams, lambda server, params: modes.set_mode(server.wire, params)
+    ),
     "session/set_config_option": _method(
-        SetSessionConfigOptionParams, lambda server, params: modes.set_config_option(server.wire, params)
+        "session/set_config_option",
+        SetSessionConfigOptionParams,
+        lambda server, params: modes.set_config_option(server.wire, params),
     ),
 }
 
@@ -726,14 +762,19 @@ class _Forward:
     """What `AcpServer._watch` subscribes to an agent's log: its events and chunks, to the wire.
     One small object rather than two closures and their cells: every open session has one."""
 
-    __slots__ = ("wire", "session_id", "mapper", "shown_on", "child")
+    __slots__ = ("wire", "session_id", "mapper", "shown_on", "child", "top_level", "woken")
 
-    def __init__(self, wire: Wire, session_id: str, mapper: UpdateMapper, shown_on: AgentWire, child: ChildSession | None) -> None:
+    def __init__(
+        self, wire: Wire, session_id: str, mapper: UpdateMapper, shown_on: AgentWire, child: ChildSession | None, *, top_level: bool
+    ) -> None:
         self.wire = wire
         self.session_id = session_id
         self.mapper = mapper
         self.shown_on = shown_on
         self.child = child
+        self.top_level = top_level
+        self.woken = False
+        """The running turn is one a background child's notice started (no prompt answers it)."""
 
     def chunk(self, streamed: StreamedChunk) -> None:
         """The hot path: no event made for a chunk's text."""
@@ -752,3 +793,6 @@ class _Forward:
             self.wire.send(started.end(event.data))  # the child's answer and end, before the call's
         for update in self.mapper.updates(event):
             self.wire.update(self.session_id, update)
+        if self.top_level and (woken := woken_turn(event, self.woken)) is not None:
+            self.woken = not self.woken
+            self.wire.update(self.session_id, woken)

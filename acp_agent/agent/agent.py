@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -9,21 +10,30 @@ from typing import TYPE_CHECKING
 import anyio
 
 from acp_agent.agent.options import AgentOptions
-from acp_agent.agent.loop import TURN_ENDED, TurnControl, run_turn
+from acp_agent.agent.loop import TURN_ENDED, TurnControl, failed_turn, run_turn
 from acp_agent.kernel.scope import Scope
 from acp_agent.llm.conversation import Conversation
 from acp_agent.session.content import ContentBlock
-from acp_agent.session.events import TurnDisposed, TurnEndReason
+from acp_agent.session.events import TurnDisposed, TurnEndReason, TurnFailed
 from acp_agent.session.log import Session
 
 if TYPE_CHECKING:
     from acp_agent.kernel.context import Context
 
 
+log = logging.getLogger(__name__)
+
 TurnBody = Callable[["Agent", int], Awaitable[TurnEndReason]]
 """What a turn does after its user message is logged, in place of model steps: called with the
 agent and the turn number, it logs the turn's events and says how the turn ended (a command that
 answers without the model)."""
+
+CANCELLING = "agent/cancelling"
+"""Emitted (synchronous listeners) with the agent and the reason when `Agent.cancel` runs: what the
+agent started beyond its turns (background children) is cancelled with it."""
+DISPOSING = "agent/disposing"
+"""Awaited (`serial`) with the agent when its `dispose` begins, before its loop stops: what it owns
+beyond its scope (background children) is disposed first."""
 
 
 @dataclass(eq=False)
@@ -104,6 +114,8 @@ class Agent:
         self._ended = False
         """The loop was stopped (disposed, or its task group cancelled): no loop runs again."""
         self._disposed = False
+        self.left_open: TurnFailed | None = None
+        """How the turn a failure left open in the log ended (see `end_left_open`)."""
 
     @property
     def id(self) -> str:
@@ -113,6 +125,16 @@ class Agent:
     def busy(self) -> bool:
         """Whether a turn is running or queued."""
         return self._busy is not None
+
+    @property
+    def in_turn(self) -> bool:
+        """Whether a turn is running (a turn that ended and waits for its `release` is not)."""
+        return self._running is not None
+
+    @property
+    def queued(self) -> int:
+        """How many turns are queued behind the running one."""
+        return len(self._inbox)
 
     def start(self) -> None:
         """Run the turns queued so far, and those to come."""
@@ -170,6 +192,7 @@ class Agent:
                 ticket.cancel(reason)
         if self._turn is not None and self._running not in sparing:
             self._turn.scope.cancel()
+        self.ctx.events.emit(CANCELLING, self, reason)
 
     async def when_idle(self) -> None:
         """Return once no turn runs and none is queued."""
@@ -185,6 +208,8 @@ class Agent:
         """
         if not self._disposed:
             self._disposed = True
+            with anyio.CancelScope(shield=True):
+                await self.ctx.events.serial(DISPOSING, self)
             if self._loop is not None:
                 self._loop.cancel()
             await self._until_stopped()
@@ -214,9 +239,21 @@ class Agent:
         turn = self._turn = TurnControl()
         if ticket.cancelled:
             turn.scope.cancel()
+        reason: TurnEndReason
         try:
             reason = await run_turn(self, ticket, turn)
             ticket.settle(reason)
+        except Exception as exc:
+            # The guard of the session's turns: whatever raised (its log could not be written, a
+            # subscriber failed while the turn was closed) fails this turn alone, not the
+            # process and its other sessions. The turn stays open as its log has it; the next
+            # turn ends it first (`end_left_open`).
+            failed = failed_turn(exc)
+            if self.session.open_turn is not None:
+                self.left_open = failed
+            log.error("session %s: turn failed: %s", self.id, failed.message, exc_info=exc)
+            reason = failed
+            ticket.settle(failed)
         finally:
             self._turn = self._running = None
             if not ticket.done.is_set():
@@ -225,7 +262,10 @@ class Agent:
             self.followup(content, "steer")
         if ticket.held:
             await ticket.released.wait()
-        await self.ctx.events.parallel(TURN_ENDED, self, reason)
+        try:
+            await self.ctx.events.parallel(TURN_ENDED, self, reason)
+        except Exception as exc:  # the same guard: what follows a turn fails alone
+            log.error("session %s: after its turn: %s", self.id, exc, exc_info=exc)
 
     async def _run(self) -> None:
         """Run the queued turns until none is left (a message queued meanwhile is run by this

@@ -150,12 +150,12 @@ class AgentFactory:
                     await pending
             scope.add(store.attach(session, loaded=loaded))
             scope.add(agent.conversation.follow())  # after the store: it watches first
+            self._agents[agent.id] = agent
+            scope.add(Removal(self._agents, agent.id))
+            ctx.events.emit(PUBLISHED, agent)  # an observer that raises unwinds the agent too
         except BaseException:
             scope.dispose()
             raise
-        self._agents[agent.id] = agent
-        scope.add(Removal(self._agents, agent.id))
-        ctx.events.emit(PUBLISHED, agent)
         agent.start()
         return agent
 

@@ -7,6 +7,7 @@ error, disposal), the log is closed cleanly: open steps end, owed tool calls get
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
@@ -39,9 +40,11 @@ from acp_agent.session.events import (
     TurnFailed,
     TurnMaxSteps,
     TurnMaxTokens,
+    ToolError,
     TurnStartData,
     UserMessageData,
 )
+from acp_agent.session.log import closing_events, now_ms
 from acp_agent.tools.base import ToolCallContext, ToolResult, bounded_raw_output
 from acp_agent.tools.pipeline import PreparedCall, prepare, run_prepared
 from acp_agent.llm.service import LLM
@@ -50,6 +53,8 @@ from acp_agent.tools.registry import TOOLS
 
 if TYPE_CHECKING:
     from acp_agent.agent.agent import Agent, Ticket
+
+log = logging.getLogger(__name__)
 
 BEFORE_MODEL_CALL = "agent/before-model-call"
 """Awaited (`parallel`) with the agent inside each step, right before the model request is built:
@@ -78,8 +83,6 @@ class TurnProgress:
     step: int | None = None
     assembler: BlockAssembler | None = None
     message_logged: bool = False
-    owed: list[str] = field(default_factory=list)
-    """Tool call ids logged without a result yet."""
 
 
 @dataclass(eq=False)
@@ -104,13 +107,19 @@ turn reads afresh (the project instructions) is read and logged here, ahead of t
 
 
 async def run_turn(agent: Agent, ticket: Ticket, control: TurnControl) -> TurnEndReason:
-    """Run `ticket`'s turn inside `control.scope`; its ending, as logged by `turn/end`."""
-    agent.ctx.events.emit(TURN_STARTING, agent)
+    """Run `ticket`'s turn inside `control.scope`; its ending, as logged by `turn/end`. What
+    raises from here (its log could not be written, a subscriber failed as the turn was closed)
+    leaves the turn open in memory, as it stands on disk: the agent's next turn ends it first
+    (`end_left_open`)."""
     session = agent.session
+    if session.open_turn is not None:
+        end_left_open(agent)
+    agent.ctx.events.emit(TURN_STARTING, agent)
     progress = TurnProgress(session.next_turn)
     source = {"kind": ticket.source}
     session.append("turn/start", TurnStartData(turn=progress.turn, trigger=Trigger(kind="message", source=source)))
-    session.append("user/message", UserMessageData(content=list(ticket.content), source=Source(kind=ticket.source)))
+    if ticket.content:  # a turn woken by a background child's notice has no message of its own
+        session.append("user/message", UserMessageData(content=list(ticket.content), source=Source(kind=ticket.source)))
     scope = control.scope
     reason: TurnEndReason | None = None
     try:
@@ -122,8 +131,11 @@ async def run_turn(agent: Agent, ticket: Ticket, control: TurnControl) -> TurnEn
                     reason = await _run_steps(agent, progress, control.steering)
     except anyio.get_cancelled_exc_class():
         # Not our turn scope: the agent is being disposed (or the process is stopping).
-        close_step(agent, progress, "disposed", "the agent was disposed before this call finished")
-        session.append("turn/end", TurnEndData(turn=progress.turn, reason=TurnDisposed()))
+        try:
+            close_step(agent, progress, "disposed", "the agent was disposed before this call finished")
+            session.append("turn/end", TurnEndData(turn=progress.turn, reason=TurnDisposed()))
+        except Exception as exc:  # the cancellation goes on; a load closes the turn as interrupted
+            log.warning("session %s: the disposed turn's end could not be logged: %s", session.id, exc)
         raise
     except Exception as exc:
         reason = _failure(exc, progress.step)
@@ -135,11 +147,43 @@ async def run_turn(agent: Agent, ticket: Ticket, control: TurnControl) -> TurnEn
     return reason
 
 
+LEFT_OPEN_CALL = "the turn ended before this call finished, and its end could not be logged then"
+
+
+def end_left_open(agent: Agent) -> None:
+    """Log the end of the turn a failure left open (see `run_turn`): error results for the calls
+    it owes, its step's end, its `turn/end` with the failure (`Agent.left_open`). Raises as the
+    turn did while the log still cannot be written; then the next turn tries again."""
+    session = agent.session
+    reason = agent.left_open or TurnFailed(message="the turn's end was not logged")
+    error = ToolError(code="failed", message=LEFT_OPEN_CALL)
+    for event in closing_events(session.state, now_ms(), error, reason):
+        session.append_event(event)
+    agent.left_open = None
+
+
+def failed_turn(exc: Exception) -> TurnFailed:
+    """The ending of a turn that `run_turn` could not end itself: what failed, named."""
+    return TurnFailed(message=_described(exc))
+
+
 def _failure(exc: Exception, step: int | None) -> TurnFailed:
     """The failed ending for any exception: a `code` that is not a string (a JSON-RPC error's int)
     is logged as its text, so building the ending can never raise in its turn's handler."""
     code = getattr(exc, "code", None)
-    return TurnFailed(step=step, message=str(exc) or type(exc).__name__, code=None if code is None else str(code))
+    return TurnFailed(step=step, message=_described(exc), code=None if code is None else str(code))
+
+
+def _described(exc: Exception) -> str:
+    """What failed, as a turn's ending says it: an exception's message, after its type's name
+    for a built-in one (`KeyError: 'x'`, not `'x'`), whose message alone seldom says what failed;
+    the one exception of a task group's group (a tool call's task) as itself."""
+    while isinstance(exc, ExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    message = str(exc)
+    if type(exc).__module__ == "builtins":
+        return f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    return message or type(exc).__name__
 
 
 async def _run_steps(agent: Agent, progress: TurnProgress, steering: list[Sequence[ContentBlock]]) -> TurnEndReason:
@@ -215,8 +259,8 @@ async def model_call(agent: Agent, progress: TurnProgress, request: LlmRequest) 
         raise LlmError("the model stream ended without a finish chunk", "STREAM_CLOSED")
     usage = assembler.usage
     message = AssistantMessageData(turn=turn, step=step, content=assembler.blocks(), usage=usage, cost=call_cost(agent, usage))
+    progress.message_logged = True  # even if its append raises: a subscriber may fail once it is logged
     session.append("assistant/message", message)
-    progress.message_logged = True
     if finish.kind == "error":
         raise LlmError(finish.message or "the model reported an error", finish.code or "MODEL_ERROR")
     return assembler
@@ -232,11 +276,7 @@ async def _run_tools(agent: Agent, progress: TurnProgress, calls: list[ToolCallB
         for call in calls
     ]
     for call in calls:
-        try:
-            session.append("tool/call", ToolCallData(turn=turn, step=step, call_id=call.id, name=call.name, arguments=call.arguments))
-        finally:  # logged, even if one who heard of it failed: it is owed a result whatever comes
-            if call.id in session.state.pending_calls:
-                progress.owed.append(call.id)
+        session.append("tool/call", ToolCallData(turn=turn, step=step, call_id=call.id, name=call.name, arguments=call.arguments))
     cwd = Path(session.cwd or ".")
 
     def context(call_id: str) -> ToolCallContext:
@@ -270,7 +310,6 @@ def _log_result(agent: Agent, progress: TurnProgress, call_id: str, result: Tool
             raw_output=bounded_raw_output(result.raw_output),
         ),
     )
-    progress.owed.remove(call_id)
 
 
 def close_step(agent: Agent, progress: TurnProgress, code: str, why: str) -> None:
@@ -284,6 +323,7 @@ def close_step(agent: Agent, progress: TurnProgress, code: str, why: str) -> Non
         return
     session, assembler = agent.session, progress.assembler
     if assembler is not None and assembler.streamed and not progress.message_logged:
+        progress.message_logged = True
         session.append(
             "assistant/message",
             AssistantMessageData(
@@ -295,9 +335,14 @@ def close_step(agent: Agent, progress: TurnProgress, code: str, why: str) -> Non
                 interrupted=True,
             ),
         )
-    for call_id in list(progress.owed):
+    # The log's own account, not the loop's: an append that raised may have been logged (a
+    # subscriber failed after the store wrote it).
+    for call_id in list(session.state.pending_calls):
         _log_result(agent, progress, call_id, ToolResult.failure(why, code))
-    end_step(agent, progress)
+    if session.state.open_step is None:  # its step/end is logged already
+        progress.step = None
+    else:
+        end_step(agent, progress)
 
 
 def end_step(agent: Agent, progress: TurnProgress) -> None:

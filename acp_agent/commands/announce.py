@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -9,6 +10,8 @@ from acp_agent.commands.registry import Command, CommandRegistry
 
 if TYPE_CHECKING:
     from acp_agent.agent.agent import Agent
+
+log = logging.getLogger(__name__)
 
 Shown = tuple[tuple[str, str, str | None], ...]
 
@@ -33,8 +36,16 @@ class Announcer:
         self.refresh()
 
     def refresh(self) -> None:
+        """Send the list if it changed. A list that cannot be made or sent (a bug, a command
+        file that broke its parser) is logged and the last one sent stays: the session goes on."""
         if not self._started or self._agent.scope.disposed:
             return
+        try:
+            self._refresh()
+        except Exception as exc:
+            log.error("session %s: cannot announce its commands: %s", self._agent.id, exc, exc_info=exc)
+
+    def _refresh(self) -> None:
         commands = self._registry.commands(self._agent)
         shown = tuple((command.name, command.description, command.input_hint) for command in commands)
         if shown != self._shown:

@@ -158,4 +158,7 @@ def message_of(event: SessionEvent) -> Message | None:
         case ToolResultEvent():
             data = event.data
             return compacted(ToolMessage.model_construct(call_id=data.call_id, content=data.content, is_error=data.is_error))
+        case _ if (seen := getattr(event, "model_content", None)) is not None:
+            # A plugin's event the model reads as a user message (a background child's notice).
+            return compacted(UserMessage.model_construct(content=seen()))
     return None

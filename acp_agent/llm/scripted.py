@@ -40,7 +40,7 @@ from acp_agent.session.content import (
     UsageChunk,
 )
 from acp_agent.llm.request import LlmRequest
-from acp_agent.llm.replay import ChunksEntry, HangEntry, ReplayEntry, ReplayModel, ThrowEntry, install
+from acp_agent.llm.replay import ChunksEntry, Gate, Gates, HangEntry, ReplayEntry, ReplayModel, ThrowEntry, install
 
 _PIECE = re.compile(r"\S+\s*|\s+")
 
@@ -64,6 +64,12 @@ class ScriptedCall(Model):
     message: str | None = None
     code: str | None = None
     usage: Usage = Usage(input_tokens=100, output_tokens=20)
+    after: dict[str, int] = {}
+    """Served only once each route named has been served this many calls (see `replay.Gate`)."""
+    streamed: dict[str, int] = {}
+    """Served only once each route named has streamed this many calls to their end."""
+    notices: int = 0
+    """Made only once the agent has received this many background children's notices in all."""
 
 
 class ScriptedThrow(Model):
@@ -143,9 +149,24 @@ def compile_call(call: Call) -> ReplayEntry:
 
 def compile_script(data: Any) -> dict[str, list[ReplayEntry]]:
     """Every route's stream entries from a script (a list is the script of route `s1`)."""
+    return {route: [compile_call(call) for call in calls] for route, calls in _routes(data).items()}
+
+
+def script_gates(data: Any) -> Gates:
+    """The gates a script's calls ask for (`after`, `notices`)."""
+    return {
+        route: {
+            i: Gate(after=call.after, streamed=call.streamed, notices=call.notices)
+            for i, call in enumerate(calls)
+            if isinstance(call, ScriptedCall) and (call.after or call.streamed or call.notices)
+        }
+        for route, calls in _routes(data).items()
+    }
+
+
+def _routes(data: Any) -> dict[str, list[Call]]:
     script = _script.validate_python(data)
-    routes = {"s1": script} if isinstance(script, list) else script
-    return {route: [compile_call(call) for call in calls] for route, calls in routes.items()}
+    return {"s1": script} if isinstance(script, list) else script
 
 
 # Loader plugin.
@@ -158,6 +179,9 @@ class Config(PluginConfig):
 
 
 MODEL_PLACEHOLDER = "{{model}}"
+AGENT_PLACEHOLDER = "{{{{agent:{route}}}}}"
+"""`{{agent:<route>}}` in a text or a tool call's arguments streams as the session id of the agent
+on that route (a background child the model names), once that agent has asked for a call."""
 
 
 class ScriptedModel(ReplayModel):
@@ -181,4 +205,5 @@ async def _fill(stream: AsyncIterator[StreamChunk], model: str) -> AsyncIterator
 
 def apply(ctx: Context, config: Config) -> Disposer:
     data = json.loads(Path(config.script).read_text(encoding="utf-8"))
-    return install(ctx, ScriptedModel(compile_script(data)))
+    aliases = {AGENT_PLACEHOLDER.format(route=route): route for route in _routes(data)}
+    return install(ctx, ScriptedModel(compile_script(data), gates=script_gates(data), aliases=aliases))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 
@@ -51,6 +52,31 @@ class SessionLogDamaged(SessionError):
         self.line = line
         self.reason = reason
         super().__init__(f"session log {path} is damaged at line {line}: {reason}")
+
+
+class MisplacedLog(SessionError):
+    """A log whose header names another session than its directory does (a session directory
+    copied or renamed by hand): it is not opened under a name that is not its own."""
+
+    def __init__(self, path: Path, session_id: str, header_id: str) -> None:
+        self.path = path
+        self.header_id = header_id
+        super().__init__(
+            f"the log {path} belongs to session {header_id!r}, not to {session_id!r}: a session directory"
+            f" copied or renamed by hand is not opened under another name (rename it back to {header_id!r})"
+        )
+
+
+class LogUnwritable(SessionError):
+    """A session's log cannot be written (a full disk, a read-only or failing file system, its
+    directory removed by hand); `cause` is the operating system's error."""
+
+    def __init__(self, directory: Path, cause: OSError) -> None:
+        self.directory = directory
+        self.cause = cause
+        name = errno.errorcode.get(cause.errno or 0)
+        why = f"{cause.strerror or cause}" + (f" ({name})" if name else "")
+        super().__init__(f"cannot write the session log in {directory}: {why}")
 
 
 class InvalidSessionId(SessionError):

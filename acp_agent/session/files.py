@@ -11,6 +11,7 @@ README.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import tempfile
@@ -27,11 +28,20 @@ _WRITE_SIZE = 1 << 20
 
 
 class LogFile:
-    """An open session log, appended to one whole line at a time."""
+    """An open session log, appended to one whole line at a time. A write that fails (a full
+    disk, a read-only or failing file system, a file deleted under it) raises its `OSError` and
+    leaves the file as it was before that write: the part it did write is cut off again, so the
+    file only ever holds whole lines, and what was held stays held for the next write."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, size: int = 0) -> None:
         self._fd = fd
         self._held = bytearray()
+        self._size = size
+        """The bytes of the file that hold whole lines: where a failed write is cut back to."""
+        self._cut = False
+        """A failed write's part is still in the file (cutting it failed too): cut before the next."""
+        self.failure: OSError | None = None
+        """The last write's error, None once a write succeeds."""
 
     @classmethod
     def create(cls, path: Path, lines: Iterable[bytes]) -> LogFile:
@@ -64,9 +74,10 @@ class LogFile:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
         try:
             os.fchmod(fd, FILE_MODE)
-            log = cls(fd)
+            log = cls(fd, end + 1)
             if os.fstat(fd).st_size != end + 1:
                 os.ftruncate(fd, end)
+                log._size = end
                 log.append(b"\n")
         except BaseException:
             os.close(fd)
@@ -75,10 +86,12 @@ class LogFile:
 
     def append(self, data: bytes | bytearray) -> None:
         """Hand what `hold` kept, then `data`, to the operating system; returns when `write(2)`
-        has taken all of it."""
+        has taken all of it. If it fails, what was held stays held and `data` is not written."""
         if self._held:
-            self._held += data
-            self.flush()
+            # A copy: a write that fails must leave the held lines as they were, and resizable
+            # (a view of the buffer itself would still export it from the failure's traceback).
+            self._write(bytes(self._held) + data)
+            self._held.clear()
         else:
             self._write(data)
 
@@ -92,9 +105,7 @@ class LogFile:
     def flush(self) -> None:
         """Hand what `hold` kept to the operating system."""
         if self._held:
-            # A copy: a write that fails must leave the held lines as they were, and resizable
-            # (a view of the buffer itself would still export it from the failure's traceback).
-            self._write(bytes(self._held))
+            self._write(bytes(self._held))  # a copy, as in `append`
             self._held.clear()
 
     def stamp(self) -> tuple[int, int]:
@@ -110,9 +121,36 @@ class LogFile:
             os.close(self._fd)
 
     def _write(self, data: bytes | bytearray) -> None:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(self._fd, view) :]
+        written = 0
+        try:
+            if self._cut:
+                self._cut_to_size()
+                self._cut = False
+            if os.fstat(self._fd).st_nlink == 0:  # its directory removed by hand: lines written here are lost
+                raise FileNotFoundError(errno.ENOENT, "the log file was deleted")
+            with memoryview(data) as view:
+                while written < len(view):
+                    written += os.write(self._fd, view[written:])
+        except OSError as exc:
+            self.failure = exc
+            if written:
+                self._cut_back()
+            raise
+        self._size += written
+        self.failure = None
+
+    def _cut_back(self) -> None:
+        """Cut off what a failed write did write (a full disk takes part of a line)."""
+        try:
+            self._cut_to_size()
+        except OSError:
+            self._cut = True
+
+    def _cut_to_size(self) -> None:
+        os.ftruncate(self._fd, self._size)
+        # A created log's descriptor writes where it stands, not at the end (`mkstemp` opens
+        # it without O_APPEND): it goes back too, or the next line would leave a hole of zeros.
+        os.lseek(self._fd, self._size, os.SEEK_SET)
 
 
 class SessionLock:

@@ -5,16 +5,29 @@ from __future__ import annotations
 import time
 import weakref
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Final, TypeVar
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Final, Protocol, TypeVar
 
 from pydantic import BaseModel
 
 from acp_agent.kernel.models import compacted
 from acp_agent.kernel.scope import Disposer
 from acp_agent.session.errors import UnbalancedSeed
-from acp_agent.session.content import StreamChunk
-from acp_agent.session.events import AssistantChunkEvent, SessionEvent, SessionHeader, StreamedChunk
+from acp_agent.session.content import StreamChunk, TextContent
+from acp_agent.session.events import (
+    AssistantChunkEvent,
+    SessionEvent,
+    SessionHeader,
+    StepData,
+    StepEndEvent,
+    StreamedChunk,
+    ToolError,
+    ToolResultData,
+    ToolResultEvent,
+    TurnEndData,
+    TurnEndEvent,
+    TurnEndReason,
+)
 from acp_agent.session.invariants import LogState
 from acp_agent.session.registry import EventRegistry
 
@@ -24,6 +37,17 @@ Archive = Callable[[], Iterable[SessionEvent]]
 """Reads back, in seq order, every event a store has written of a session."""
 
 T = TypeVar("T")
+
+
+class LogWriter(Protocol):
+    """What writes a session's log (a store's open file): shown each event before it is kept."""
+
+    def write(self, event: SessionEvent) -> None:
+        """Write an event's line (any other than a streamed chunk); raise to refuse the event."""
+
+    def hold(self, streamed: StreamedChunk) -> None:
+        """Take a streamed chunk's line (written with the next line); raise to refuse the chunk."""
+
 
 ARCHIVED_TYPES: Final = frozenset({"assistant/chunk"})
 """Events a session lets go of once a store holds them: the streamed chunks, by far the most
@@ -62,6 +86,7 @@ class Session:
         self.registry = registry
         self._clock = clock
         self._archive: Archive | None = None
+        self._writer: LogWriter | None = None
         # Replaced, never mutated, so a subscriber may unsubscribe while being notified.
         self._subscribers: tuple[Subscriber, ...] = ()
         """Those shown every event but the streamed chunks."""
@@ -115,6 +140,15 @@ class Session:
         self._archive = archive
         self._events = [event for event in self._events if event.type not in ARCHIVED_TYPES]
 
+    def write_with(self, writer: LogWriter) -> Disposer:
+        """Have `writer` write every event appended from now on, after its checks and before it
+        is kept or shown to anyone, until the disposer runs. A write that raises refuses the
+        event as a broken invariant does: the log, its state and its subscribers are as they
+        were, and `append` raises the writer's error. So what a subscriber (the editor's view)
+        is shown is what the writer wrote, and the session goes on once writes succeed again."""
+        self._writer = writer
+        return _Writing(self, writer)
+
     def all_events(self) -> list[SessionEvent]:
         """Every event of the log in seq order: the chunks not in memory are read back from the
         store (a fork's seed holds them all)."""
@@ -149,6 +183,8 @@ class Session:
         seq = state.next_seq
         state.check_chunk(seq, turn, step)
         streamed = (seq, self._clock(), turn, step, chunk)
+        if self._writer is not None:
+            self._writer.hold(streamed)
         state.advance()
         if self._archive is None:  # kept in memory: its event is made now
             event = AssistantChunkEvent.streamed(streamed)
@@ -164,6 +200,11 @@ class Session:
         if isinstance(event, AssistantChunkEvent) and event.ignorable is not None:
             raise ValueError("an assistant/chunk is never ignorable: every reader knows the type")
         self.state.check(event)
+        if (writer := self._writer) is not None:
+            if isinstance(event, AssistantChunkEvent):
+                writer.hold(event.fields)
+            else:
+                writer.write(event)
         self.state.apply(event)
         if self._archive is None or event.type not in ARCHIVED_TYPES:
             self._events.append(compacted(event))
@@ -242,6 +283,21 @@ class _Subscription:
                 session._chunk_subscribers = _without(session._chunk_subscribers, self.taker)
 
 
+class _Writing:
+    """The disposer `write_with` returns: the session stops writing through its writer."""
+
+    __slots__ = ("session", "writer")
+
+    def __init__(self, session: Session, writer: LogWriter) -> None:
+        self.session: Session | None = session
+        self.writer = writer
+
+    def __call__(self) -> None:
+        session, self.session = self.session, None
+        if session is not None and session._writer is self.writer:
+            session._writer = None
+
+
 class _ChunkEvents:
     """A `subscribe` subscriber that takes chunks, shown their events (one made per chunk for
     all of them, `Session._event_of`). Its session is a weak reference: the session holds this,
@@ -285,3 +341,20 @@ def completed_turn_prefix(events: Sequence[SessionEvent]) -> list[SessionEvent]:
         if events[index].type == "turn/end":
             return list(events[: index + 1])
     return []
+
+
+def closing_events(state: LogState, time: int, error: ToolError, reason: TurnEndReason) -> Iterator[SessionEvent]:
+    """The events that end the open turn of a log at `state`, stamped `time`: an error result
+    (`error`) for each call the open step owes, the step's end, the turn's end (`reason`). Each
+    is made once the caller has applied the one before (appended it, or applied it to `state`):
+    a caller that stops halfway (a log that cannot be written) asks again later from where it
+    stands."""
+    turn = state.open_turn
+    assert turn is not None  # only an open turn is ended
+    for call_id, step in list(state.pending_calls.items()):
+        content: list[Any] = [TextContent(text=f"Error: {error.message}")]
+        data = ToolResultData(turn=turn, step=step, call_id=call_id, content=content, is_error=True, error=error)
+        yield ToolResultEvent(seq=state.next_seq, time=time, data=data)
+    if state.open_step is not None:
+        yield StepEndEvent(seq=state.next_seq, time=time, data=StepData(turn=turn, step=state.open_step))
+    yield TurnEndEvent(seq=state.next_seq, time=time, data=TurnEndData(turn=turn, reason=reason))

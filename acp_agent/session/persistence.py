@@ -5,11 +5,12 @@ from __future__ import annotations
 import logging
 import shutil
 from collections.abc import Iterator, Sequence
+from contextlib import suppress
 from functools import partial
 from itertools import chain
 from json.encoder import encode_basestring
 from pathlib import Path
-from typing import Any, Final, NamedTuple
+from typing import Any, BinaryIO, Final, NamedTuple
 
 from pydantic import BaseModel
 
@@ -17,15 +18,18 @@ import anyio
 
 from acp_agent.kernel.scope import Disposer
 from acp_agent.kernel.tables import take
-from acp_agent.session.content import ContentBlock, ReasoningDelta, TextContent, TextDelta
+from acp_agent.session.content import ReasoningDelta, TextDelta
 from acp_agent.session.errors import (
     AlreadyAttached,
     InvalidSessionId,
     InvariantViolation,
+    LogUnwritable,
+    MisplacedLog,
     SessionBusy,
     SessionLogDamaged,
     SessionNotFound,
     UnknownEventType,
+    UnsupportedVersion,
 )
 from acp_agent.session.files import LogFile, SessionLock, append_line, check_sessions_directory, private_dir
 from acp_agent.session.index import CHILDREN_FILE, INDEX_DIR, SESSION_FILE, SessionIndex, SessionSummary, gc_paused, json_object, read_header
@@ -35,19 +39,13 @@ from acp_agent.session.events import (
     AssistantChunkEvent,
     SessionEvent,
     SessionHeader,
-    StepData,
-    StepEndEvent,
     StreamedChunk,
     ToolError,
-    ToolResultData,
-    ToolResultEvent,
-    TurnEndData,
-    TurnEndEvent,
     TurnInterrupted,
     UserMessageEvent,
 )
 from acp_agent.session.invariants import LogState
-from acp_agent.session.log import Session
+from acp_agent.session.log import Session, closing_events
 from acp_agent.session.registry import EventRegistry
 from acp_agent.kernel.context import ServiceKey
 
@@ -129,11 +127,14 @@ def _delta_line(streamed: StreamedChunk) -> bytes | None:
 class _Attachment:
     """An attached session's open log: made as the session is attached to it (the chunks leave
     memory, every event from now on is written), and what detaching it lets go of. The session
-    holds its bound methods (`write`, `hold`, `read_back`), not closures: a closure and its cells
-    cost about 300 bytes each, and every open session has these. It holds its store but not its
-    session, and its detach is a method of the store bound to it, not a closure that compares
-    itself with the store's entry: such a closure is a reference cycle, which keeps a closed
-    session's objects until the cyclic collector runs."""
+    holds its bound methods (`read_back`) and itself as its writer, not closures: a closure and
+    its cells cost about 300 bytes each, and every open session has these. It holds its store but
+    not its session, and its detach is a method of the store bound to it, not a closure that
+    compares itself with the store's entry: such a closure is a reference cycle, which keeps a
+    closed session's objects until the cyclic collector runs.
+
+    A line that cannot be written refuses its event (`Session.write_with`) with `LogUnwritable`,
+    naming the operating system's error and the session's directory."""
 
     __slots__ = ("store", "path", "file", "lock", "summary", "titles", "unsubscribe")
 
@@ -145,14 +146,17 @@ class _Attachment:
         self.titles = _titles_of(session.events)
         self.summary = _summary_of(session, self.titles)
         session.archive(self.read_back)
-        self.unsubscribe = session.subscribe(self.write, chunks=self.hold)
+        self.unsubscribe = session.write_with(self)
 
     def read_back(self) -> list[SessionEvent]:
         self.file.flush()
         return read_events(self.path, self.store.registry)
 
     def write(self, event: SessionEvent) -> None:
-        self.file.append(_line(event))
+        try:
+            self.file.append(_line(event))
+        except OSError as exc:
+            raise LogUnwritable(self.path.parent, exc) from exc
         summary = self.summary
         if event.type == "user/message" and not summary.prompted and _from_user(event):
             self.titles = self.titles._replace(first_message=session_title(event.data.content))
@@ -163,11 +167,27 @@ class _Attachment:
             self.store.index.record(self.summary, self.file.stamp())
         elif event.type == "turn/end":
             self.summary = summary._replace(updated_at=event.time)
-            self.store.index.record(self.summary, self.file.stamp())
+            self.record()
+
+    def record(self) -> None:
+        """Put the summary in the index, with the log's stamp. Never raises: the line is written,
+        and the index, a cache, corrects an entry it missed when it next finds the log changed."""
+        try:
+            stamp = self.file.stamp()
+        except OSError as exc:
+            log.warning("cannot read the stamp of %s: %s", self.path, exc)
+        else:
+            self.store.index.record(self.summary, stamp)
 
     def hold(self, streamed: StreamedChunk) -> None:
-        """A chunk's line waits for the next write (see `SessionStore.flush`)."""
-        if self.file.hold(_chunk_line(streamed)):
+        """A chunk's line waits for the next write (see `SessionStore.flush`), unless the last
+        write failed: then it is written now, with what was held, or refused."""
+        if self.file.failure is not None:
+            try:
+                self.file.append(_chunk_line(streamed))
+            except OSError as exc:
+                raise LogUnwritable(self.path.parent, exc) from exc
+        elif self.file.hold(_chunk_line(streamed)):
             self.store._holding.append(self.file)
 
 
@@ -197,9 +217,11 @@ class SessionStore:
         """Lock a stored session for this store before reading it back, waiting up to
         `lock_wait` seconds while another process has it open (then `SessionBusy`). `attach`
         takes the claim over; the disposer lets go of a claim nothing attached."""
-        directory = self.path_of(session_id).parent
+        path = self.path_of(session_id)
+        directory = path.parent
         if not directory.is_dir():
             raise SessionNotFound(f"no session log for {session_id!r} under {self.root}")
+        _check_owner(path, session_id)  # before anything is made in a directory not its own
         if session_id in self._claims or session_id in self._attached:
             raise AlreadyAttached(f"session {session_id!r} is already open in this store")
         with anyio.move_on_after(self.lock_wait):
@@ -227,14 +249,22 @@ class SessionStore:
         path = self.path_of(session.id)
         lock = take(self._claims, session.id)
         if lock is None:
-            private_dir(path.parent)
-            lock = SessionLock.try_acquire(path.parent)
+            try:
+                private_dir(path.parent)
+                lock = SessionLock.try_acquire(path.parent)
+            except OSError as exc:  # the sessions directory went read-only, full, or away
+                raise LogUnwritable(path.parent, exc) from exc
             if lock is None:
                 raise SessionBusy(session.id, 0)
+        file: LogFile | None = None
         try:
             extent = loaded.extent if loaded is not None else None
             if extent is None:
                 file = LogFile.create(path, [_line(session.header), *(_line(event) for event in session.all_events())])
+                # A new log: its children file, and its place in its parent's.
+                append_line(path.parent / CHILDREN_FILE, "")
+                if session.header.parent_session is not None:
+                    self.index.add_child(session.header.parent_session, session.id)
             else:
                 tail = b"".join(_line(event) for event in session.events_from(extent.events))
                 if extent.header == session.header:
@@ -242,23 +272,27 @@ class SessionStore:
                     file.append(tail)
                 else:  # the stored events' bytes as they are, after the new header
                     file = LogFile.create(path, chain([_line(session.header)], _stored_events(path, extent), [tail]))
-        except BaseException:
+        except BaseException as exc:
+            if file is not None:
+                with suppress(OSError):  # what it could not write is what fails the attach
+                    file.close()
             lock.release()
+            if isinstance(exc, OSError):
+                raise LogUnwritable(path.parent, exc) from exc
             raise
         attachment = self._attached[session.id] = _Attachment(self, session, path, file, lock)
-        if extent is None:  # a new log: its children file, its place in its parent's and in the index
-            append_line(path.parent / CHILDREN_FILE, "")
-            if session.header.parent_session is not None:
-                self.index.add_child(session.header.parent_session, session.id)
-        if extent is None or extent.header != session.header:
-            self.index.record(attachment.summary, file.stamp())
+        if extent is None or extent.header != session.header:  # its place in the index
+            attachment.record()
         return partial(self._detach, session.id, attachment)
 
     def _detach(self, session_id: str, attachment: _Attachment) -> None:
         if self._attached.get(session_id) is attachment:
             take(self._attached, session_id)
             attachment.unsubscribe()
-            attachment.file.close()
+            try:
+                attachment.file.close()
+            except OSError as exc:  # the session's last turn said so already
+                log.warning("session %s: lines its log held could not be written: %s", session_id, exc)
             attachment.lock.release()
 
     def flush(self) -> None:
@@ -287,21 +321,24 @@ class SessionStore:
         self._claims.clear()
 
     def load(self, session_id: str) -> LoadedSession:
-        """Read a session's log back (see `read_log`)."""
+        """Read a session's log back (see `read_log`); a log whose header names another session
+        (its directory copied or renamed by hand) is refused (`MisplacedLog`)."""
         self.flush()
         path = self.path_of(session_id)
         if not path.is_file():
             raise SessionNotFound(f"no session log for {session_id!r} under {self.root}")
+        _check_owner(path, session_id)
         return read_log(path, self.registry)
 
-    def header(self, session_id: str) -> SessionHeader:
-        """A stored session's header, its log's first line alone read."""
+    def header_of(self, session_id: str) -> SessionHeader | None:
+        """A stored session's header, None if it cannot be read (a log that does not load may
+        still say whose child it is)."""
         path = self.path_of(session_id)
         try:
             with path.open("rb") as file:
                 return read_header(path, file.readline())
-        except FileNotFoundError:
-            raise SessionNotFound(f"no session log for {session_id!r} under {self.root}") from None
+        except (OSError, SessionLogDamaged, UnsupportedVersion):
+            return None
 
     def delete(self, session_id: str) -> None:
         """Remove a claimed session's directory and those of the sessions it started, recursively
@@ -351,6 +388,18 @@ class SessionStore:
         return self.index.children_of(session_id)
 
 
+def _check_owner(path: Path, session_id: str) -> None:
+    """Refuse a log whose header names another session than `session_id` (`MisplacedLog`). A
+    missing log, or a header that does not read, is the load's to report."""
+    try:
+        with path.open("rb") as file:
+            header = read_header(path, file.readline())
+    except (FileNotFoundError, SessionLogDamaged, UnsupportedVersion):
+        return
+    if header.id != session_id:
+        raise MisplacedLog(path, session_id, header.id)
+
+
 def _from_user(event: SessionEvent) -> bool:
     return isinstance(event, UserMessageEvent) and event.data.source.kind in USER_SOURCES
 
@@ -381,9 +430,12 @@ def _summary_of(session: Session, titles: Titles) -> SessionSummary:
 
 
 def read_log(path: Path, registry: EventRegistry) -> LoadedSession:
-    """Parse and check a JSONL log, one line at a time. A tail after the last turn/end that is
-    torn, unparsable or breaks the invariants is dropped, and a turn left open is closed as
-    interrupted; damage at or before that turn/end raises SessionLogDamaged naming the line.
+    """Parse and check a JSONL log, one line at a time. Only a torn tail is dropped: a last line
+    without its newline (a write the stopped process never finished) that does not parse or
+    may not come next, read no further than `_LINE_PIECE` bytes if it is longer. Any other line
+    that is wrong (damaged, of an event type this version does not know, breaking the
+    invariants) raises SessionLogDamaged naming it, wherever it is: the file is left as it is,
+    that line and every line after it included. A turn left open is then closed as interrupted.
 
     The streamed chunks of a step that logged its `assistant/message` stay on disk: they are
     checked by what the rules read (seq, turn, step) and not built, since the message holds
@@ -396,10 +448,13 @@ def read_log(path: Path, registry: EventRegistry) -> LoadedSession:
         position = len(first)
         end = position - first.endswith(b"\n")
         repaired = False
-        for number, line in enumerate(file, start=2):
+        for number, line in enumerate(_lines(file), start=2):
+            if line is None:  # a long torn line, left unread
+                repaired = True
+                break
             problem = reader.feed(number, line)
             if problem is not None:
-                if any(_is_turn_end(rest, registry) for rest in file):
+                if line.endswith(b"\n"):  # a whole line: not torn
                     raise SessionLogDamaged(path, number, _describe(problem)) from problem
                 repaired = True
                 break
@@ -409,8 +464,29 @@ def read_log(path: Path, registry: EventRegistry) -> LoadedSession:
     extent = StoredExtent(header, state.next_seq, end)
     if state.open_turn is not None:
         repaired = True
-        _close_open_turn(state, state.open_turn, events)
+        _close_open_turn(state, events)
     return LoadedSession(header, events, repaired, extent, state)
+
+
+_LINE_PIECE = 1 << 20
+"""How much of a line `_lines` reads at once: a longer one is held whole only once it is known to
+end with its newline."""
+
+
+def _lines(file: BinaryIO) -> Iterator[bytes | None]:
+    """The lines of `file` from where it stands, each whole; None, and nothing after, for a last
+    line longer than `_LINE_PIECE` without its newline (a torn one, left unread)."""
+    while line := file.readline(_LINE_PIECE):
+        if len(line) == _LINE_PIECE and not line.endswith(b"\n"):
+            start = file.tell() - len(line)
+            while (piece := file.read(_LINE_PIECE)) and b"\n" not in piece:
+                pass
+            if not piece:
+                yield None
+                return
+            file.seek(start)
+            line = file.readline()
+        yield line
 
 
 class _LogReader:
@@ -487,10 +563,6 @@ def _chunk_envelope(obj: dict[str, Any]) -> tuple[int, int, int] | None:
     return seq, turn, step
 
 
-def _is_turn_end(line: bytes, registry: EventRegistry) -> bool:
-    return b"turn/end" in line and getattr(_parse(line, registry), "type", None) == "turn/end"
-
-
 def _stored_events(path: Path, extent: StoredExtent) -> Iterator[bytes]:
     """The lines of the events a load kept, each with its newline, as the file has them (a
     megabyte at a time)."""
@@ -510,35 +582,17 @@ def read_events(path: Path, registry: EventRegistry) -> list[SessionEvent]:
         return [registry.parse(json_object(line)) for line in file if line.endswith(b"\n")]
 
 
-def _parse(line: bytes, registry: EventRegistry) -> SessionEvent | Exception:
-    try:
-        return registry.parse(json_object(line))
-    except (ValueError, UnknownEventType) as exc:
-        return exc
-
-
 def _describe(exc: Exception) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def _close_open_turn(state: LogState, turn: int, events: list[SessionEvent]) -> None:
+def _close_open_turn(state: LogState, events: list[SessionEvent]) -> None:
     """Append what the stopped process never wrote: error results for started calls, the end of
     the open step, and an interrupted turn/end. They take the time of the last kept event."""
-    time = events[-1].time  # an open turn has at least its turn/start
-
-    def add(make: type[SessionEvent], data: BaseModel) -> None:
-        event = make(seq=state.next_seq, time=time, data=data)
+    error = ToolError(code="interrupted", message=INTERRUPTED_MESSAGE)
+    for event in closing_events(state, events[-1].time, error, TurnInterrupted()):  # an open turn has its turn/start
         state.apply(event)
         events.append(event)
-
-    for call_id, step in list(state.pending_calls.items()):
-        content: list[ContentBlock] = [TextContent(text=f"Error: {INTERRUPTED_MESSAGE}")]
-        error = ToolError(code="interrupted", message=INTERRUPTED_MESSAGE)
-        data = ToolResultData(turn=turn, step=step, call_id=call_id, content=content, is_error=True, error=error)
-        add(ToolResultEvent, data)
-    if state.open_step is not None:
-        add(StepEndEvent, StepData(turn=turn, step=state.open_step))
-    add(TurnEndEvent, TurnEndData(turn=turn, reason=TurnInterrupted()))
 
 
 SESSIONS: Final = ServiceKey[SessionStore]("sessions")

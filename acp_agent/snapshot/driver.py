@@ -16,9 +16,13 @@ import anyio
 
 from acp_agent.snapshot.client import Client
 from acp_agent.snapshot.errors import ServerGone
+from acp_agent.acp.updates import META_KEY
 from acp_agent.snapshot.frames import Frame, child_route, encode, session_update
 from acp_agent.snapshot.mcp_servers import Resolve
 from acp_agent.snapshot.scenario import (
+    AwaitToolCallOf,
+    AwaitWokenTurn,
+    CloseSession,
     Initialize,
     LoadSession,
     NewSession,
@@ -134,6 +138,18 @@ class Driver:
                 return await self._prompt_and_cancel_child(step)
             case ToChild():
                 return await self._to_child(step)
+            case AwaitWokenTurn():
+                await self._woken_turns(step.count, self.session_id)
+                return None
+            case AwaitToolCallOf():
+                # The next lines still follow the last answer: a child's frames move in the
+                # canonical order (a background child's go last), the answer does not.
+                waited_for = client.waited_for
+                await self._until_line(lambda frame: _tool_call_of(frame, step.route))
+                client.waited_for = waited_for
+                return None
+            case CloseSession():
+                return _expect_result(await client.call("session/close", {"sessionId": self.session_id}))
             case SetMode():
                 params = {"sessionId": self.session_id, "modeId": step.mode_id}
                 return _expect(await client.call("session/set_mode", params), step.expect_error)
@@ -147,14 +163,17 @@ class Driver:
     async def _load_session(self, step: LoadSession) -> str | None:
         method = "session/load" if step.op == "loadSession" else "session/resume"
         cwd = str(self.cwd) if step.cwd is None else step.cwd
-        params = {"sessionId": step.session_id, "cwd": cwd, "mcpServers": self.mcp_servers(step.mcp_servers)}
-        before = len(self._log_lines(step.session_id))
+        session_id = step.session_id or self.session_id
+        if session_id is None:
+            return NO_SESSION
+        params = {"sessionId": session_id, "cwd": cwd, "mcpServers": self.mcp_servers(step.mcp_servers)}
+        before = len(self._log_lines(session_id))
         response = await self.client.call(method, params)
         if step.expect_error is not None:
             return _expect_error(response, step.expect_error)
         if "result" in response:
-            self.session_id = step.session_id
-            await self._mcp_settled(step.session_id, len(step.mcp_servers), before)
+            self.session_id = session_id
+            await self._mcp_settled(session_id, len(step.mcp_servers), before)
         return _expect_result(response)
 
     async def _mcp_settled(self, session_id: str, servers: int, skip: int) -> None:
@@ -213,6 +232,17 @@ class Driver:
             return f"expected the stop reason {step.stop_reason!r}, got {encode(response)[:200]}"
         return None
 
+    async def _woken_turns(self, count: int, session_id: str) -> None:
+        """Wait until `count` woken turns of the session have ended (see `AwaitWokenTurn`)."""
+        await self._until_line(lambda frame: _woken_turn_ended(frame, session_id), count)
+
+    async def _until_line(self, matches: Callable[[Frame], bool], count: int = 1) -> None:
+        """Wait until `count` stdout lines since the run's start match; the next lines are
+        written after the `count`-th."""
+        while len(found := [i for i, line in enumerate(self.client.stdout) if matches(_parsed(line))]) < count:
+            await anyio.sleep(0.02)
+        self.client.waited_for = (found[count - 1],)
+
     async def _to_child(self, step: ToChild) -> str | None:
         child = next((found for line in self.client.stdout if (found := _announced(line, step.title))), None)
         if child is None:
@@ -267,6 +297,23 @@ def _shows(session_id: str, kind: str = "agent_message_chunk") -> Callable[[Fram
         return update is not None and frame["params"].get("sessionId") == session_id and update.get("sessionUpdate") == kind
 
     return ready
+
+
+def _tool_call_of(frame: Frame, route: str) -> bool:
+    """Whether a frame shows a `tool_call` of the agent of `route`."""
+    update = session_update(frame)
+    return update is not None and update.get("sessionUpdate") == "tool_call" and child_route(frame) == route
+
+
+def _woken_turn_ended(frame: Frame, session_id: str) -> bool:
+    """Whether a frame ends a turn of the session that no prompt started."""
+    update = session_update(frame)
+    return (
+        update is not None
+        and frame["params"].get("sessionId") == session_id
+        and update.get("sessionUpdate") == "session_info_update"
+        and ((update.get("_meta") or {}).get(META_KEY) or {}).get("turn") == "ended"
+    )
 
 
 def _settled_servers(lines: list[str]) -> set[str]:

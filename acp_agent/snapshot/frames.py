@@ -107,7 +107,9 @@ def canonical_order(frames: Sequence[Frame], routes: Routes = {}) -> list[Frame]
     The session's own frames keep their order. Only the children's frames move, so concurrent
     children (whose frames interleave by scheduling) read one after the other, each under its
     delegating call, in that call's model order. A child whose delegating call never completes on
-    the wire keeps its frames together at the end, after the session's, by route.
+    the wire, or that runs in the background (its call's `run_in_background`: it works on after
+    the call answered, alongside its parent's later turns), keeps its frames together at the end,
+    after the session's, by route.
 
     A child's frames are found by `frame_route`; its delegating call is the `parentToolCallId` its
     `_meta` names on the frame's session (a child shown on its top-level session), else the call
@@ -120,10 +122,14 @@ def canonical_order(frames: Sequence[Frame], routes: Routes = {}) -> list[Frame]
     started_by: dict[tuple[str | None, str], list[str]] = {}
     """The routes of the children each call (session id, wire call id) started, in order of first
     appearance (an endpoint may reuse a call id in a later step: each completion takes the next)."""
+    background: set[tuple[str | None, str]] = set()
+    """The calls that started a child in the background (their completion does not take it)."""
     for frame in frames:
         route = frame_route(frame, routes)
         if route is None:
             own.append(frame)
+            if (started := _started_in_background(frame)) is not None:
+                background.add(started)
             continue
         if route not in children:
             children[route] = []
@@ -135,8 +141,9 @@ def canonical_order(frames: Sequence[Frame], routes: Routes = {}) -> list[Frame]
         for frame in sequence:
             update = session_update(frame)
             if update is not None and _completes_call(frame):
-                found = started_by.get((frame["params"].get("sessionId"), update["toolCallId"]), [])
-                if found:
+                call = (frame["params"].get("sessionId"), update["toolCallId"])
+                found = started_by.get(call, [])
+                if found and call not in background:
                     emit(children.pop(found.pop(0), []))
             out.append(frame)
 
@@ -155,6 +162,17 @@ def _started_by(frame: Frame, route: str, sessions: Mapping[str, str]) -> tuple[
         return session_id, parent_call
     parent, key = route.rsplit("/", 1)
     return sessions.get(parent), call_id_of(key)
+
+
+def _started_in_background(frame: Frame) -> tuple[str | None, str] | None:
+    """The call (session id, wire call id) of a `tool_call` whose input asks for a background child."""
+    update = session_update(frame)
+    if update is None or update.get("sessionUpdate") != "tool_call":
+        return None
+    raw, call_id = update.get("rawInput"), update.get("toolCallId")
+    if isinstance(raw, dict) and raw.get("run_in_background") is True and isinstance(call_id, str):
+        return frame["params"].get("sessionId"), call_id
+    return None
 
 
 def _completes_call(frame: Frame) -> bool:

@@ -78,7 +78,8 @@ class LoadSession(Model):
     Later prompts go to it. With `expect_error` it must answer an error of that code."""
 
     op: Literal["loadSession", "resumeSession"]
-    session_id: str
+    session_id: str | None = None
+    """Default: the newest session of the run (one it closed, say)."""
     cwd: str | None = None
     """Default: the run's cwd (the one the pre-seeded logs get for `{{cwd}}`)."""
     expect_error: int | None = None
@@ -224,6 +225,32 @@ class WriteFile(Model):
     text: str
 
 
+class AwaitWokenTurn(Model):
+    """Wait until `count` turns of the newest session that no prompt started (a background
+    child's notice woke them) have ended, as their closing `session_info_update` says
+    (`_meta.acpAgent.turn: "ended"`), counted from the run's start: a user who waits for the
+    agent to finish before typing. The next step's lines are written after that update."""
+
+    op: Literal["awaitWokenTurn"]
+    count: int = Field(default=1, ge=1)
+
+
+class AwaitToolCallOf(Model):
+    """Wait until the agent of `route` (a child, by its `_meta.acpAgent.route`) has shown a
+    `tool_call`, counted from the run's start. The transcript places the next step's lines after
+    the last answer still (the child's frames move: a background child's go last)."""
+
+    op: Literal["awaitToolCallOf"]
+    route: str
+
+
+class CloseSession(Model):
+    """`session/close` for the newest session; it must answer a result. Later steps may load it
+    (`loadSession` without `sessionId`)."""
+
+    op: Literal["closeSession"]
+
+
 class Cancel(Model):
     """`session/cancel` for the newest session (a notification: nothing to wait for)."""
 
@@ -257,6 +284,9 @@ Step = Annotated[
     | ToChild
     | SetMode
     | SetConfigOption
+    | AwaitWokenTurn
+    | AwaitToolCallOf
+    | CloseSession
     | Cancel
     | WriteFile
     | Raw,

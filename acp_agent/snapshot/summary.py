@@ -35,6 +35,11 @@ CANCEL = "  (the client cancels)"
 CANCEL_CHILD = "  (the client cancels a child session that has ended)"
 """Either cancel line, under the prompt it came during; between prompts it stands alone, unindented."""
 LEFT_OVER = "after the last answer:"
+WOKEN = "(a background agent's notice starts a turn)"
+"""Where a turn no prompt started begins; its `stop reason:` line ends it."""
+BACKGROUND = "in the background"
+BACKGROUND_RESULT = "what it did after the call answered"
+"""How the summary closes a background child's frames, put after the session's own."""
 STRAY = 60
 """How much of a garbage line the summary quotes."""
 TEXTS = {"agent_thought_chunk": "thinking", "agent_message_chunk": "agent", "user_message_chunk": "user"}
@@ -78,6 +83,8 @@ class Tree:
     _sent: dict[str, dict[str, Any]] = field(default_factory=dict)
     """The client's requests, by encoded id."""
     _asked: dict[str, Call] = field(default_factory=dict)
+    _seen: dict[str, Call] = field(default_factory=dict)
+    """Every call so far, by `_key`: a background child's frames come after its call was shown."""
     """The calls of the agent's permission requests, by encoded id."""
     _stray: list[str] = field(default_factory=list)
     """The client's lines that are neither requests nor answers (a scenario's garbage), quoted."""
@@ -100,7 +107,13 @@ class Tree:
                     if block[:1] == [""] and not (out and out[-1]):  # one blank line between blocks
                         block = block[1:]
                     out += block
-            elif (update := session_update(frame)) is not None:
+            elif (update := session_update(frame)) is not None and (woken := _woken(update)) is not None:
+                items = self._flush(names, delegations)
+                if woken == "started":
+                    out += [*items, *([""] if items or (out and out[-1]) else []), WOKEN, ""]
+                else:
+                    out += [*items, f"  stop reason: {woken}", ""]
+            elif update is not None:
                 self._update(frame, update)
             elif is_agent_request(frame) and frame["method"] == "session/request_permission":
                 params = frame.get("params") or {}
@@ -186,7 +199,7 @@ class Tree:
             call = Call(self._key(session, update["toolCallId"]), update.get("title", ""), update.get("status", ""))
             if call.status in FINAL_STATUSES:  # a replayed call shows its result at once
                 call.result = _content_lines(update)
-            self._calls[call.wire_id] = call
+            self._calls[call.wire_id] = self._seen[call.wire_id] = call
             items.append(call)
         elif kind == "compaction_update":  # shown as a call: its status, then its summary or error
             compaction_id = str(update.get("compactionId"))
@@ -209,11 +222,21 @@ class Tree:
         session (a child shown on its top-level session), else (a child session's frame) the call
         on its parent's session its log's header names; None for a top-level session's own."""
         if child_route(frame) is not None and (parent_call := parent_tool_call(frame)) is not None:
-            return self._calls.get(parent_call)
+            return self._call(parent_call)
         header = self._headers.get(session)
         if header is None or header.get("parentSession") is None:
             return None
-        return self._calls.get(self._key(str(header["parentSession"]), str(header.get("spawnCallId"))))
+        return self._call(self._key(str(header["parentSession"]), str(header.get("spawnCallId"))))
+
+    def _call(self, key: str) -> Call | None:
+        """The call of `key` still being shown, or for a call shown already (its child ran on in
+        the background) a new one that gathers the child's later frames."""
+        if key in self._calls or key not in self._seen:
+            return self._calls.get(key)
+        shown = self._seen[key]
+        call = self._calls[key] = Call(key, shown.title, BACKGROUND, [BACKGROUND_RESULT], kind=shown.kind)
+        self._items.append(call)
+        return call
 
     def _key(self, session: str, call_id: str) -> str:
         """A call's wire id as a top-level session shows it: a child session's, prefixed with
@@ -236,6 +259,15 @@ def _lines(item: Text) -> list[str]:
     head = f"  {TEXTS[item.kind]}: "
     first, *rest = "".join(item.pieces).split("\n")
     return [head + first, *(f"{' ' * len(head)}{line}".rstrip() for line in rest)]
+
+
+def _woken(update: dict[str, Any]) -> str | None:
+    """`started`, or the stop reason, of a `session_info_update` that opens or closes a turn no
+    prompt started; else None."""
+    meta = (update.get("_meta") or {}).get("acpAgent") if update.get("sessionUpdate") == "session_info_update" else None
+    if not isinstance(meta, dict) or meta.get("turn") not in ("started", "ended"):
+        return None
+    return "started" if meta["turn"] == "started" else str(meta.get("stopReason"))
 
 
 def _content_lines(update: dict[str, Any]) -> list[str]:

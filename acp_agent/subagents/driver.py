@@ -22,6 +22,7 @@ from acp_agent.session.events import SessionEvent, TurnEndReason, TurnFailed
 from acp_agent.session.routes import call_key, route_under, unspawned_key
 from acp_agent.subagents import texts
 from acp_agent.subagents.errors import DepthError
+from acp_agent.subagents.report import ReportTool
 from acp_agent.subagents.registry import Capabilities, SubagentRequest, SubagentResult
 from acp_agent.subagents.structured import StructuredCapture, attach_structured_runtime, check_schema
 from acp_agent.agent.keys import AGENTS, PROMPT
@@ -86,18 +87,19 @@ class InProcessRun:
 
     def __init__(self, child: Agent, ticket: Ticket, seed_length: int, capture: StructuredCapture | None) -> None:
         self.child = child
-        self._ticket = ticket
+        self.ticket = ticket
+        """The task's turn (a background child's parent follows it through `background.py`)."""
         self._seed_length = seed_length
         self._capture = capture
 
     async def result(self) -> SubagentResult:
         """Wait for the child's turn; cancelling the wait cancels the child (it ends `aborted`)."""
         try:
-            reason = await self._ticket.wait()
+            reason = await self.ticket.wait()
         except anyio.get_cancelled_exc_class():
             self.child.cancel(PARENT_CANCELLED)
             with anyio.CancelScope(shield=True):
-                await self._ticket.wait()
+                await self.ticket.wait()
             raise
         return read_result(self.child.session.events_from(self._seed_length), reason, self._capture)
 
@@ -137,8 +139,10 @@ async def start_in_process_run(request: SubagentRequest, seed: Sequence[SessionE
         if request.persona is not None:
             ctx.get(PROMPT).add(Section(order=0, name="persona", text=request.persona), owner=scope)
         if request.tool_filter is not None:
-            allowed = {*request.tool_filter, texts.STRUCTURED_TOOL}
+            allowed = {*request.tool_filter, texts.STRUCTURED_TOOL, texts.REPORT_TOOL}
             ctx.get(TOOLS).restrict(scope, allowed.__contains__)
+        if request.background:
+            ctx.get(TOOLS).register(ReportTool(), owner=scope)
         if request.output_schema is not None:
             capture = attach_structured_runtime(child, request.output_schema)
         for install in inherited:

@@ -1,18 +1,32 @@
-"""Loader plugin providing `ctx.get(SUBAGENTS)`, the registry of subagent providers."""
+"""Loader plugin providing `ctx.get(SUBAGENTS)`, the registry of subagent providers, and
+`ctx.get(BACKGROUND)`, the background children and the notices they send their parents."""
 
 from __future__ import annotations
 
-from acp_agent.kernel import Context, Disposer, PluginConfig
-from acp_agent.subagents.registry import SubagentRegistry
-from acp_agent.subagents.registry import SUBAGENTS
+from acp_agent.agent.agent import CANCELLING, DISPOSING
+from acp_agent.agent.loop import BEFORE_MODEL_CALL
+from acp_agent.kernel import Context, Disposer, PluginConfig, combine
+from acp_agent.session.persistence import SESSIONS
+from acp_agent.subagents.background import DEFAULT_LIMIT, Background, NoticeEvent
+from acp_agent.subagents.keys import BACKGROUND
+from acp_agent.subagents.registry import SUBAGENTS, SubagentRegistry
 
 name = "subagents"
-inject = ("agents",)
+inject = ("agents", "sessions")
 
 
 class Config(PluginConfig):
-    pass
+    max_background: int = DEFAULT_LIMIT
+    """How many background children of one parent may run at once."""
 
 
 def apply(ctx: Context, config: Config) -> Disposer:
-    return ctx.provide(SUBAGENTS, SubagentRegistry())
+    background = Background(ctx, config.max_background)
+    return combine(
+        ctx.provide(SUBAGENTS, SubagentRegistry()),
+        ctx.provide(BACKGROUND, background),
+        ctx.get(SESSIONS).registry.register(NoticeEvent, "turn"),
+        ctx.events.on(BEFORE_MODEL_CALL, background.before_model_call),
+        ctx.events.on(CANCELLING, background.cancelling),
+        ctx.events.on(DISPOSING, background.disposing),
+    )

@@ -37,6 +37,8 @@ class SubagentRequest(NamedTuple):
     persona: str | None = None
     agent_options: AgentOptions | None = None
     """The child's provider, model, token cap and step cap (default: the parent's)."""
+    background: bool = False
+    """The child runs on after the call that started it answered (it gets the `report` tool)."""
 
 
 class SubagentResult(NamedTuple):

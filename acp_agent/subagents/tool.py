@@ -9,7 +9,9 @@ from pydantic import Field
 
 from acp_agent.kernel import Context, Disposer, PluginConfig
 from acp_agent.kernel.models import Model
-from acp_agent.subagents.driver import describe
+from acp_agent.subagents import texts
+from acp_agent.subagents.keys import BACKGROUND
+from acp_agent.subagents.driver import InProcessRun, describe
 from acp_agent.subagents.errors import SubagentError
 from acp_agent.subagents.registry import SubagentRequest
 from acp_agent.tools.base import Tool, ToolCallContext, ToolPresentation, ToolResult
@@ -36,6 +38,7 @@ class SubagentParams(Model):
         default=None,
         description="Optional JSON Schema (an object schema) the child must answer with; the result is that JSON value.",
     )
+    run_in_background: bool = Field(default=False, alias="run_in_background", description=texts.BACKGROUND_PARAM)
 
 
 class SubagentTool(Tool[SubagentParams]):
@@ -63,18 +66,32 @@ class SubagentTool(Tool[SubagentParams]):
         return ToolPresentation(title=params.description or self.name, kind="other", content=[params.prompt])
 
     async def run(self, params: SubagentParams, call: ToolCallContext) -> ToolResult:
-        request = SubagentRequest(
-            parent=call.agent,
-            prompt=params.prompt,
-            description=params.description,
-            spawn_call_id=call.call_id,
-            output_schema=params.output_schema,
-            max_depth=self.max_depth,
-            tool_filter=self.tool_filter,
-            persona=self.persona,
-        )
+        if not params.run_in_background:
+            return await self._run(params, call)
+        background = call.ctx.get(BACKGROUND)
+        if params.output_schema is not None:
+            return ToolResult.failure(texts.BACKGROUND_WITH_SCHEMA, "subagent_not_started")
+        if not background.reserve(call.agent):
+            return ToolResult.failure(texts.background_limit(background.limit), "subagent_not_started")
+        adopted = False
         try:
-            run = await call.ctx.get(SUBAGENTS).start(self.provider, request)
+            run = await call.ctx.get(SUBAGENTS).start(self.provider, self._request(params, call))
+            if not isinstance(run, InProcessRun):
+                await run.dispose()
+                return ToolResult.failure(texts.background_unsupported(self.provider), "subagent_not_started")
+            entry = background.adopt(call.agent, run.child, run.ticket, params.description)
+            adopted = True
+        except SubagentError as exc:
+            return ToolResult.failure(str(exc), "subagent_not_started")
+        finally:
+            if not adopted:
+                background.release(call.agent)
+        return ToolResult.text(texts.background_started(entry.id, params.description))
+
+    async def _run(self, params: SubagentParams, call: ToolCallContext) -> ToolResult:
+        """A one-shot child: the call's result is the child's."""
+        try:
+            run = await call.ctx.get(SUBAGENTS).start(self.provider, self._request(params, call))
         except SubagentError as exc:
             return ToolResult.failure(str(exc), "subagent_not_started")
         try:
@@ -84,6 +101,18 @@ class SubagentTool(Tool[SubagentParams]):
         is_error, text = describe(result, structured=params.output_schema is not None)
         return ToolResult.failure(text, f"subagent_{result.reason.kind}") if is_error else ToolResult.text(text)
 
+    def _request(self, params: SubagentParams, call: ToolCallContext) -> SubagentRequest:
+        return SubagentRequest(
+            parent=call.agent,
+            prompt=params.prompt,
+            description=params.description,
+            spawn_call_id=call.call_id,
+            output_schema=params.output_schema,
+            max_depth=self.max_depth,
+            tool_filter=self.tool_filter,
+            persona=self.persona,
+            background=params.run_in_background,
+        )
 
 name = "subagent-tool"
 inject = ("subagents", "tools")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import shutil
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import datetime, timezone
@@ -405,10 +406,22 @@ async def test_load_errors_name_the_session_and_what_is_wrong(store: Store) -> N
             -32603,
             "Internal error: cannot load session 'future': unsupported session log version 9 (supported: 0)",
         )
-        code, message = error_of(await wire.request("session/load", params("sick-parent")))
-        assert code == -32603
-        assert message.startswith(
-            f"Internal error: cannot load session 'sick-parent': session log {sick_child} is damaged at line 3: "
+        # A child's damaged log does not keep its thread from loading: the child shows as damaged.
+        loaded, replayed = await load(wire, "sick-parent", cwd)
+        assert opened(loaded)
+        shown = [u["content"]["text"] for u in updates_of(replayed) if u["sessionUpdate"] == "agent_message_chunk"]
+        assert shown[-1].startswith(
+            f"[the log of subagent sick-child could not be read: session log {sick_child} is damaged at line 3: "
+        )
+        assert "its subagent's log cannot be loaded" in wire.stderr_text
+        await wire.request("session/close", {"sessionId": "sick-parent"})
+        # A directory copied or renamed by hand is not opened as the session its log names.
+        code, message = error_of(await wire.request("session/load", params("alias")))
+        assert (code, message) == (
+            -32603,
+            f"Internal error: cannot open session 'alias': the log {store.path('alias')} belongs to session"
+            " 'parent', not to 'alias': a session directory copied or renamed by hand is not opened under"
+            " another name (rename it back to 'parent')",
         )
         # A refused load leaves nothing open, and the server goes on.
         assert error_of(await wire.request("session/close", {"sessionId": "parent"}))[0] == -32002
@@ -544,3 +557,30 @@ async def test_list_pages_with_an_opaque_cursor_that_survives_new_activity(store
     assert [s["sessionId"] for page in pages for s in page["sessions"]] == order
     assert pages[-1]["sessions"][-1]["updatedAt"] == utc(1_700_000_000_000)
     assert pages[0]["sessions"][0]["title"] == f"task {count - 2}"  # the older id of the newest pair
+
+
+async def test_a_copied_or_renamed_session_directory_is_refused_and_nothing_is_written(store: Store) -> None:
+    """A log is its directory's: loaded under another name (`cp -r A copy`, `mv A renamed`) it
+    is refused, naming both, and no file is created, truncated or rewritten."""
+    async with store.serve([{"text": "One."}]) as wire:
+        session_id = await store.new_session(wire)
+        await prompt(wire, session_id, text("one"))
+    original = store.sessions / session_id
+    shutil.copytree(original, store.sessions / "copy")
+    with open(original / "session.jsonl", "a", encoding="utf-8") as log:
+        log.write('{"type":"turn/st')  # a torn tail, which a load of the copy must not repair in A's file
+    before = {path: path.read_bytes() for path in store.sessions.rglob("*") if path.is_file()}
+    async with store.serve([]) as wire:
+        for method in ("session/load", "session/resume"):
+            params = {"sessionId": "copy", "cwd": str(store.cwd), "mcpServers": []}
+            code, message = error_of(await wire.request(method, params))
+            assert code == -32603 and message.startswith("Internal error: cannot open session 'copy': the log ")
+            assert f"belongs to session {session_id!r}, not to 'copy'" in message
+    after = {path: path.read_bytes() for path in store.sessions.rglob("*") if path.is_file() and ".index" not in path.parts}
+    assert after == {path: data for path, data in before.items() if ".index" not in path.parts}
+    (store.sessions / "copy").rename(store.sessions / "renamed")
+    shutil.rmtree(original)
+    async with store.serve([]) as wire:
+        code, message = error_of((await load(wire, "renamed", store.cwd))[0])
+        assert code == -32603 and f"(rename it back to {session_id!r})" in message
+    assert not original.exists()  # nothing made under the id the log names

@@ -38,6 +38,10 @@ CONCURRENT = "concurrent-children"
 RACING = "cancel-two-children"
 """Its two children stream their model calls at the same time, and each shows a tool call."""
 
+BACKGROUND_RACING = {"background-second-prompt", "background-message-busy"}
+"""A background child works while its parent answers a prompt, then a notice: five seeds each in
+their own mode, one in the other (the other background scenarios meet at the same kinds of gate:
+one seed each)."""
 CANCELS = {"cancel", "promptAndCancel", "promptAndCancelWhen", "promptWhileBusy"}
 """The ops whose cancel may land mid-run."""
 
@@ -62,10 +66,10 @@ def seeds(name: str, child_sessions: bool | None = None) -> list[int]:
     mode its input.json says)."""
     steps = json.loads((FIXTURES / name / "input.json").read_text(encoding="utf-8"))["steps"]
     children = children_per_step(name)
-    sensitive = children >= 2 or any(step["op"] in CANCELS for step in steps)
+    sensitive = children >= 2 or any(step["op"] in CANCELS for step in steps) or name in BACKGROUND_RACING
     count = len(SEEDS) if sensitive else 2 if children else 1
     if child_sessions is not None and child_sessions != advertises_sessions(name):
-        count = 3 if sensitive else 1
+        count = 3 if sensitive and name not in BACKGROUND_RACING else 1
     first = SCENARIOS.index(name)
     return sorted({SEEDS[(first + k) % len(SEEDS)] for k in range(count)})
 

@@ -52,7 +52,9 @@ def test_the_expected_scenarios_exist() -> None:
         "client-fs", "client-terminal", "slash-commands", "slash-commands-load", "project-instructions",
         "instructions-cut", "prompt-queue", "embedded-context", "images", "thought-levels",
         "compaction-auto", "compaction-command", "compaction-overflow", "compaction-cancel",
-        "compaction-load", "compaction-child", "session-delete", "plan-operations",
+        "compaction-load", "compaction-child", "background-wakes-parent", "background-second-prompt",
+        "background-report", "background-message", "background-message-busy", "background-stop",
+        "background-close-load", "background-interrupted-load", "session-delete", "plan-operations",
     }  # fmt: skip
 
 

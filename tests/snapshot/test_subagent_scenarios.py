@@ -275,3 +275,56 @@ def test_a_loaded_session_replays_its_child_sessions_without_a_fork_seed(scenari
     loaded = scenario_run(FIXTURES / "load-session", True)  # type: ignore[call-arg]
     kinds = [u["sessionUpdate"] for u in updates(loaded) if u["sessionUpdate"].startswith(("subagent", "session_message"))]
     assert kinds[:2] == ["subagent_update", "session_message"] and kinds[-1] == "subagent_update"
+
+
+def triggers(result: RunResult, route: str = "s1") -> list[str]:
+    return [e["data"]["trigger"]["source"]["kind"] for e in events(result, route, "turn/start")]
+
+
+def test_a_background_child_works_while_the_parent_answers_a_second_prompt(scenario_run: Run) -> None:
+    result = run(scenario_run, "background-second-prompt")
+    child = result.logs["s1/call_review"][0]
+    assert text_of(result_of(result, "call_review")).startswith(f"Started background agent {child['id']} (Review notes.txt).")
+    assert triggers(result) == ["user", "user", "subagent"]  # the notice woke a third turn
+    [notice] = events(result, kind="subagent/notice")
+    assert notice["data"]["route"] == "s1/call_review" and notice["data"]["kind"] == "settled"
+    assert stop_reasons(result) == ["end_turn", "end_turn"]  # the woken turn answers no prompt
+
+
+def test_a_report_and_the_end_each_wake_the_parent(scenario_run: Run) -> None:
+    result = run(scenario_run, "background-report")
+    assert [e["data"]["kind"] for e in events(result, kind="subagent/notice")] == ["report", "settled"]
+    assert triggers(result) == ["user", "subagent", "subagent"]
+    assert text_of(result_of(result, "call_report", "s1/call_count")) == "Reported."
+
+
+def test_a_message_with_wait_answers_with_the_childs_next_turn(scenario_run: Run) -> None:
+    result = run(scenario_run, "background-message")
+    assert text_of(result_of(result, "call_plural")) == "mangoes"
+    assert len(events(result, kind="subagent/notice")) == 1  # the awaited turn sends none
+    assert turn_ends(result, "s1/call_pick") == [{"kind": "completed"}, {"kind": "completed"}]
+    assert "[completed] Pick a fruit; last activity: said 'mangoes'" in text_of(result_of(result, "call_list"))
+
+
+def test_a_message_to_a_busy_child_is_its_next_turn(scenario_run: Run) -> None:
+    result = run(scenario_run, "background-message-busy")
+    assert text_of(result_of(result, "call_more")).startswith("Message queued:")
+    messages = [text_of(e["data"]) for e in events(result, "s1/call_count", "user/message")]
+    assert messages[1] == "Then tell me the last line of notes.txt."
+    assert triggers(result) == ["user", "subagent", "subagent"]
+
+
+def test_a_stopped_child_tells_the_parent_at_its_next_call_without_waking_it(scenario_run: Run) -> None:
+    result = run(scenario_run, "background-stop")
+    assert turn_ends(result, "s1/call_slow") == [{"kind": "aborted", "reason": "stopped by the agent that started it"}]
+    [notice] = events(result, kind="subagent/notice")
+    assert notice["data"]["text"].endswith("ended:\nError: subagent run was cancelled")
+    assert triggers(result) == ["user"]
+
+
+def test_closing_the_thread_ends_its_background_child_and_a_load_shows_it(scenario_run: Run) -> None:
+    result = run(scenario_run, "background-close-load")
+    assert turn_ends(result, "s1/call_slow") == [{"kind": "disposed"}]
+    interrupted = run(scenario_run, "background-interrupted-load")
+    card = [u for u in updates(interrupted) if u.get("toolCallId") == "s1/call_slow/call_sleep"]
+    assert card[-1]["status"] == "failed"

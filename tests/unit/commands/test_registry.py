@@ -144,6 +144,6 @@ async def test_a_turn_body_that_fails_ends_the_turn_failed(tmp_path: Path) -> No
         agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
         ctx.get(COMMANDS).add(Command("boom", "fails", run))
         reason = await ctx.get(COMMANDS).start(agent, text("/boom")).wait()
-        assert (reason.kind, reason.message) == ("error", "no luck")
+        assert (reason.kind, reason.message) == ("error", "RuntimeError: no luck")
         with anyio.fail_after(5):
             assert (await agent.followup(text("/boom")).wait()).kind == "error"  # no model left: the script is empty

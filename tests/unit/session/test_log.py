@@ -12,6 +12,8 @@ from acp_agent.session import (
     SessionEvent,
     SessionHeader,
     StepData,
+    ToolError,
+    TurnFailed,
     UnbalancedSeed,
     completed_turn_prefix,
     default_registry,
@@ -19,6 +21,7 @@ from acp_agent.session import (
     now_ms,
 )
 from acp_agent.session.content import TextDelta
+from acp_agent.session.log import closing_events
 from tests.unit.session.builders import (
     close_step,
     complete_turn,
@@ -373,3 +376,57 @@ def test_append_chunk_refuses_a_chunk_outside_the_open_step_and_logs_nothing() -
     with pytest.raises(InvariantViolation, match="turn 1 step 2"):
         session.append_chunk(1, 2, TextDelta(index=0, text="x"))
     assert session.next_seq == 3 and [event.type for event in seen] == ["step/start"]
+
+
+class _Writer:
+    """A log writer that fails while `failing` says so, and records what it wrote."""
+
+    def __init__(self) -> None:
+        self.failing: Exception | None = None
+        self.lines: list[int] = []
+
+    def write(self, event: SessionEvent) -> None:
+        if self.failing is not None:
+            raise self.failing
+        self.lines.append(event.seq)
+
+    def hold(self, streamed: StreamedChunk) -> None:
+        self.write(AssistantChunkEvent.streamed(streamed))
+
+
+def test_an_event_its_writer_refuses_is_neither_kept_nor_shown_and_the_log_goes_on() -> None:
+    session = new_session()
+    writer = _Writer()
+    stop = session.write_with(writer)
+    seen: list[int] = []
+    session.subscribe(lambda event: seen.append(event.seq))
+    start_turn(session)
+    open_step(session, 1, 1)
+    writer.failing = OSError(28, "No space left on device")
+    with pytest.raises(OSError, match="No space"):
+        session.append("step/end", StepData(turn=1, step=1))
+    with pytest.raises(OSError, match="No space"):
+        session.append_chunk(1, 1, TextDelta(index=0, text="a"))
+    with pytest.raises(OSError, match="No space"):  # a chunk appended as an event is held too
+        session.append("assistant/chunk", {"turn": 1, "step": 1, "chunk": {"type": "text-delta", "index": 0, "text": "a"}})
+    assert session.state.open_step == 1 and session.next_seq == len(seen) == len(writer.lines)
+    writer.failing = None  # the disk is back
+    session.append_chunk(1, 1, TextDelta(index=0, text="a"))
+    close_step(session, 1, 1)
+    assert seen == writer.lines == list(range(session.next_seq))
+    stop()
+    stop()  # once is enough
+    end_turn(session, 1)
+    assert writer.lines[-1] == session.next_seq - 2  # no longer written through
+
+
+def test_closing_events_end_the_open_turn_from_where_the_log_stands() -> None:
+    session = new_session()
+    start_turn(session)
+    open_step(session, 1, 1, calls=["a", "b"])
+    error = ToolError(code="failed", message="why")
+    closing = closing_events(session.state, 7, error, TurnFailed(message="because"))
+    session.append_event(next(closing))  # one applied, then the caller stops: asked again later
+    events = [session.append_event(event) for event in closing_events(session.state, 8, error, TurnFailed(message="because"))]
+    assert [(e.type, e.time) for e in events] == [("tool/result", 8), ("step/end", 8), ("turn/end", 8)]
+    assert session.open_turn is None and session.events[-1].data.reason.message == "because"

@@ -24,6 +24,8 @@ from acp_agent.session import (
     UnusableSessionsDirectory,
     InvalidSessionId,
     LoadedSession,
+    LogUnwritable,
+    MisplacedLog,
     OpaqueEvent,
     ReasoningDelta,
     Session,
@@ -40,6 +42,7 @@ from acp_agent.session import (
     default_registry,
     read_log,
 )
+from acp_agent.session import persistence
 from acp_agent.session.persistence import _delta_line, _line, read_events
 from acp_agent.session.index import INDEX_DIR
 from tests.paths import UPSTREAM
@@ -151,11 +154,15 @@ def test_a_held_line_that_cannot_be_written_fails_the_sessions_next_line_not_the
     try:
         store.flush()  # the server's writer goes on
         assert "cannot write a session log" in caplog.text
-        with pytest.raises(OSError):
+        with pytest.raises(LogUnwritable, match=r"in .*/s-1: No space left on device \(ENOSPC\)"):
             session.append("assistant/message", AssistantMessageData(turn=1, step=1, content=[TextBlock(text="a")]))
+        assert session.events[-1].type == "step/start"  # refused: not kept, shown to nobody
+        with pytest.raises(LogUnwritable):  # the next chunk is not held while writes fail
+            session.append("assistant/chunk", AssistantChunkData(turn=1, step=1, chunk=TextDelta(index=0, text="b")))
     finally:
         os.dup2(saved, fd)
         os.close(saved)
+    session.append("assistant/message", AssistantMessageData(turn=1, step=1, content=[TextBlock(text="a")]))
     session.append("step/end", StepData(turn=1, step=1))  # room again: what was held is written once, in order
     assert read_json_lines(store.path_of(session.id)) == dumps(session)
 
@@ -202,7 +209,6 @@ def resume(store: SessionStore, session_id: str, *, header: SessionHeader | None
     "tail",
     [
         pytest.param(['{"type":"turn/st'], id="torn line"),
-        pytest.param(["not json", '{"type":"turn/end"}'], id="garbage lines"),
         pytest.param([], id="unterminated last line"),
     ],
 )
@@ -313,7 +319,7 @@ def test_an_attach_whose_log_cannot_be_written_lets_go_of_the_lock(store: Sessio
     session = new_session()
     path = store.path_of(session.id)
     (path / "in-the-way").mkdir(parents=True)  # a non-empty directory where the log goes
-    with pytest.raises(OSError):
+    with pytest.raises(LogUnwritable, match=f"in {path.parent}: "):
         store.attach(session)
     shutil.rmtree(path)
     store.attach(session)  # not SessionBusy: the failed attach let go of the session's lock
@@ -584,29 +590,50 @@ def test_a_crash_mid_turn_keeps_the_open_turn_up_to_its_last_event(store: Sessio
     assert [e.type for e in loaded.events if e.seq >= written] == ["tool/result", "step/end", "turn/end"]
 
 
-def test_a_tail_that_breaks_the_invariants_is_dropped(tmp_path: Path) -> None:
+@pytest.mark.parametrize("torn", [False, True], ids=["whole line", "torn line"])
+def test_a_line_after_the_last_turn_end_that_breaks_the_invariants_is_dropped_only_when_torn(
+    tmp_path: Path, torn: bool
+) -> None:
     session = new_session()
     complete_turn(session)
     lines = jsonl(session)
     turn_five = {"turn": 5, "trigger": {"kind": "message"}}
     bad = json.dumps({"type": "turn/start", "seq": session.next_seq, "time": 0, "data": turn_five})
-    path = write_lines(tmp_path / "s.jsonl", [*lines, bad])
+    path = write_lines(tmp_path / "s.jsonl", [*lines, bad], tail="" if torn else "\n")
+    if not torn:
+        assert damaged(tmp_path, [*lines, bad]).line == len(lines) + 1
+        return
     loaded = read_log(path, default_registry())
     assert loaded.repaired
     assert loaded.extent is not None and loaded.extent.events == session.next_seq
     assert [e.dump() for e in loaded.events] == held(session.events)
 
 
-def test_an_unknown_type_in_the_tail_is_dropped_with_what_follows(tmp_path: Path) -> None:
+def test_an_unknown_type_and_what_follows_it_stay_in_the_file(store: SessionStore) -> None:
+    """Written by a newer version, say: the load is refused and writes nothing."""
     session = new_session()
     complete_turn(session)
     start_turn(session)
     lines = jsonl(session)
     unknown = json.dumps({"type": "x/y", "seq": session.next_seq - 2, "time": 0, "data": {}})
-    path = write_lines(tmp_path / "s.jsonl", [*lines[:-2], unknown, lines[-1]])
+    path = store.path_of(session.id)
+    path.parent.mkdir(parents=True)
+    write_lines(path, [*lines[:-2], unknown, lines[-1]])
+    before = path.read_bytes()
+    with pytest.raises(SessionLogDamaged, match="line 10: UnknownEventType: unknown session event type 'x/y'"):
+        store.load(session.id)
+    assert path.read_bytes() == before
+
+
+def test_a_torn_last_line_longer_than_a_piece_is_dropped_unread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(persistence, "_LINE_PIECE", 64)
+    session = new_session()
+    complete_turn(session)
+    lines = jsonl(session)
+    path = write_lines(tmp_path / "s.jsonl", [*lines, '{"type":"turn/start","data":"' + "y" * 300], tail="")
     loaded = read_log(path, default_registry())
-    assert loaded.repaired
-    assert [e.dump() for e in loaded.events] == held(session.events[:-2])
+    assert loaded.repaired and [e.dump() for e in loaded.events] == held(session.events)
+    assert loaded.extent is not None and loaded.extent.end == len("\n".join(lines).encode())
 
 
 def test_a_complete_log_is_not_repaired_by_a_free_tail(tmp_path: Path) -> None:
@@ -817,10 +844,46 @@ def test_delete_takes_a_claim_and_removes_the_session_and_its_children(store: Se
     store.attach(child)()
     with pytest.raises(SessionNotFound, match="not claimed here"):
         store.delete(parent.id)  # only under its lock
-    with pytest.raises(SessionNotFound):
-        store.header("nobody")
-    assert store.header(child.id).parent_session == parent.id
+    with pytest.raises(SessionNotFound, match="not claimed here"):
+        store.log_stored(parent.id, "note/label", TitleData(title="t"))
     anyio.run(store.claim, parent.id)
     store.delete(parent.id)
     assert sorted(p.name for p in store.root.iterdir()) == [INDEX_DIR]
     assert store.summaries() == []
+
+
+def test_a_log_in_a_directory_not_its_own_is_refused_before_anything_is_made_there(store: SessionStore) -> None:
+    session = new_session()
+    complete_turn(session)
+    copy = store.root / "copy"
+    copy.mkdir(parents=True)
+    write_lines(copy / "session.jsonl", jsonl(session))
+    with pytest.raises(MisplacedLog, match=r"belongs to session 's-1', not to 'copy'.*rename it back to 's-1'"):
+        anyio.run(store.claim, "copy")
+    with pytest.raises(MisplacedLog):
+        store.load("copy")
+    assert sorted(p.name for p in copy.iterdir()) == ["session.jsonl"]  # no lock file either
+    assert store.header_of("copy") == session.header
+    assert store.header_of("nowhere") is None
+
+
+def test_a_claim_leaves_a_header_that_does_not_read_to_the_load(store: SessionStore) -> None:
+    directory = store.root / "bad"
+    directory.mkdir(parents=True)
+    (directory / "session.jsonl").write_text("{not json\n", encoding="utf-8")
+    anyio.run(store.claim, "bad")
+    with pytest.raises(SessionLogDamaged, match="line 1"):
+        store.load("bad")
+    assert store.header_of("bad") is None
+
+
+def test_an_attach_whose_children_file_cannot_be_made_is_unwritable_and_lets_go_of_everything(store: SessionStore) -> None:
+    session = new_session()
+    children = store.path_of(session.id).parent / "children"
+    children.mkdir(parents=True)  # a directory where the file goes
+    with pytest.raises(LogUnwritable, match="Is a directory"):
+        store.attach(session)
+    children.rmdir()
+    store.attach(session)  # not SessionBusy, not AlreadyAttached
+    complete_turn(session)
+    assert read_json_lines(store.path_of(session.id)) == dumps(session)

@@ -132,7 +132,7 @@ async def test_the_delegation_tools_as_the_parent_model_and_the_editor_see_them(
     assert spawn_tool.concurrency_safe and fork_tool.concurrency_safe
     parameters = spawn_tool.schema().parameters
     assert parameters["required"] == ["description", "prompt"]
-    assert set(parameters["properties"]) == {"description", "prompt", "outputSchema"}
+    assert set(parameters["properties"]) == {"description", "prompt", "outputSchema", "run_in_background"}
     shown = spawn_tool.present(SubagentParams(description="Count files", prompt="How many?"))
     assert (shown.title, shown.kind, shown.content) == ("Count files", "other", ["How many?"])
     assert spawn_tool.present(SubagentParams(description="", prompt="p")).title == "subagent"

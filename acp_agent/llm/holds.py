@@ -1,0 +1,21 @@
+"""Where a test model may hold an agent's work so that a run's order is its fixtures' order.
+
+`NOTICES_DUE` is awaited (`serial`) with an agent and a `NoticeCount` right before the notices
+pending for the agent (what background children sent it) are logged for a model call, when
+anyone listens: the replay model holds the call until as many notices as its fixtures show
+before it have come (`llm/replay.py`, `Gate`)."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+NOTICES_DUE = "llm/notices-due"
+
+
+class NoticeCount(Protocol):
+    """The notices that came to one agent."""
+
+    received: int
+
+    async def until(self, count: int) -> None:
+        """Return once `count` notices have come in all."""
