@@ -107,6 +107,8 @@ class SessionCapabilities(Model):
     title: Supported | None = None
     """Unstable: `session/set_title`."""
     system_prompt: SystemPromptCapabilities | None = None
+    fork: Supported | None = None
+    """Unstable: `session/fork`."""
 
 
 class AgentAuthCapabilities(Model):
@@ -217,6 +219,20 @@ class ResumeSessionParams(Incoming):
     mcp_servers: list[dict[str, Any]] = []
     additional_directories: list[str] | None = None
     system_prompt: SystemPrompt | None = None
+
+
+class ForkSessionParams(Incoming):
+    session_id: str
+    cwd: str
+    mcp_servers: list[dict[str, Any]] = []
+    additional_directories: list[str] | None = None
+    system_prompt: SystemPrompt | None = None
+
+
+class ForkSessionResult(Model):
+    session_id: str
+    modes: SessionModeState | None = None
+    config_options: list[SessionConfigSelect] | None = None
 
 
 class OpenSessionResult(Model):

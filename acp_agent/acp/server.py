@@ -31,6 +31,8 @@ from acp_agent.acp.schema import (
     CloseSessionResult,
     DeleteSessionParams,
     DeleteSessionResult,
+    ForkSessionParams,
+    ForkSessionResult,
     SetSessionTitleParams,
     SetSessionTitleResult,
     SteeringParams,
@@ -96,12 +98,22 @@ from acp_agent.session.errors import (
     SessionBusy,
     SessionLogDamaged,
     SessionNotFound,
+    TurnsOutOfRange,
+    UnknownEventType,
     UnsupportedVersion,
 )
-from acp_agent.session.events import AssistantChunkEvent, SessionEvent, StreamedChunk, ToolResultEvent, TurnEndReason
+from acp_agent.session.events import (
+    AssistantChunkEvent,
+    SessionEvent,
+    SessionHeader,
+    StreamedChunk,
+    ToolResultEvent,
+    TurnEndReason,
+)
+from acp_agent.session.log import completed_turn_prefix
 from acp_agent.session.index import gc_paused
 from acp_agent.session.titles import TITLE_EVENT, TitleData, one_line
-from acp_agent.session.persistence import LoadedSession
+from acp_agent.session.persistence import LoadedSession, read_events
 from acp_agent.agent.keys import AGENTS
 from acp_agent.session.persistence import SESSIONS
 from acp_agent.tools.registry import TOOLS
@@ -169,6 +181,7 @@ class AcpServer:
                     close=Supported(),
                     delete=Supported(),
                     title=Supported(),
+                    fork=Supported(),
                     system_prompt=SystemPromptCapabilities(
                         mode=SystemPromptModes(override=Supported()) if self._override_allowed() else None
                     ),
@@ -442,6 +455,50 @@ class AcpServer:
                 unclaim()
         return SetSessionTitleResult(title=title)
 
+    async def fork_session(self, params: ForkSessionParams) -> ForkSessionResult:
+        """A new session whose history is the source's ended turns (all, or the first
+        `_meta.acpAgent.turns`): its own id and log, its header naming the source, listed and
+        loaded like any session; the source is only read."""
+        source_id = params.session_id
+        if source_id in self.wire.child_ids:
+            raise errors.subagent_session(source_id)
+        servers = self._check_workspace(params.cwd, params.additional_directories, params.mcp_servers)
+        if not os.path.isdir(params.cwd):
+            raise errors.invalid_params(f"cwd {params.cwd!r} is not an existing directory")
+        instructions = self._client_prompt(params.system_prompt)
+        turns = _forked_turns(params.meta)
+        entry = self.wire.sessions.get(source_id)
+        if entry is not None:  # open here: what it logged so far, its chunks read back
+            header, events = entry.agent.session.header, entry.agent.session.all_events()
+        else:
+            self._top_level(source_id, "fork")
+            header, events = self._stored_events(source_id)
+        try:
+            seed = completed_turn_prefix(events, turns)
+        except TurnsOutOfRange as exc:
+            raise errors.invalid_params(f"cannot fork session {source_id!r} after {turns} turn(s): {exc}") from None
+        try:
+            agent = await self.ctx.get(AGENTS).fork(header, seed, cwd=params.cwd)
+        except LogUnwritable as exc:
+            raise errors.internal_error(f"cannot start a session: {exc}") from None
+        if instructions is not None:
+            use_client_prompt(agent, *instructions)
+        self._connect(agent, servers)
+        self._open(agent)
+        return ForkSessionResult(session_id=agent.id, **modes.session_state(self.ctx, agent))
+
+    def _stored_events(self, session_id: str) -> tuple[SessionHeader, list[SessionEvent]]:
+        """Every event of a stored log no agent here holds (its chunks too), read without its
+        lock: a torn last line is left out, and a fork takes only ended turns."""
+        store = self.ctx.get(SESSIONS)
+        header = store.header_of(session_id)
+        try:
+            if header is None:
+                raise ValueError("its header does not read")
+            return header, read_events(store.path_of(session_id), store.registry)
+        except (OSError, ValueError, UnknownEventType) as exc:
+            raise errors.internal_error(f"cannot read session {session_id!r}: {exc}") from None
+
     def _top_level(self, session_id: str, verb: str) -> None:
         """Refuse a directory without a log (`-32002`) and a stored subagent's session (`verb` its
         top-level one instead); a header that does not read is the caller's to meet."""
@@ -697,6 +754,16 @@ def _stop_reason(reason: TurnEndReason) -> StopReason:
     return stop_reason(reason)
 
 
+def _forked_turns(meta: dict[str, Any] | None) -> int | None:
+    """`_meta.acpAgent.turns` of a `session/fork`: fork after that many ended turns (None: all)."""
+    turns = ((meta or {}).get("acpAgent") or {}).get("turns")
+    if turns is None:
+        return None
+    if type(turns) is not int or turns < 0:
+        raise errors.invalid_params(f"_meta.acpAgent.turns must be a whole number of turns, got {turns!r}")
+    return turns
+
+
 def _brief(exc: ValidationError) -> str:
     return "; ".join(
         f"{'.'.join(map(str, err['loc'])) or 'params'}: {err['msg']}" for err in exc.errors()
@@ -747,6 +814,7 @@ METHODS: Methods = {
     "session/delete": _method("session/delete", DeleteSessionParams, AcpServer.delete_session),
     "session/set_title": _method("session/set_title", SetSessionTitleParams, AcpServer.set_title),
     "_session/steering": _method("_session/steering", SteeringParams, AcpServer.steer),
+    "session/fork": _method("session/fork", ForkSessionParams, AcpServer.fork_session),
     "session/set_mode": _method(
         "session/set_mode", SetSessionModeParams, lambda server, params: modes.set_mode(server.wire, params)
     ),

@@ -29,6 +29,8 @@ class SessionHeader(Model):
     delegation_depth: int | None = None
     spawn_call_id: str | None = None
     route: str | None = None
+    forked_from: str | None = None
+    """The session this one was forked from (`session/fork`): its history begins as theirs."""
 
     @field_validator("version")
     @classmethod

@@ -47,6 +47,7 @@ AGENT_METHODS: dict[str, Models] = {
     "session/resume": (official.ResumeSessionRequest, official.ResumeSessionResponse),
     "session/close": (official.CloseSessionRequest, official.CloseSessionResponse),
     "session/delete": (official.DeleteSessionRequest, official.DeleteSessionResponse),
+    "session/fork": (official.ForkSessionRequest, official.ForkSessionResponse),
     "session/set_mode": (official.SetSessionModeRequest, official.SetSessionModeResponse),
     "session/set_config_option": (official.SetSessionConfigOptionSelectRequest, official.SetSessionConfigOptionResponse),
     "session/prompt": (official.PromptRequest, official.PromptResponse),
@@ -236,7 +237,7 @@ class Checked:
 
 
 UNSTABLE_UPDATES = {"subagent_update", "session_message", "session_message_chunk", "plan_update", "plan_removed"}
-UNSTABLE_SESSION_CAPABILITIES = {"title"}
+UNSTABLE_SESSION_CAPABILITIES = {"title", "systemPrompt"}
 """What `initialize` advertises that the official package has no field for (the unstable schema
 has; the e2e test of each method holds it there)."""
 
