@@ -2,8 +2,9 @@
 
 A client that advertises `terminal` runs the command in a terminal of its own, which the tool call
 embeds while it runs (`{"type": "terminal", "terminalId"}` content), so the user watches the
-output live. The sequence: `terminal/create` (`bash -c <command>` in the session's cwd, the tool's
-output budget as `outputByteLimit`, the server's credential variables set empty in `env`) -> `terminal/wait_for_exit` -> `terminal/output` (the final
+output live. The sequence: `terminal/create` (`bash -c <command>` behind the sandbox's prefix, in
+the session's cwd, the tool's output budget as `outputByteLimit`, the server's credential
+variables set empty and `TMPDIR` in `env`) -> `terminal/wait_for_exit` -> `terminal/output` (the final
 output, and whether the client cut its beginning) -> `terminal/release`. On a timeout:
 `terminal/kill`, then the output, then the release; on a cancellation: the kill and the release,
 shielded (bounded), before the cancellation goes on. The create itself is shielded (bounded by the
@@ -36,6 +37,7 @@ from acp_agent.acp.schema import (
 from acp_agent.environ import credential_names
 from acp_agent.tools.base import ToolCallContext
 from acp_agent.tools.runner import CommandOutcome, CommandRunner
+from acp_agent.tools.sandboxing import command_env, sandbox_prefix
 
 log = logging.getLogger(__name__)
 
@@ -64,12 +66,16 @@ class TerminalRunner(CommandRunner):
     ) -> CommandOutcome:
         # The terminal runs in the editor's environment; ACP can set variables there, not remove
         # them, so the server's credential variables are set empty (the editor may hold them too).
+        # The sandbox's prefix confines it there as it would here (the launcher is a path of this
+        # machine, where the editor runs).
         hidden = sorted(credential_names(call.ctx))
+        argv = [*sandbox_prefix(call), SHELL, "-c", command]
+        env = {**dict.fromkeys(hidden, ""), **command_env(call)}
         create = CreateTerminalParams(
             session_id=self.session_id,
-            command=SHELL,
-            args=["-c", command],
-            env=[EnvVariable(name=name, value="") for name in hidden] or None,
+            command=argv[0],
+            args=argv[1:],
+            env=[EnvVariable(name=name, value=value) for name, value in env.items()],
             cwd=str(call.cwd),
             output_byte_limit=max_output_bytes,
         )

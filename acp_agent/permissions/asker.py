@@ -15,13 +15,15 @@ from acp_agent.tools.base import ToolCallContext
 from acp_agent.tools.pipeline import PreparedCall
 
 OptionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
-OptionId = OptionKind | Literal["allow_server_always"]
+OptionId = OptionKind | Literal["allow_server_always", "allow_prefix", "reject_prefix"]
 Answer = OptionId | Literal["cancelled"]
 
 OPTION_KINDS: Final[tuple[OptionKind, ...]] = ("allow_once", "allow_always", "reject_once", "reject_always")
 """The options every request offers, in the order they are shown (each option's id is its kind)."""
 SERVER_ALWAYS: Final = "allow_server_always"
 """The fifth option of a request for an MCP server's tool: allow every tool of that server."""
+PREFIX_OPTIONS: Final[tuple[tuple[OptionId, OptionKind], ...]] = (("allow_prefix", "allow_always"), ("reject_prefix", "reject_always"))
+"""The options of an ordinary command's request that save a rule for the project."""
 
 
 class Option(NamedTuple):
@@ -41,6 +43,10 @@ class PermissionRequest(NamedTuple):
     """The call: its block (id, name, raw arguments), its tool and validated params."""
     context: ToolCallContext
     """What the call would run with (the asker previews its change through it)."""
+    escalation: bool = False
+    """The call asks to run its command outside the sandbox: it may be allowed once, never always."""
+    prefix: str | None = None
+    """The command prefix an "always" rule for the project would save (`rules.command_prefix`)."""
 
     @property
     def tool(self) -> str:
@@ -53,9 +59,15 @@ class PermissionRequest(NamedTuple):
 
     def options(self) -> list[Option]:
         """What the user may answer, in the order shown."""
+        if self.escalation:
+            return [Option(kind, kind, texts.escalation_option_name(kind)) for kind in ("allow_once", "reject_once")]
         options = [Option(kind, kind, texts.option_name(kind, self.tool)) for kind in OPTION_KINDS]
         if self.server is not None:
             options.insert(2, Option(SERVER_ALWAYS, "allow_always", texts.server_option_name(self.server)))
+        if self.prefix is not None:
+            allow, reject = (Option(id, kind, texts.prefix_option_name(kind, self.prefix)) for id, kind in PREFIX_OPTIONS)
+            options[2:2] = [allow]
+            options.append(reject)
         return options
 
 

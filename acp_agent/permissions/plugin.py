@@ -8,9 +8,15 @@ mode). A client layer installs how the user is asked (`ctx.get(PERMISSIONS).use_
 
 from __future__ import annotations
 
+from typing import Literal
+
 from acp_agent.kernel import Context, Disposer, PluginConfig, combine
 from acp_agent.permissions.events import GrantEvent, ModeEvent
-from acp_agent.permissions.modes import ModeId
+from acp_agent.sandbox.service import SANDBOX
+from acp_agent.commands import COMMANDS
+from acp_agent.config_dir import config_dir
+from acp_agent.permissions.commands import permissions_command, sandbox_command
+from acp_agent.permissions.rules import FILE_NAME, RuleFile
 from acp_agent.permissions.policy import Policy, Rule
 from acp_agent.permissions.service import Permissions
 from acp_agent.subagents.driver import INHERIT
@@ -27,14 +33,22 @@ class Config(PluginConfig):
     """What happens to a call of a tool that needs approval: `ask` the user, `allow` it, `deny` it."""
     tools: dict[str, Rule] = {}
     """Per tool name, instead of `default` (tools that need no approval are never gated)."""
-    default_mode: ModeId = "ask"
-    """The mode of a session nobody chose one for (children do not inherit it)."""
+    default_mode: Literal["ask", "auto", "plan"] = "ask"
+    """The mode of a session nobody chose one for (children do not inherit it); never Full access."""
 
 
 def apply(ctx: Context, config: Config) -> Disposer:
-    permissions = Permissions(Policy(default=config.default, tools=config.tools), config.default_mode)
+    # Full access is offered unless the sandbox row says otherwise (its `allowFullAccess`).
+    sandbox = ctx.find(SANDBOX)
+    full_access = sandbox is None or sandbox.allow_full_access
+    rules = RuleFile(config_dir() / FILE_NAME)
+    permissions = Permissions(
+        Policy(default=config.default, tools=config.tools), config.default_mode, full_access=full_access, rules=rules
+    )
     registry = ctx.get(SESSIONS).registry
+    commands = ctx.find(COMMANDS)
     return combine(
+        *([commands.add(permissions_command(permissions)), commands.add(sandbox_command(permissions))] if commands else []),
         registry.register(ModeEvent, "free"),
         registry.register(GrantEvent, "free"),
         ctx.provide(PERMISSIONS, permissions),

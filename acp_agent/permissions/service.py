@@ -20,8 +20,12 @@ from acp_agent.permissions.asker import SERVER_ALWAYS, Answer, Asker, Permission
 from acp_agent.permissions.choices import choices
 from acp_agent.permissions.errors import AskFailed, UnknownMode
 from acp_agent.permissions.events import GRANT_EVENT, INHERITED, MODE_EVENT, USER, GrantData, ModeData, ModeSource
-from acp_agent.permissions.modes import MODE_IDS, MODES, ModeId, ModeInfo
-from acp_agent.permissions.policy import ASK, RUN, Policy, Refuse, decide
+from acp_agent.permissions.modes import FULL, MODES, ModeId, ModeInfo
+from acp_agent.permissions.policy import Policy, Refuse, Run, decide
+from acp_agent.permissions.rules import CommandRule, Decision, RuleFile, command_prefix, match
+from acp_agent.instructions.files import project_root
+from acp_agent.sandbox.policy import FULL_ACCESS
+from acp_agent.tools.sandboxing import unavailable
 from acp_agent.tools.base import ToolCallContext, ToolResult
 from acp_agent.tools.pipeline import PreparedCall
 from acp_agent.kernel.context import ServiceKey
@@ -40,10 +44,15 @@ DECISIONS: dict[Answer, Literal["allow", "reject"]] = {
 class Permissions:
     """Modes, grants and the approval gate of one composition."""
 
-    modes: tuple[ModeInfo, ...] = MODES
-
-    def __init__(self, policy: Policy, default_mode: ModeId = "ask") -> None:
+    def __init__(
+        self, policy: Policy, default_mode: ModeId = "ask", *, full_access: bool = True, rules: RuleFile | None = None
+    ) -> None:
         self.policy = policy
+        self.rules = rules
+        """The projects' saved command rules (None: none are kept)."""
+        self.modes: tuple[ModeInfo, ...] = MODES if full_access else tuple(m for m in MODES if m.id != FULL)
+        """The modes offered: Full access only when the deployment allows it."""
+        self.mode_ids = tuple(m.id for m in self.modes)
         self.default_mode = default_mode
         self._askers: list[Asker] = []
 
@@ -58,12 +67,12 @@ class Permissions:
     def explicit_mode(self, agent: Agent) -> str | None:
         """The mode chosen in the agent's session (by the user, or inherited), if any."""
         mode = choices(agent.session).mode
-        return mode if mode in MODE_IDS else None
+        return mode if mode in self.mode_ids else None
 
     def set_mode(self, agent: Agent, mode_id: str) -> None:
         """The user chose `mode_id` for the agent's session: logged, in force from the next call."""
-        if mode_id not in MODE_IDS:
-            raise UnknownMode(mode_id, list(MODE_IDS))
+        if mode_id not in self.mode_ids:
+            raise UnknownMode(mode_id, list(self.mode_ids))
         agent.session.append(MODE_EVENT, ModeData(mode_id=mode_id, source=ModeSource(kind=USER)))
 
     def inherit(self, parent: Agent) -> Callable[[Agent], None] | None:
@@ -102,26 +111,45 @@ class Permissions:
         grant = chosen.grants.get(tool.name)
         if grant is None and tool.server is not None:
             grant = chosen.server_grants.get(tool.server)
+        command = tool.command(call.params)
+        escalate = tool.escalation(call.params) is not None
+        prefix = None
+        if command is not None and self.rules is not None:
+            saved = match(self.rules.rules(project_root(context.cwd)), command)
+            if saved is not None and saved.decision == "deny":  # a saved deny wins over every allow
+                return ToolResult.failure(texts.rule_denied(saved.prefix), "declined")
+            if saved is not None and grant is None:
+                grant = "allow"  # unasked, and still inside the sandbox
+            prefix = None if escalate or saved is not None else command_prefix(command)
         verdict = decide(
             tool=tool.name,
             edits_files=tool.edits_files,
             mode=self.mode(agent),
             grant=grant,
             rule=self.policy.rule(tool.name),
+            runs_commands=tool.runs_commands,
+            escalate=escalate,
         )
-        if verdict == RUN:
-            return None
         if isinstance(verdict, Refuse):
             return ToolResult.failure(verdict.message, verdict.code)
-        assert verdict == ASK
-        return await self._ask(agent, root, call, context)
+        if verdict.sandbox is not None and verdict.sandbox != FULL_ACCESS:
+            # Fail closed before anyone is asked: a confined command with no sandbox cannot run.
+            why = unavailable(agent.ctx)
+            if why is not None:
+                return ToolResult.failure(why, "sandbox_unavailable")
+        context.sandbox = verdict.sandbox
+        if isinstance(verdict, Run):
+            return None
+        request = PermissionRequest(agent.id, agent.route, call, context, verdict.escalation, prefix)
+        return await self._ask(agent, root, request)
 
-    async def _ask(self, agent: Agent, root: Agent, call: PreparedCall, context: ToolCallContext) -> ToolResult | None:
+    async def _ask(self, agent: Agent, root: Agent, request: PermissionRequest) -> ToolResult | None:
+        call = request.call
         name = call.block.name
         if not self._askers:
             return ToolResult.failure(texts.no_asker(name), "approval_unavailable")
         try:
-            answer = await self._askers[-1].ask(PermissionRequest(agent.id, agent.route, call, context))
+            answer = await self._askers[-1].ask(request)
         except AskFailed as exc:
             return ToolResult.failure(texts.ask_failed(name, str(exc)), "approval_unavailable")
         if answer == "cancelled":
@@ -129,6 +157,9 @@ class Permissions:
             # child through its delegating call, each ending with its usual reason.
             (root if root.busy else agent).cancel(texts.CANCELLED)
             await anyio.sleep_forever()
+        if answer in ("allow_prefix", "reject_prefix") and self.rules is not None and request.prefix is not None:
+            decided: Decision = "allow" if answer == "allow_prefix" else "deny"
+            self.rules.add(project_root(request.context.cwd), CommandRule(decided, request.prefix))
         decision = DECISIONS.get(answer)
         if decision is not None:
             route = agent.route if agent is not root else None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 CANCELLED = "the permission request was cancelled"
 """The reason of a turn stopped by a cancelled permission request."""
 
@@ -21,6 +23,27 @@ def plan_mode(tool: str) -> str:
     )
 
 
+def plan_escalation(tool: str) -> str:
+    return (
+        f"the session is in read-only mode, so this {tool} call may not run outside the sandbox and was not run;"
+        " describe the change in your plan instead"
+    )
+
+
+def escalation_option_name(kind: str) -> str:
+    """The label of an option of an escalation request (allow once, reject once only)."""
+    return {"allow_once": "Allow once, without the sandbox", "reject_once": "Reject"}[kind]
+
+
+def prefix_option_name(kind: str, prefix: str) -> str:
+    verb = "allow" if kind == "allow_always" else "reject"
+    return f"Always {verb} commands starting with `{prefix}` in this project"
+
+
+def rule_denied(prefix: str) -> str:
+    return f"the user chose to always reject commands starting with `{prefix}` in this project, so this one was not run"
+
+
 def denied(tool: str) -> str:
     return f"the agent's permission policy does not allow {tool} calls, so this one was not run"
 
@@ -35,6 +58,31 @@ def ask_failed(tool: str, why: str) -> str:
 
 def server_option_name(server: str) -> str:
     return f"Always allow every tool of {server}"
+
+
+NO_RULES = "No saved command rules for this project ({project}). Answer a command's approval with \"Always allow commands starting with ...\" to add one."
+
+
+def rules_list(project: str, rules: Sequence[tuple[str, str]]) -> str:
+    """`/permissions`: the project's saved rules, numbered."""
+    lines = [f"Saved command rules for {project} (remove one with /permissions remove <n>):"]
+    lines += [f"{n}. {decision} commands starting with `{prefix}`" for n, (decision, prefix) in enumerate(rules, 1)]
+    return "\n".join(lines)
+
+
+def rule_removed(decision: str, prefix: str) -> str:
+    return f"Removed: {decision} commands starting with `{prefix}`."
+
+
+def no_such_rule(arguments: str, count: int) -> str:
+    if not count:
+        return "There are no saved rules to remove."
+    return f"There is no rule {arguments}: give /permissions remove and a number from 1 to {count} (/permissions lists them)."
+
+
+PERMISSIONS_DESCRIPTION = "List this project's saved command rules; /permissions remove <n> removes one"
+PERMISSIONS_HINT = "remove <n>"
+SANDBOX_DESCRIPTION = "Show how this session's commands are sandboxed"
 
 
 def option_name(kind: str, tool: str) -> str:

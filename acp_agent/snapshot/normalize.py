@@ -6,7 +6,9 @@ Volatile values become stable placeholders: integer JSON-RPC ids are renumbered 
 appearance (one numbering for the client's requests and their answers, one for the agent's own
 requests and the client's answers to them), session ids become `{{sessionId:N}}` and other UUIDs `{{uuid:N}}` by first appearance, the run's
 temp cwd becomes `{{cwd}}`, its user configuration directory `{{config}}`, the scenario directory
-`{{scenario}}`, the harness's interpreter `{{python}}` and a loopback port `{{port:N}}`, inside any
+`{{scenario}}`, the harness's interpreter `{{python}}`, the sandbox's launcher `{{launcher}}`, the
+directory the cwd is in `{{workdir}}`, a
+session's private temporary directory `{{tmpdir:N}}` and a loopback port `{{port:N}}`, inside any
 string,
 and log times and `createdAt` become 0. Everything else is kept, key order included, so a
 snapshot reads as what the editor saw.
@@ -14,12 +16,16 @@ snapshot reads as what the editor saw.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
+import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from acp_agent.sandbox.backends import LAUNCHER
+from acp_agent.tools.scratch import SCRATCH_PREFIX
 from acp_agent.snapshot.frames import Frame, encode, is_agent_request, is_response
 from acp_agent.snapshot.runner import RunResult
 from acp_agent.snapshot.summary import Tree
@@ -29,6 +35,9 @@ CWD = "{{cwd}}"
 CONFIG = "{{config}}"
 SCENARIO = "{{scenario}}"
 PYTHON = "{{python}}"
+LAUNCHER_PATH = "{{launcher}}"
+WORKDIR = "{{workdir}}"
+SCRATCH = re.compile(re.escape(os.path.join(tempfile.gettempdir(), SCRATCH_PREFIX)) + r"\w+")
 LOOPBACK_PORT = re.compile(r"(127\.0\.0\.1:)(\d+)")
 """A port the run's loopback servers (MCP over HTTP) were given: free ports, new each run."""
 LONG_LINE, CUT = 2000, 100
@@ -55,12 +64,17 @@ class Placeholders:
     def __init__(self, cwd: str, config: str | None = None, scenario: str | None = None) -> None:
         self.paths = [(cwd, CWD)]
         """The run's own paths (the client's lines name them: the MCP servers it configures)."""
-        for path, placeholder in ((config, CONFIG), (scenario, SCENARIO), (sys.executable, PYTHON)):
+        for path, placeholder in ((config, CONFIG), (scenario, SCENARIO), (LAUNCHER, LAUNCHER_PATH), (sys.executable, PYTHON)):
             if path:
                 self.paths.append((path, placeholder))
+        # Last: the directory the run's cwd is in (what a command writes beside the project),
+        # unless that is the root, which every path starts with.
+        if os.path.dirname(cwd) not in ("/", ""):
+            self.paths.append((os.path.dirname(cwd), WORKDIR))
         self.sessions: dict[str, str] = {}
         self.uuids: dict[str, str] = {}
         self.ports: dict[str, str] = {}
+        self.scratch: dict[str, str] = {}
 
     def learn_session(self, session_id: Any) -> None:
         if isinstance(session_id, str) and session_id not in self.sessions:
@@ -71,11 +85,15 @@ class Placeholders:
             text = text.replace(path, placeholder)
         for session_id, placeholder in self.sessions.items():
             text = text.replace(session_id, placeholder)
+        text = SCRATCH.sub(self._scratch, text)
         text = LOOPBACK_PORT.sub(self._port, text)
         return UUID.sub(self._uuid, text)
 
     def _uuid(self, match: re.Match[str]) -> str:
         return self.uuids.setdefault(match[0], f"{{{{uuid:{len(self.uuids) + 1}}}}}")
+
+    def _scratch(self, match: re.Match[str]) -> str:
+        return self.scratch.setdefault(match[0], f"{{{{tmpdir:{len(self.scratch) + 1}}}}}")
 
     def _port(self, match: re.Match[str]) -> str:
         return match[1] + self.ports.setdefault(match[2], f"{{{{port:{len(self.ports) + 1}}}}}")

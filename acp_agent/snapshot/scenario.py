@@ -16,7 +16,9 @@ WORKSPACE = "workspace"
 CONFIG = "config"
 """A scenario's user configuration directory (`ACP_AGENT_CONFIG`): copied for the run, else empty."""
 
-PermissionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always", "allow_server_always", "cancelled"]
+PermissionKind = Literal[
+    "allow_once", "allow_always", "reject_once", "reject_always", "allow_server_always", "allow_prefix", "reject_prefix", "cancelled"
+]
 """An option to pick, by id or (the first of that) kind, or `cancelled`: the outcome a client gives
 when the prompt turn was cancelled before the user answered."""
 PermissionPolicy = Literal["ask", "allow", "deny"]

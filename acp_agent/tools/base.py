@@ -16,6 +16,7 @@ from acp_agent.kernel.context import Context, ServiceKey
 from acp_agent.kernel.models import Model
 from acp_agent.llm.request import ToolSchema
 from acp_agent.kernel.scope import Scope
+from acp_agent.sandbox.policy import Kind
 from acp_agent.session.content import ContentBlock, TextContent
 from acp_agent.session.events import SessionEvent, ToolError
 
@@ -177,6 +178,9 @@ class ToolCallContext:
     call_id: str
     cwd: Path
     agent: Agent
+    sandbox: Kind | None = None
+    """The file policy the call's commands run under, set by the approval gate (None: no gate
+    ruled; `tools.sandboxing.policy_kind` says what then applies)."""
 
     @property
     def session(self) -> Session:
@@ -245,6 +249,8 @@ class Tool(ABC, Generic[ParamsT]):
     concurrency_safe: bool = False
     needs_approval: bool = False
     edits_files: bool = False
+    runs_commands: bool = False
+    """Its calls run commands, which the session's mode confines (`ToolCallContext.sandbox`)."""
     server: str | None = None
     """The MCP server the tool belongs to (None: one of the agent's own); the user may allow
     every tool of a server at once."""
@@ -252,6 +258,16 @@ class Tool(ABC, Generic[ParamsT]):
     @abstractmethod
     async def run(self, params: ParamsT, call: ToolCallContext) -> ToolResult:
         """Do the work. An exception becomes an error result; cancellation must propagate."""
+
+    def command(self, params: ParamsT) -> str | None:
+        """The shell command the call runs, which the project's saved rules match (None: the tool
+        runs none, the default)."""
+        return None
+
+    def escalation(self, params: ParamsT) -> str | None:
+        """The justification when the call asks to run its command outside the sandbox (None: it
+        does not, the default)."""
+        return None
 
     def present(self, params: ParamsT) -> ToolPresentation:
         """How the editor shows the call (default: the tool's name, kind other)."""

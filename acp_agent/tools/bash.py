@@ -14,14 +14,14 @@ import os
 import shutil
 import signal
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from pathlib import Path
 from typing import Final
 
 import anyio
 from anyio.abc import ByteReceiveStream, Process
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from acp_agent.environ import child_environment, hide_variables
 from acp_agent.kernel.context import Context
@@ -30,9 +30,10 @@ from acp_agent.kernel.scope import Disposer, combine
 from acp_agent.processes.registry import PROCESSES, CommandGroup
 from acp_agent.session.content import TextContent
 from acp_agent.session.events import ToolError
-from acp_agent.tools.base import Tool, ToolCallContext, ToolParams, ToolPresentation, ToolResult, code_block
+from acp_agent.tools.base import Tool, ToolCallContext, ToolParams, ToolPresentation, ToolPreview, ToolResult, code_block
 from acp_agent.tools.errors import CommandNotStarted
 from acp_agent.tools.runner import RUNNER_SERVICE, CommandOutcome, CommandRunner
+from acp_agent.tools.sandboxing import command_env, refused_write, sandbox_prefix
 from acp_agent.tools.registry import TOOLS
 
 _SHELL = shutil.which("bash") or "/bin/sh"
@@ -49,6 +50,22 @@ class BashParams(ToolParams):
     description: str = Field(
         default="", description="A few words saying what the command does, shown to the user."
     )
+    escalate: bool = Field(
+        default=False,
+        description=(
+            "Run this command outside the sandbox (the user is asked first). Only for a command that"
+            " failed in the sandbox and needs to write outside the project or use what the sandbox hides."
+        ),
+    )
+    justification: str = Field(
+        default="", description="Required with escalate: why the command needs to run outside the sandbox, shown to the user."
+    )
+
+    @model_validator(mode="after")
+    def _justified(self) -> BashParams:
+        if self.escalate and not self.justification.strip():
+            raise ValueError("justification is required when escalate is true")
+        return self
 
 
 class BashTool(Tool[BashParams]):
@@ -57,6 +74,7 @@ class BashTool(Tool[BashParams]):
     name = "bash"
     Params = BashParams
     needs_approval = True
+    runs_commands = True
 
     def __init__(self, *, timeout_seconds: float = 120, max_output_bytes: int = 30000) -> None:
         self.timeout_seconds = timeout_seconds
@@ -79,7 +97,22 @@ class BashTool(Tool[BashParams]):
             )
         except CommandNotStarted as exc:
             return ToolResult.failure(str(exc), "not_started")
+        if outcome.exit_code != 0:
+            refused = refused_write(outcome.output, call)
+            if refused is not None:
+                outcome = outcome._replace(output=_add_line(outcome.output, refused))
         return _result(outcome, self.timeout_seconds).model_copy(update={"raw_output": outcome.raw_output})
+
+    def command(self, params: BashParams) -> str | None:
+        return params.command
+
+    def escalation(self, params: BashParams) -> str | None:
+        return params.justification if params.escalate else None
+
+    async def preview(self, params: BashParams, call: ToolCallContext) -> ToolPreview | None:
+        if not params.escalate:
+            return None
+        return ToolPreview(notes=[escalation_note(params.command, params.justification)])
 
     def present(self, params: BashParams) -> ToolPresentation:
         return ToolPresentation(
@@ -103,7 +136,8 @@ class LocalRunner(CommandRunner):
         return await run_command(
             command,
             cwd=call.cwd,
-            env=child_environment(call.ctx),
+            env={**child_environment(call.ctx), **command_env(call)},
+            prefix=sandbox_prefix(call),
             timeout_seconds=timeout_seconds,
             max_output_bytes=max_output_bytes,
             group=group,
@@ -126,20 +160,22 @@ async def run_command(
     timeout_seconds: float,
     max_output_bytes: int,
     group: CommandGroup | None = None,
+    prefix: Sequence[str] = (),
 ) -> CommandOutcome:
     """Run `command` with the shell in `cwd` and the environment `env` (the server's, without its
     credential variables: `child_environment`); kill its process group on timeout or cancellation.
 
     The call lasts until the shell has exited and every process holding its output has closed it.
     With a `group` (of the server's process registry), the command carries its marker, and what it
-    leaves running (`cmd &`, `setsid cmd`) is ended when the group's owner goes.
+    leaves running (`cmd &`, `setsid cmd`) is ended when the group's owner goes. `prefix` goes
+    before the shell's argv (the sandbox's: `tools.sandboxing.shell_argv`).
 
     Raises `CommandNotStarted` when the shell cannot start (nothing ran).
     """
     output = _OutputBuffer(max_output_bytes)
     try:
         process = await anyio.open_process(
-            [_SHELL, "-c", command],
+            [*prefix, _SHELL, "-c", command],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -244,6 +280,11 @@ def _not_started(exc: OSError, cwd: Path) -> str:
     if exc.filename is not None and os.fspath(exc.filename) == os.fspath(cwd):
         return f"the command did not start: the working directory {cwd} is not usable ({exc.strerror})"
     return f"the command did not start: {exc.strerror or exc}"
+
+
+def escalation_note(command: str, justification: str) -> str:
+    """What the user reads when a command asks to run outside the sandbox."""
+    return f"Run without the sandbox: {command}\nWhy: {justification}"
 
 
 def _add_line(text: str, line: str) -> str:

@@ -341,14 +341,14 @@ def test_every_frame_parses_with_the_official_model_and_round_trips(
     assert any(item.direction == "agent" for item in checked), f"{name}: the server wrote nothing"
     for item in checked:
         if not _unmodelled(item) and not item.unstable:  # child sessions: (c)
-            assert round_trip(official_model(item), item.body) == _modelled_part(item), item.where
+            assert round_trip(official_model(item), item.body) == modelled_part(item), item.where
 
 
 def _unmodelled(item: Checked) -> bool:
     return item.method == "session/update" and item.body["update"]["sessionUpdate"] in UNMODELLED_UPDATES
 
 
-def _modelled_part(item: Checked) -> Any:
+def modelled_part(item: Checked) -> Any:
     """What the official model keeps of a frame: all of it, but the client's `session.compaction`
     capability (the schema checks that one) and the unstable session capabilities the agent
     advertises."""

@@ -450,7 +450,7 @@ async def test_a_boolean_for_a_select_option_is_refused_naming_the_option(tmp_pa
         }
         kept = await wire.request("session/set_config_option", {"sessionId": session_id, "configId": "mode", "value": "plan"})
     assert error_of(refused["mode"]) == (
-        -32602, "Invalid params: value: 'mode' is a select option, set to one of its values ('ask', 'auto', 'plan'), not to true"
+        -32602, "Invalid params: value: 'mode' is a select option, set to one of its values ('ask', 'auto', 'plan', 'full'), not to true"
     )  # fmt: skip
     assert error_of(refused["model"]) == (
         -32602, "Invalid params: value: 'model' is a select option, set to one of its values ('replay', 'replay-alt'), not to false"

@@ -5,10 +5,12 @@ bash cards embed. Both scenarios are also in the parametrized `test_scenario`.""
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from acp_agent.sandbox.backends import LAUNCHER
 from acp_agent.snapshot.runner import RunResult
 from tests.paths import FIXTURES
 
@@ -49,8 +51,9 @@ def test_client_terminal_runs_bash_in_the_clients_terminal_and_embeds_it(scenari
     one_call = ["terminal/create", "terminal/wait_for_exit", "terminal/output", "terminal/release"]
     assert methods == one_call * 2
     create = agent_requests(result)[0][1]
-    assert (create["command"], create["args"][0], create["cwd"], create["outputByteLimit"]) == (
-        "bash", "-c", str(result.cwd), 30000
+    # The editor's terminal runs the command behind the sandbox's launcher, as a local one would.
+    assert (create["command"], create["args"][2], create["args"][-3:-1], create["cwd"], create["outputByteLimit"]) == (
+        sys.executable, LAUNCHER, ["bash", "-c"], str(result.cwd), 30000
     )  # fmt: skip
     updates = [f["params"]["update"] for f in frames(result) if f.get("method") == "session/update"]
     bash_cards = [u for u in updates if u.get("toolCallId") in ("call_where", "call_check") and "content" in u]

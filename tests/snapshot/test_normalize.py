@@ -1,14 +1,18 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
+import tempfile
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from acp_agent.sandbox.backends import LAUNCHER
 from acp_agent.snapshot.normalize import Normalized, normalize_run
 from acp_agent.snapshot.runner import RunResult
+from acp_agent.tools.scratch import SCRATCH_PREFIX
 
 SID_A = "aaaaaaaa-0000-4000-8000-000000000001"
 SID_B = "bbbbbbbb-0000-4000-8000-000000000002"
@@ -158,3 +162,15 @@ def test_the_snapshot_text_is_the_summary_the_transcript_then_each_log_under_its
         "--- summary ---\n> go\n\n  stop reason: end_turn\n\n--- transcript ---\n<< {}\n>> []\n\n"
         "--- log s1 ---\n{}\n\n--- log s2 ---\n"
     )
+
+
+def test_the_sandboxs_launcher_a_sessions_temporary_directory_and_the_cwds_directory_get_placeholders() -> None:
+    scratch = [os.path.join(tempfile.gettempdir(), f"{SCRATCH_PREFIX}{name}") for name in ("ab_1", "cd_2")]
+    argv = [sys.executable, "-I", "-S", LAUNCHER, "--write", scratch[0], "--write", scratch[1], "--write", scratch[0]]
+    frame = {"id": 1, "method": "terminal/create", "params": {"command": argv, "out": f"{os.path.dirname(CWD)}/shared.txt"}}
+    assert normalize_run(run([frame])).transcript == [
+        '<< {"id":1,"method":"terminal/create","params":{"command":["{{python}}","-I","-S","{{launcher}}",'
+        '"--write","{{tmpdir:1}}","--write","{{tmpdir:2}}","--write","{{tmpdir:1}}"],"out":"{{workdir}}/shared.txt"}}'
+    ]
+    at_root = RunResult([json.dumps(frame)], "", {}, Path("/cwd"), [], 0, [], sent_after=[])
+    assert '"out":"/' in normalize_run(at_root).transcript[0]  # `/` is every path's start: no placeholder

@@ -14,7 +14,7 @@ from acp_agent.snapshot.runner import RunResult
 from tests.paths import FIXTURES
 
 Run = Callable[[Path], RunResult]
-SCENARIOS = ("permission-ask", "permission-cancel", "permission-child", "plan-mode", "plan-mode-child", "model-select", "mode-survives-load")
+SCENARIOS = ("sandbox-modes", "prefix-rules", "permission-ask", "permission-cancel", "permission-child", "plan-mode", "plan-mode-child", "model-select", "mode-survives-load")
 
 
 def run(scenario_run: Run, name: str) -> RunResult:
@@ -53,7 +53,10 @@ def test_the_scenarios_exist() -> None:
 def test_ask_allow_once_reject_once_then_allow_always(scenario_run: Run) -> None:
     result = run(scenario_run, "permission-ask")
     assert [a["toolCall"]["toolCallId"] for a in asked(result)] == ["call_cat", "call_edit", "call_lines"]  # not call_words
-    assert [o["kind"] for o in asked(result)[0]["options"]] == ["allow_once", "allow_always", "reject_once", "reject_always"]
+    assert [o["kind"] for o in asked(result)[0]["options"]] == [
+        "allow_once", "allow_always", "allow_always", "reject_once", "reject_always", "reject_always"
+    ]  # fmt: skip
+    assert asked(result)[0]["options"][2]["name"] == "Always allow commands starting with `cat` in this project"
     assert outcomes(result) == {"call_cat": None, "call_edit": "declined", "call_lines": None, "call_words": None}
     assert (result.cwd / "notes.txt").read_text() == "title: release notes\nstatus: draft\n"  # the edit never ran
     assert [e["data"] for e in events(result, kind="permission/grant")] == [{"tool": "bash", "decision": "allow", "callId": "call_lines"}]
@@ -82,22 +85,24 @@ def test_a_childs_request_goes_to_the_top_level_session_and_its_always_answer_ho
     assert outcomes(result) == {"call_helper": None, "call_machine": None}  # the parent's bash ran unasked
 
 
-def test_plan_refuses_without_asking_and_auto_edits_without_asking(scenario_run: Run) -> None:
+def test_plan_runs_commands_read_only_and_auto_edits_and_runs_without_asking(scenario_run: Run) -> None:
     result = run(scenario_run, "plan-mode")
-    assert outcomes(result) == {"call_read": None, "call_run": "plan_mode", "call_fix": None, "call_check": None}
-    assert [a["toolCall"]["toolCallId"] for a in asked(result)] == ["call_check"]  # auto still asks for bash
+    assert outcomes(result) == {"call_read": None, "call_run": None, "call_fix": None, "call_check": None}
+    assert asked(result) == []  # plan explores unasked; auto edits and runs commands sandboxed, unasked
+    run_result = [e["data"] for e in events(result, kind="tool/result") if e["data"]["callId"] == "call_run"]
+    assert run_result[0]["content"][0]["text"] == "Hello, \n"
     updates = [u for f in frames(result) if (u := session_update(f)) is not None]
     assert [u["currentModeId"] for u in updates if u["sessionUpdate"] == "current_mode_update"] == ["plan", "auto"]
     assert [e["data"]["modeId"] for e in events(result, kind="session/mode")] == ["plan", "auto"]
     assert (result.cwd / "greet.sh").read_text() == 'name=world\necho "Hello, $name"\n'
 
 
-def test_a_child_of_a_plan_session_starts_in_plan_and_cannot_run_bash(scenario_run: Run) -> None:
+def test_a_child_of_a_plan_session_starts_in_plan_and_runs_bash_read_only(scenario_run: Run) -> None:
     result = run(scenario_run, "plan-mode-child")
     parent_id = result.logs["s1"][0]["id"]
     first = events(result, "s1/call_helper")[0]
     assert first == {"type": "session/mode", "seq": 0, "time": first["time"], "data": {"modeId": "plan", "source": {"kind": "inherited", "session": parent_id}}}
-    assert outcomes(result, "s1/call_helper") == {"call_run": "plan_mode"}
+    assert outcomes(result, "s1/call_helper") == {"call_run": None}
     assert asked(result) == []
 
 
@@ -117,5 +122,39 @@ def test_a_loaded_session_keeps_its_mode_and_its_model(scenario_run: Run) -> Non
     assert [(o["id"], o["currentValue"]) for o in loaded["configOptions"]] == [
         ("mode", "plan"), ("model", "replay-alt"), ("thought_level", "minimal")
     ]
-    assert outcomes(result) == {"call_run": "plan_mode"} and asked(result) == []
+    assert outcomes(result) == {"call_run": None} and asked(result) == []  # read-only, unasked
     assert events(result, kind="assistant/message")[-1]["data"]["content"][0]["text"].endswith("(Answered by replay-alt.)")
+
+
+def test_each_mode_confines_its_commands_and_an_escalation_asks_once(scenario_run: Run) -> None:
+    result = run(scenario_run, "sandbox-modes")
+    assert [a["toolCall"]["toolCallId"] for a in asked(result)] == ["call_stamp", "call_copy", "call_escalate", "call_escalate_again"]
+    assert [o["optionId"] for o in asked(result)[1]["options"]] == [
+        "allow_once", "allow_always", "allow_prefix", "reject_once", "reject_always", "reject_prefix"
+    ]  # fmt: skip
+    assert asked(result)[1]["options"][2]["name"] == "Always allow commands starting with `cp` in this project"
+    assert [o["optionId"] for o in asked(result)[2]["options"]] == ["allow_once", "reject_once"]  # an escalation
+    assert outcomes(result) == {
+        "call_stamp": None, "call_copy": None, "call_escalate": "declined", "call_escalate_again": None,
+        "call_check": None, "call_read": None, "call_remove": None,
+    }  # fmt: skip
+    results = {e["data"]["callId"]: e["data"]["content"][0]["text"] for e in events(result, kind="tool/result")}
+    shared = result.cwd.parent / "shared.txt"
+    assert f"[sandbox: writing {shared} is not allowed in workspace-write mode" in results["call_copy"]
+    assert results["call_check"] == "2026\n"  # the allowed escalation wrote outside the project
+    assert "read-only mode" in results["call_read"] and not (result.cwd / "read.log").exists()
+    assert results["call_remove"] == "removed\n" and not shared.exists()  # Full access: unconfined, unasked
+
+
+def test_a_prefix_rule_is_saved_for_the_project_inherited_by_a_new_thread_and_removed(scenario_run: Run) -> None:
+    result = run(scenario_run, "prefix-rules")
+    [first, compound] = asked(result)
+    assert first["toolCall"]["toolCallId"] == "call_lines"
+    assert "allow_prefix" not in [o["optionId"] for o in compound["options"]]  # a compound command saves no rule
+    assert outcomes(result) == {"call_lines": None, "call_words": None, "call_both": "declined"}
+    assert outcomes(result, "s2") == {"call_bytes": None}  # the new thread inherited the rule: unasked
+    assert (result.cwd / "notes.txt").exists()
+    assert result.config is not None
+    saved = result.config / "permissions.json"
+    assert oct(saved.stat().st_mode & 0o777) == "0o600"
+    assert json.loads(saved.read_text()) == {"version": 1, "projects": {str(result.cwd): {"allow": []}}}

@@ -4,6 +4,7 @@ statuses, truncation, and a client that refuses."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,12 @@ from acp_agent.acp.client_terminal import TerminalFailed, TerminalRunner
 from acp_agent.acp.errors import ClientError
 from acp_agent.environ import hide_variables
 from acp_agent.kernel.context import Context
+from acp_agent.sandbox.backends import LAUNCHER
+from acp_agent.sandbox.policy import READ_ONLY
+from acp_agent.sandbox.service import SANDBOX, Sandbox
 from acp_agent.tools import RUNNER_SERVICE, BashParams, BashTool, ToolCallContext
+from acp_agent.tools.errors import CommandNotStarted
+from acp_agent.tools.scratch import scratch_dir
 
 from ..tools.helpers import logged, logged_call
 from .fakes import FakeConnection
@@ -48,6 +54,7 @@ async def test_a_command_runs_in_a_client_terminal_embedded_in_the_call(tmp_path
     assert (outcome.output, outcome.exit_code, outcome.timed_out, outcome.signal) == ("hello\n", 0, False, None)
     assert conn.requests == [
         ("terminal/create", {"sessionId": "wire-session", "command": "bash", "args": ["-c", "echo hello"],
+                             "env": [{"name": "TMPDIR", "value": str(scratch_dir(call))}],
                              "cwd": str(tmp_path), "outputByteLimit": 100}),
         ("terminal/wait_for_exit", IDS),
         ("terminal/output", IDS),
@@ -212,4 +219,24 @@ async def test_the_servers_credential_variables_are_set_empty_in_the_editors_ter
     hide_variables(call.ctx, ["MODEL_KEY", "A_TOKEN"])
     await run(conn, call)
     create = conn.requests[0][1]
-    assert create["env"] == [{"name": "A_TOKEN", "value": ""}, {"name": "MODEL_KEY", "value": ""}]
+    assert create["env"] == [{"name": "A_TOKEN", "value": ""}, {"name": "MODEL_KEY", "value": ""}, {"name": "TMPDIR", "value": str(scratch_dir(call))}]
+
+
+async def test_a_confined_command_goes_to_the_editors_terminal_behind_the_sandboxs_prefix(tmp_path: Path) -> None:
+    conn = FakeConnection(answers())
+    call = logged_call(tmp_path)
+    call.ctx.provide(SANDBOX, Sandbox("landlock"))
+    call.sandbox = READ_ONLY
+    await run(conn, call)
+    create = conn.requests[0][1]
+    assert [create["command"], *create["args"][:3]] == [sys.executable, "-I", "-S", LAUNCHER]
+    assert create["args"][3:5] == ["--policy", "read-only"] and create["args"][-3:] == ["bash", "-c", "echo hello"]
+
+
+async def test_a_command_the_sandbox_cannot_confine_never_reaches_the_editor(tmp_path: Path) -> None:
+    conn = FakeConnection(answers())
+    call = logged_call(tmp_path)
+    call.ctx.provide(SANDBOX, Sandbox("none"))
+    with pytest.raises(CommandNotStarted, match="none is available here: the deployment turned the sandbox off"):
+        await run(conn, call)
+    assert conn.requests == []

@@ -86,10 +86,10 @@ async def test_a_session_offers_the_modes_and_a_mode_and_a_model_select(tmp_path
         created = (await server.new_session(NewSessionParams(cwd=str(tmp_path), mcp_servers=[]))).dump()
         session = created["sessionId"]
         assert created["modes"]["currentModeId"] == "ask"
-        assert [m["id"] for m in created["modes"]["availableModes"]] == ["ask", "auto", "plan"]
+        assert [m["id"] for m in created["modes"]["availableModes"]] == ["ask", "auto", "plan", "full"]
         [mode, model] = created["configOptions"]
         assert (mode["id"], mode["category"], mode["currentValue"]) == ("mode", "mode", "ask")
-        assert [o["value"] for o in mode["options"]] == ["ask", "auto", "plan"]
+        assert [o["value"] for o in mode["options"]] == ["ask", "auto", "plan", "full"]
         assert model == MODEL_OPTION
         # The mode as a config option: both views change, both are told.
         answer = await modes.set_config_option(server.wire, SetSessionConfigOptionParams(session_id=session, config_id="mode", value="plan"))
@@ -100,7 +100,7 @@ async def test_a_session_offers_the_modes_and_a_mode_and_a_model_select(tmp_path
         assert server.ctx.get(PERMISSIONS).mode(agent) == "plan"
         with pytest.raises(JsonRpcError) as unknown:
             await modes.set_config_option(server.wire, SetSessionConfigOptionParams(session_id=session, config_id="mode", value="yolo"))
-        assert codes(unknown) == (-32602, "Invalid params: value: unknown session mode 'yolo'; the modes are 'ask', 'auto', 'plan'")
+        assert codes(unknown) == (-32602, "Invalid params: value: unknown session mode 'yolo'; the modes are 'ask', 'auto', 'plan', 'full'")
         for call in (
             modes.set_mode(server.wire, SetSessionModeParams(session_id="nope", mode_id="plan")),
             modes.set_config_option(server.wire, SetSessionConfigOptionParams(session_id="nope", config_id="model", value="large")),

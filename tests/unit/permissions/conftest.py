@@ -84,11 +84,14 @@ def of_type(agent: Agent, kind: str) -> list[Any]:
 
 @pytest.fixture
 def harness(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Harness]:
-    """`harness(script, **permissions config)`: the composition playing `script` (the scripted
-    model's format), with the permissions row configured by the keyword arguments."""
+    """`harness(script, sandbox=None, **permissions config)`: the composition playing `script` (the
+    scripted model's format), with the permissions row configured by the keyword arguments and the
+    sandbox row (Landlock) by `sandbox`."""
     monkeypatch.delenv("ACP_AGENT_SESSIONS", raising=False)
+    monkeypatch.setenv("ACP_AGENT_CONFIG", str(tmp_path / "config"))  # its own saved command rules
 
-    def make(script: Any, **config: Any) -> Harness:
+    def make(script: Any, sandbox: dict[str, Any] | None = None, **config: Any) -> Harness:
+        sandbox = sandbox or {}
         path = tmp_path / "script.json"
         path.write_text(json.dumps(script))
         workspace = tmp_path / "ws"
@@ -99,6 +102,7 @@ def harness(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Ha
                 Row(id="llm", name="acp_agent.llm.service"),
                 Row(id="tools", name="acp_agent.tools.plugin"),
                 Row(id="agents", name="acp_agent.agent.plugin", config={"provider": "test", "model": "test"}),
+                Row(id="sandbox", name="acp_agent.sandbox.plugin", config={"backend": "landlock", **sandbox}),
                 Row(id="bash", name="acp_agent.tools.bash", config={"timeoutSeconds": 5}),
                 Row(id="files", name="acp_agent.tools.files"),
                 Row(id="todo", name="acp_agent.tools.todo"),

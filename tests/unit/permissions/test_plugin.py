@@ -28,8 +28,8 @@ def test_the_row_provides_the_service_the_event_types_the_gate_and_the_inheritan
     assert isinstance(permissions, Permissions)
     assert permissions.policy == Policy(default="allow", tools={"bash": "ask"})
     assert permissions.default_mode == "ask"
-    assert [mode.id for mode in permissions.modes] == list(MODE_IDS) == ["ask", "auto", "plan"]
-    assert permissions.modes is MODES
+    assert [mode.id for mode in permissions.modes] == list(MODE_IDS) == ["ask", "auto", "plan", "full"]
+    assert permissions.modes is MODES  # no sandbox row: Full access is not forbidden
     registry = ctx.get(SESSIONS).registry
     assert (registry.invariant_class("session/mode"), registry.invariant_class("permission/grant")) == ("free", "free")
     assert ctx.events.listeners(INHERIT) == [permissions.inherit]

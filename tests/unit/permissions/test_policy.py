@@ -7,25 +7,34 @@ from typing import Any
 import pytest
 
 from acp_agent.permissions import Policy, Refuse, decide, texts
+from acp_agent.permissions.policy import Ask, Run
 
-ASKED = dict(tool="bash", edits_files=False, mode="ask", grant=None, rule="ask")
+ASKED = dict(tool="bash", edits_files=False, mode="ask", grant=None, rule="ask", runs_commands=True)
+RO, WW, FULL = "read-only", "workspace-write", "danger-full-access"
 
 
 @pytest.mark.parametrize(
     ("change", "verdict"),
     [
-        ({}, "ask"),
-        ({"rule": "allow"}, "run"),
+        ({}, Ask(WW)),
+        ({"rule": "allow"}, Run(WW)),  # allow skips the question, never the sandbox
         ({"rule": "deny"}, Refuse(texts.denied("bash"), "denied")),
-        ({"rule": "deny", "grant": "allow"}, Refuse(texts.denied("bash"), "denied")),  # a deployment's deny is final
-        ({"mode": "plan"}, Refuse(texts.plan_mode("bash"), "plan_mode")),
-        ({"mode": "plan", "grant": "allow", "rule": "allow"}, Refuse(texts.plan_mode("bash"), "plan_mode")),
+        ({"rule": "deny", "grant": "allow", "mode": "full"}, Refuse(texts.denied("bash"), "denied")),  # final
+        ({"mode": "plan"}, Run(RO)),  # plan explores: read-only, unasked
+        ({"mode": "plan", "runs_commands": False}, Refuse(texts.plan_mode("bash"), "plan_mode")),
+        ({"mode": "plan", "grant": "allow", "rule": "allow", "runs_commands": False, "edits_files": True}, Refuse(texts.plan_mode("bash"), "plan_mode")),
         ({"grant": "reject", "rule": "allow"}, Refuse(texts.declined_always("bash"), "declined")),
         ({"grant": "reject", "mode": "auto", "edits_files": True}, Refuse(texts.declined_always("bash"), "declined")),
-        ({"grant": "allow"}, "run"),
-        ({"mode": "auto"}, "ask"),  # auto runs file edits only
-        ({"mode": "auto", "edits_files": True}, "run"),
-        ({"mode": "some-future-mode"}, "ask"),
+        ({"grant": "allow"}, Run(WW)),  # a stored "always allow bash": unasked, inside the sandbox
+        ({"mode": "auto"}, Run(WW)),
+        ({"mode": "auto", "runs_commands": False}, Ask()),  # an MCP tool still asks in auto
+        ({"mode": "auto", "edits_files": True, "runs_commands": False}, Run()),
+        ({"mode": "full"}, Run(FULL)),
+        ({"mode": "full", "runs_commands": False}, Run()),
+        ({"escalate": True, "grant": "allow", "rule": "allow"}, Ask(FULL, escalation=True)),  # always asks
+        ({"escalate": True, "mode": "auto"}, Ask(FULL, escalation=True)),
+        ({"escalate": True, "mode": "plan"}, Refuse(texts.plan_escalation("bash"), "plan_mode")),
+        ({"escalate": True, "mode": "full"}, Run(FULL)),
     ],
 )
 def test_the_verdict(change: dict[str, Any], verdict: Any) -> None:
@@ -41,3 +50,4 @@ def test_a_tool_rule_overrides_the_default() -> None:
 def test_the_option_names_say_what_always_covers() -> None:
     names = [texts.option_name(kind, "bash") for kind in ("allow_once", "allow_always", "reject_once", "reject_always")]
     assert names == ["Allow once", "Always allow bash", "Reject once", "Always reject bash"]
+    assert texts.escalation_option_name("allow_once") == "Allow once, without the sandbox"

@@ -4,6 +4,7 @@ the user's answers leave in the log."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import anyio
 import pytest
@@ -11,6 +12,7 @@ from pydantic import BaseModel
 
 from acp_agent.agent.factory import Lineage
 from acp_agent.permissions import AskFailed, UnknownMode, texts
+from acp_agent.permissions.rules import CommandRule
 from acp_agent.subagents.driver import PARENT_CANCELLED
 from acp_agent.agent.keys import AGENTS
 from acp_agent.tools import Tool, ToolCallContext, ToolPresentation, ToolResult
@@ -113,13 +115,16 @@ async def test_a_failed_ask_and_the_newest_asker(harness: Make) -> None:
     assert codes(agent) == ["approval_unavailable"] and not (h.workspace / "a").exists()
 
 
-async def test_modes_ask_auto_plan(harness: Make) -> None:
+async def test_modes_are_presets_ask_auto_plan_full(harness: Make, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
     h = harness(
         {
             "s1": [
-                {"toolCalls": [call("w", "write_file", path="x.txt", content="x"), bash("b")]},
+                {"toolCalls": [call("w", "write_file", path="x.txt", content="x"), bash("b", f"touch b && touch {outside}")]},
                 DONE,
-                {"toolCalls": [call("e", "edit_file", path="x.txt", old_text="x", new_text="y"), bash("c")]},
+                {"toolCalls": [call("e", "edit_file", path="x.txt", old_text="x", new_text="y"), bash("c", "cat x.txt; touch c")]},
+                DONE,
+                {"toolCalls": [bash("d", f"touch {outside}")]},
                 DONE,
             ]
         }
@@ -133,18 +138,66 @@ async def test_modes_ask_auto_plan(harness: Make) -> None:
         await h.run(agent=agent)
         h.permissions.set_mode(agent, "plan")
         await h.run(agent=agent)
-        with pytest.raises(UnknownMode, match="unknown session mode 'yolo'; the modes are 'ask', 'auto', 'plan'"):
+        assert not outside.exists()  # auto and plan: sandboxed
+        h.permissions.set_mode(agent, "full")
+        await h.run(agent=agent)
+        assert outside.exists()  # full: unconfined, unasked
+        with pytest.raises(UnknownMode, match="unknown session mode 'yolo'; the modes are 'ask', 'auto', 'plan', 'full'"):
             h.permissions.set_mode(agent, "yolo")
         # A mode this deployment does not offer (written by another version) is ignored.
         agent.session.append("session/mode", {"modeId": "yolo", "source": {"kind": "user"}})
         assert (h.permissions.mode(agent), h.permissions.explicit_mode(agent)) == ("ask", None)
-    assert [r.call.block.id for r in asker.asked] == ["b"]  # auto: the edit ran unasked, bash asked
-    assert codes(agent) == [None, None, "plan_mode", "plan_mode"]
+    assert asker.asked == []  # auto: the edit and the command ran unasked; plan: the command too
+    assert codes(agent) == [None, None, "plan_mode", None, None]
+    assert (h.workspace / "b").exists() and not (h.workspace / "c").exists()  # plan: read-only
+    assert results(agent)[3] == (
+        f"xtouch: cannot touch 'c': Permission denied\n[sandbox: writing {h.workspace}/c is not allowed in"
+        " read-only mode; the session is read-only, so describe the change instead]\n[exit code 1]"
+    )
     assert (h.workspace / "x.txt").read_text() == "x"
-    assert [m.dump() for m in of_type(agent, "session/mode")][:2] == [
+    assert [m.dump() for m in of_type(agent, "session/mode")][:3] == [
         {"modeId": "auto", "source": {"kind": "user"}},
         {"modeId": "plan", "source": {"kind": "user"}},
+        {"modeId": "full", "source": {"kind": "user"}},
     ]
+
+
+async def test_full_access_is_offered_only_when_the_deployment_allows_it(harness: Make) -> None:
+    h = harness({"s1": [DONE]}, sandbox={"allowFullAccess": False})
+    assert [m.id for m in h.permissions.modes] == ["ask", "auto", "plan"]
+    async with h.ctx.running():
+        agent = await h.ctx.get(AGENTS).create(cwd=str(h.workspace))
+        with pytest.raises(UnknownMode):
+            h.permissions.set_mode(agent, "full")
+        agent.session.append("session/mode", {"modeId": "full", "source": {"kind": "user"}})  # an older grant of it
+        assert h.permissions.mode(agent) == "ask"
+
+
+async def test_escalation_asks_once_with_the_justification_and_runs_unconfined(harness: Make, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    escalated = call("e", "bash", command=f"touch {outside}", escalate=True, justification="write the cache")
+    h = harness({"s1": [{"toolCalls": [escalated]}, {"toolCalls": [{**escalated, "id": "f"}]}, DONE, {"toolCalls": [{**escalated, "id": "g"}]}, DONE]}, default="allow")
+    asker = ScriptedAsker(["reject_once", "allow_once"])
+    h.permissions.use_asker(asker)
+    async with h.ctx.running():
+        agent = await h.run()
+        assert [o.kind for o in asker.asked[0].options()] == ["allow_once", "reject_once"]
+        preview = await asker.asked[0].call.tool.preview(asker.asked[0].call.params, asker.asked[0].context)  # type: ignore[union-attr]
+        assert preview is not None and preview.notes == [f"Run without the sandbox: touch {outside}\nWhy: write the cache"]
+        h.permissions.set_mode(agent, "plan")
+        await h.run(agent=agent)
+    assert codes(agent) == ["declined", None, "plan_mode"]  # asked although the deployment allows bash
+    assert outside.exists() and len(asker.asked) == 2
+
+
+async def test_a_confined_command_without_a_sandbox_is_refused_before_anyone_is_asked(harness: Make, tmp_path: Path) -> None:
+    h = harness({"s1": [{"toolCalls": [bash("a", "touch a")]}, DONE]}, sandbox={"backend": "none"})
+    asker = ScriptedAsker([])
+    h.permissions.use_asker(asker)
+    async with h.ctx.running():
+        agent = await h.run()
+    assert codes(agent) == ["sandbox_unavailable"] and asker.asked == []
+    assert "turned the sandbox off (backend: none)" in results(agent)[0] and not (h.workspace / "a").exists()
 
 
 async def test_the_deployment_default_mode_and_a_deny_rule(harness: Make) -> None:
@@ -173,7 +226,7 @@ async def test_a_child_starts_in_its_parents_explicit_mode_only(harness: Make) -
     assert child.session.events[0].type == "session/mode"  # before the child's first turn
     assert codes(child) == [None]  # auto, and bash is allowed by the deployment
     assert of_type(default_child, "session/mode") == []  # a default is not a choice to inherit
-    assert codes(default_child) == ["plan_mode"]  # the child has the same default itself
+    assert codes(default_child) == [None] and results(default_child) == ["ran\n"]  # plan: read-only, unasked
     assert h.permissions.mode(default_parent) == "plan"
 
 
@@ -309,3 +362,34 @@ async def test_the_auto_mode_runs_unasked_what_declares_it_edits_files_not_what_
         await h.run(agent=agent)
     assert [r.call.block.id for r in asker.asked] == ["p"]
     assert results(agent)[0] == "patched" and (h.workspace / "x.txt").read_text() == "x"
+
+
+async def test_saved_rules_reject_and_allow_commands_of_the_project(harness: Make, tmp_path: Path) -> None:
+    script = {"s1": [{"toolCalls": [bash("a", "git push --force")]}, {"toolCalls": [bash("b", "git push origin")]},
+                     {"toolCalls": [bash("c", "make test")]}, {"toolCalls": [bash("d", "make test && make docs")]}, DONE]}  # fmt: skip
+    h = harness(script)
+    asker = ScriptedAsker(["reject_prefix", "allow_once"])
+    h.permissions.use_asker(asker)
+    assert h.permissions.rules is not None
+    h.permissions.rules.add(h.workspace, CommandRule("allow", "make test"))
+    async with h.ctx.running():
+        agent = await h.run()
+    assert [(r.call.block.id, r.prefix) for r in asker.asked] == [("a", "git push"), ("d", None)]
+    assert codes(agent) == ["declined", "declined", None, None]
+    assert results(agent)[1] == "Error: " + texts.rule_denied("git push")
+    assert h.permissions.rules.rules(h.workspace) == [CommandRule("deny", "git push"), CommandRule("allow", "make test")]
+    assert (tmp_path / "config" / "permissions.json").exists()
+
+
+async def test_a_childs_escalation_asks_on_its_thread_like_its_other_approvals(harness: Make, tmp_path: Path) -> None:
+    escalated = call("e", "bash", command=f"touch {tmp_path}/from-child", escalate=True, justification="outside")
+    h = harness({"s1": [{"toolCalls": [call("c", "subagent", description="d", prompt="p")]}, DONE], "s1/c": [{"toolCalls": [escalated]}, DONE]}, default="allow")
+    asker = ScriptedAsker(["allow_once"])
+    h.permissions.use_asker(asker)
+    async with h.ctx.running():
+        parent = await h.ctx.get(AGENTS).create(cwd=str(h.workspace))
+        h.permissions.set_mode(parent, "auto")
+        await h.run(agent=parent)
+    [request] = asker.asked
+    assert (request.route, request.escalation, [o.kind for o in request.options()]) == ("s1/c", True, ["allow_once", "reject_once"])
+    assert (tmp_path / "from-child").exists()

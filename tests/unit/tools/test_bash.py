@@ -201,8 +201,17 @@ def test_schema_and_configured_description() -> None:
     assert schema.name == "bash"
     assert "2.5 s" in schema.description and "100 bytes" in schema.description
     assert schema.parameters["required"] == ["command"]
-    assert set(schema.parameters["properties"]) == {"command", "description"}
-    assert not tool.concurrency_safe
+    assert set(schema.parameters["properties"]) == {"command", "description", "escalate", "justification"}
+    assert "failed in the sandbox" in schema.parameters["properties"]["escalate"]["description"]
+    assert not tool.concurrency_safe and tool.runs_commands
+
+
+def test_an_escalation_needs_a_justification() -> None:
+    with pytest.raises(ValueError, match="justification is required when escalate is true"):
+        BashParams(command="make install", escalate=True, justification=" ")
+    tool = BashTool()
+    assert tool.escalation(BashParams(command="ls")) is None
+    assert tool.escalation(BashParams(command="make install", escalate=True, justification="install")) == "install"
 
 
 def test_a_tool_class_generates_its_parameters_schema_once(monkeypatch: pytest.MonkeyPatch) -> None:

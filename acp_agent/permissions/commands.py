@@ -1,0 +1,60 @@
+"""The permissions package's slash commands: `/permissions` (the project's saved command rules,
+numbered; `/permissions remove <n>` removes one) and `/sandbox` (how the session's commands are
+confined: backend, ABI, enforcement, policy, writable roots). Both answer without the model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from acp_agent.commands import Command, Invocation, answer
+from acp_agent.instructions.files import project_root
+from acp_agent.permissions import texts
+from acp_agent.permissions.modes import SANDBOX_OF
+from acp_agent.sandbox import texts as sandbox_texts
+from acp_agent.sandbox.backends import Backend
+from acp_agent.sandbox.policy import FULL_ACCESS, READ_ONLY, WORKSPACE_WRITE
+from acp_agent.sandbox.service import SANDBOX
+from acp_agent.tools.sandboxing import NO_SANDBOX
+
+if TYPE_CHECKING:
+    from acp_agent.agent.agent import Ticket
+    from acp_agent.permissions.service import Permissions
+
+SCRATCH = "$TMPDIR (the session's private temporary directory)"
+
+
+def permissions_command(permissions: Permissions) -> Command:
+    def run(invocation: Invocation) -> Ticket:
+        project = project_root(Path(invocation.agent.session.cwd or "."))
+        rules = permissions.rules.rules(project) if permissions.rules is not None else []
+        listed = [(rule.decision, rule.prefix) for rule in rules]
+        words = invocation.arguments.split()
+        if not words:
+            return answer(invocation, texts.rules_list(str(project), listed) if listed else texts.NO_RULES.format(project=project))
+        number = words[1] if len(words) == 2 and words[0] == "remove" else ""
+        if not number.isdigit() or not 1 <= int(number) <= len(rules) or permissions.rules is None:
+            return answer(invocation, texts.no_such_rule(number or repr(invocation.arguments), len(rules)))
+        rule = rules[int(number) - 1]
+        permissions.rules.remove(project, rule)
+        return answer(invocation, texts.rule_removed(rule.decision, rule.prefix))
+
+    return Command("permissions", texts.PERMISSIONS_DESCRIPTION, run, texts.PERMISSIONS_HINT)
+
+
+def sandbox_command(permissions: Permissions) -> Command:
+    def run(invocation: Invocation) -> Ticket:
+        agent = invocation.agent
+        kind = SANDBOX_OF[permissions.mode(agent)]
+        sandbox = agent.ctx.find(SANDBOX)
+        if sandbox is None:
+            backend = Backend("none", "none", (NO_SANDBOX,))
+            return answer(invocation, sandbox_texts.report(backend, kind, [], [], "allow"))
+        writable = {
+            READ_ONLY: [SCRATCH],
+            WORKSPACE_WRITE: [agent.session.cwd or ".", SCRATCH, *sandbox.extra_writable],
+            FULL_ACCESS: [],
+        }[kind]
+        return answer(invocation, sandbox_texts.report(sandbox.backend, kind, writable, list(sandbox.hidden), sandbox.network))
+
+    return Command("sandbox", texts.SANDBOX_DESCRIPTION, run)

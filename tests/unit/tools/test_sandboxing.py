@@ -1,0 +1,85 @@
+"""`bash` behind the sandbox, run locally: the policy a call runs under, the private temporary
+directory, the line a refused write adds, and the fail-closed refusal."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from acp_agent.sandbox.policy import FULL_ACCESS, READ_ONLY, WORKSPACE_WRITE
+from acp_agent.sandbox.service import SANDBOX, Sandbox
+from acp_agent.tools import BashParams, BashTool, ToolCallContext
+from acp_agent.tools.sandboxing import policy_kind
+from acp_agent.tools import scratch as scratch_module
+from acp_agent.tools.scratch import scratch_dir
+
+from .helpers import call_context
+
+pytestmark = pytest.mark.anyio
+
+
+def confined_call(tmp_path: Path, backend: str = "landlock") -> ToolCallContext:
+    (tmp_path / "work").mkdir()
+    call = call_context(cwd=tmp_path / "work")
+    call.ctx.provide(SANDBOX, Sandbox(backend))  # type: ignore[arg-type]  # a test picks any setting
+    return call
+
+
+async def bash(call: ToolCallContext, command: str) -> str:
+    return (await BashTool().run(BashParams(command=command), call)).plain_text()
+
+
+def test_the_gates_ruling_else_workspace_write_where_a_sandbox_is_composed(tmp_path: Path) -> None:
+    call = call_context(cwd=tmp_path)
+    assert policy_kind(call) == FULL_ACCESS  # nothing composed claims a confinement
+    call.ctx.provide(SANDBOX, Sandbox("none"))
+    assert policy_kind(call) == WORKSPACE_WRITE
+    call.sandbox = READ_ONLY
+    assert policy_kind(call) == READ_ONLY
+
+
+async def test_a_refused_write_names_the_path_and_how_to_escalate(tmp_path: Path) -> None:
+    call = confined_call(tmp_path)
+    text = await bash(call, f"echo x > {tmp_path}/outside")
+    assert not (tmp_path / "outside").exists()
+    assert text.endswith(
+        f"Permission denied\n[sandbox: writing {tmp_path}/outside is not allowed in workspace-write mode;"
+        " rerun with escalate: true and a justification if it is needed]\n[exit code 1]"
+    )
+    assert await bash(call, "echo ok > here && cat here") == "ok\n"
+    call.sandbox = FULL_ACCESS  # escalated: unconfined, and nothing to add
+    assert await bash(call, f"echo x > {tmp_path}/outside; exit 3") == "[exit code 3]"
+    assert (tmp_path / "outside").exists()
+
+
+async def test_commands_get_the_sessions_private_temporary_directory(tmp_path: Path) -> None:
+    call = confined_call(tmp_path)
+    call.sandbox = READ_ONLY
+    scratch = scratch_dir(call)
+    assert stat.S_IMODE(os.stat(scratch).st_mode) == 0o700 and scratch_dir(call) == scratch
+    assert await bash(call, 'echo kept > "$TMPDIR/f" && cat "$TMPDIR/f" && echo $TMPDIR') == f"kept\n{scratch}\n"
+    call.scope.dispose()  # the session closes
+    assert not scratch.exists()
+
+
+async def test_no_sandbox_fails_closed_saying_what_the_user_can_do(tmp_path: Path) -> None:
+    call = confined_call(tmp_path, "none")
+    text = await bash(call, f"touch {tmp_path}/ran")
+    assert text.startswith("Error: commands must run in a sandbox in this mode, and none is available here:")
+    assert "choose the Full access mode" in text and "install bubblewrap" in text
+    assert not (tmp_path / "ran").exists()
+    bare = call_context(cwd=tmp_path)
+    bare.sandbox = WORKSPACE_WRITE  # a gate ruled so, and the composition has no sandbox
+    assert "has no sandbox configured" in await bash(bare, f"touch {tmp_path}/ran")
+    assert not (tmp_path / "ran").exists()
+
+
+def test_the_directories_of_sessions_still_open_go_when_the_server_exits(tmp_path: Path) -> None:
+    call = call_context(cwd=tmp_path)
+    scratch = scratch_dir(call)
+    scratch_module._remove_all()  # what the server's exit runs
+    assert not scratch.exists()
+    call.scope.dispose()  # the session closing after it: nothing left to remove, no error
