@@ -7,6 +7,7 @@ error, disposal), the log is closed cleanly: open steps end, owed tool calls get
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Sequence
 from contextlib import aclosing
@@ -18,11 +19,11 @@ import anyio
 
 from acp_agent.agent.config import model_entry
 from acp_agent.llm.assembler import BlockAssembler, loggable
-from acp_agent.session.content import BlockEnd, ContentBlock, ToolCallBlock, ToolCallDelta, Usage
+from acp_agent.session.content import BlockEnd, ContentBlock, TextContent, ToolCallBlock, ToolCallDelta, Usage
 from acp_agent.llm.codes import CONTEXT_OVERFLOW
 from acp_agent.llm.errors import LlmError
 from acp_agent.llm.request import LlmRequest, Messages
-from acp_agent.llm.retry import RETRY_EVENT
+from acp_agent.llm.retry import RETRY_EVENT, RetryData
 from acp_agent.session.events import (
     AssistantMessageData,
     CallCost,
@@ -45,6 +46,7 @@ from acp_agent.session.events import (
     UserMessageData,
 )
 from acp_agent.session.log import closing_events, now_ms
+from acp_agent.tools import texts as tool_texts
 from acp_agent.tools.base import ToolCallContext, ToolResult, bounded_raw_output
 from acp_agent.tools.pipeline import PreparedCall, prepare, run_prepared
 from acp_agent.llm.service import LLM
@@ -83,6 +85,9 @@ class TurnProgress:
     step: int | None = None
     assembler: BlockAssembler | None = None
     message_logged: bool = False
+    repeats: dict[tuple[str, str], int] = field(default_factory=dict)
+    """The calls (tool name, canonical arguments) of the last step that made any, each with the
+    number of consecutive steps in a row that made it (`repeated_calls`)."""
 
 
 @dataclass(eq=False)
@@ -232,6 +237,13 @@ async def _run_step(
     return ending
 
 
+EMPTY_ANSWER = "EMPTY_ANSWER"
+"""The code of an `llm/retry` logged for a model call that answered nothing."""
+EMPTY_ANSWER_ATTEMPTS = 3
+"""Calls of one step when the model answers nothing: the first and at most two more (the
+adapter's own retries of failed requests come on top)."""
+
+
 def open_step(agent: Agent, progress: TurnProgress, purpose: Literal["compaction"] | None = None) -> int:
     """Log the turn's next `step/start` (with `purpose`, for a step outside the conversation); its
     number. `progress` knows the step from here on, so any ending closes it (`close_step`)."""
@@ -246,17 +258,32 @@ async def model_call(agent: Agent, progress: TurnProgress, request: LlmRequest) 
     the assembled call. A failed finish raises `LlmError` once the message is logged."""
     session, turn, step, assembler = agent.session, progress.turn, progress.step, progress.assembler
     assert step is not None and assembler is not None  # open_step came first
-    stream = await agent.ctx.get(LLM).stream(request)
-    append, feed = session.append_chunk, assembler.feed
-    async with aclosing(stream):
-        async for chunk in stream:
-            if isinstance(chunk, _CALL_CHUNKS):  # its id and name must be loggable: see `loggable`
-                chunk = loggable(chunk)
-            append(turn, step, chunk)
-            feed(chunk)
-    finish = assembler.finish
-    if finish is None:
-        raise LlmError("the model stream ended without a finish chunk", "STREAM_CLOSED")
+    for attempt in range(1, EMPTY_ANSWER_ATTEMPTS + 1):
+        stream = await agent.ctx.get(LLM).stream(request)
+        append, feed = session.append_chunk, assembler.feed
+        async with aclosing(stream):
+            async for chunk in stream:
+                if isinstance(chunk, _CALL_CHUNKS):  # its id and name must be loggable: see `loggable`
+                    chunk = loggable(chunk)
+                append(turn, step, chunk)
+                feed(chunk)
+        finish = assembler.finish
+        if finish is None:
+            raise LlmError("the model stream ended without a finish chunk", "STREAM_CLOSED")
+        if attempt == EMPTY_ANSWER_ATTEMPTS or finish.kind not in ("stop", "tool-calls") or assembler.blocks():
+            break
+        # Nothing at all came back (no text, no reasoning, no call): ask again, saying so in the log.
+        retry = RetryData(
+            provider=request.provider,
+            attempt=attempt,
+            attempts=EMPTY_ANSWER_ATTEMPTS,
+            delay_ms=0,
+            code=EMPTY_ANSWER,
+            message="the model answered nothing",
+        )
+        session.append(RETRY_EVENT, retry)
+        assembler = progress.assembler = BlockAssembler()
+    assert finish is not None  # each attempt raised without one
     usage = assembler.usage
     message = AssistantMessageData(turn=turn, step=step, content=assembler.blocks(), usage=usage, cost=call_cost(agent, usage))
     progress.message_logged = True  # even if its append raises: a subscriber may fail once it is logged
@@ -282,7 +309,12 @@ async def _run_tools(agent: Agent, progress: TurnProgress, calls: list[ToolCallB
     def context(call_id: str) -> ToolCallContext:
         return ToolCallContext(call_id=call_id, cwd=cwd, agent=agent)
 
+    counts = repeated_calls(progress, calls)
+
     def log(index: int, result: ToolResult) -> None:
+        note = tool_texts.repeated_call(counts[index])
+        if note is not None:
+            result = result.model_copy(update={"content": [*result.content, TextContent(text=note)]})
         _log_result(agent, progress, calls[index].id, result)
 
     results = await run_prepared(prepared, context, on_result=log, gate=agent.ctx.get(TOOLS).gates(agent.scope))
@@ -294,6 +326,23 @@ def _repeated(call: ToolCallBlock, given: str) -> PreparedCall:
     assembler): answered with an error the model can act on, never run."""
     message = f"another call of the same answer has the id '{given}': this call did not run; call it again"
     return PreparedCall(call, None, None, ToolResult.failure(message, "repeated_call_id"))
+
+
+def repeated_calls(progress: TurnProgress, calls: list[ToolCallBlock]) -> list[int]:
+    """For each call of this step, in how many consecutive steps of the turn, this one included,
+    the same tool was called with the same arguments; remembered for the next step."""
+    keys = [(call.name, _canonical(call.arguments)) for call in calls]
+    counts = [progress.repeats.get(key, 0) + 1 for key in keys]
+    progress.repeats = dict(zip(keys, counts, strict=True))
+    return counts
+
+
+def _canonical(arguments: str) -> str:
+    """Arguments as compared: the same JSON whatever its spacing or key order."""
+    try:
+        return json.dumps(json.loads(arguments), sort_keys=True, separators=(",", ":"))
+    except ValueError:
+        return arguments
 
 
 def _log_result(agent: Agent, progress: TurnProgress, call_id: str, result: ToolResult) -> None:

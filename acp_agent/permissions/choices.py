@@ -23,6 +23,8 @@ class Choices:
     """The last "always" answer per tool."""
     server_grants: dict[str, Literal["allow", "reject"]] = field(default_factory=dict)
     """The last "always" answer for every tool of an MCP server, per server."""
+    scope_grants: dict[tuple[str, str], Literal["allow", "reject"]] = field(default_factory=dict)
+    """The last "always" answer for the calls of a tool with a scope (a host), per (tool, scope)."""
     read: int = 0
     """The seq up to which the log is folded in."""
 
@@ -41,6 +43,8 @@ def choices(session: Session) -> Choices:
             folded.mode = data.mode_id
         elif event.type == GRANT_EVENT and data.server is not None:
             folded.server_grants[data.server] = data.decision
+        elif event.type == GRANT_EVENT and data.scope is not None:
+            folded.scope_grants[(data.tool, data.scope)] = data.decision
         elif event.type == GRANT_EVENT:
             folded.grants[data.tool] = data.decision
     folded.read = session.next_seq

@@ -49,6 +49,9 @@ class GrantData(Model):
     """The call the answer was given for."""
     server: str | None = None
     """Set when the answer holds for every tool of this MCP server (`tool` is the one asked about)."""
+    scope: str | None = None
+    """Set when the answer holds for the calls of `tool` with this scope only (`Tool.grant_scope`:
+    web_fetch's host)."""
 
 
 class GrantEvent(SessionEvent):

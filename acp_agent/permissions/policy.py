@@ -65,10 +65,12 @@ def decide(
     rule: Rule,
     runs_commands: bool = False,
     escalate: bool = False,
+    only_reads: bool = False,
 ) -> Verdict:
     """What to do with a call of `tool` (which needs approval). `edits_files`: the tool only edits
     files in the workspace (`auto` runs those); `runs_commands`: its calls run commands, which a
-    mode confines; `escalate`: this call asks to run its command outside the sandbox."""
+    mode confines; `escalate`: this call asks to run its command outside the sandbox; `only_reads`:
+    it changes nothing (web_fetch), so every mode but `ask` runs it without asking."""
     sandbox = SANDBOX_OF[mode] if runs_commands else None
     if rule == "deny":
         return Refuse(texts.denied(tool), "denied")
@@ -76,6 +78,8 @@ def decide(
         if mode == PLAN:
             return Refuse(texts.plan_escalation(tool), "plan_mode")
         return Ask(FULL_ACCESS, escalation=True)
+    if only_reads and mode in (AUTO, PLAN, FULL) and grant != "reject":
+        return Run()
     if grant == "reject":
         return Refuse(texts.declined_always(tool), "declined")
     if mode == PLAN and not runs_commands:

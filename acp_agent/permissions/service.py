@@ -16,7 +16,7 @@ import anyio
 
 from acp_agent.kernel.scope import Disposer
 from acp_agent.permissions import texts
-from acp_agent.permissions.asker import SERVER_ALWAYS, Answer, Asker, PermissionRequest
+from acp_agent.permissions.asker import SCOPE_ALWAYS, SERVER_ALWAYS, Answer, Asker, PermissionRequest
 from acp_agent.permissions.choices import choices
 from acp_agent.permissions.errors import AskFailed, UnknownMode
 from acp_agent.permissions.events import GRANT_EVENT, INHERITED, MODE_EVENT, USER, GrantData, ModeData, ModeSource
@@ -38,6 +38,7 @@ DECISIONS: dict[Answer, Literal["allow", "reject"]] = {
     "allow_always": "allow",
     "reject_always": "reject",
     SERVER_ALWAYS: "allow",
+    SCOPE_ALWAYS: "allow",
 }
 
 
@@ -111,6 +112,9 @@ class Permissions:
         grant = chosen.grants.get(tool.name)
         if grant is None and tool.server is not None:
             grant = chosen.server_grants.get(tool.server)
+        scope = tool.grant_scope(call.params)
+        if grant is None and scope is not None:
+            grant = chosen.scope_grants.get((tool.name, scope.key))
         command = tool.command(call.params)
         escalate = tool.escalation(call.params) is not None
         prefix = None
@@ -129,6 +133,7 @@ class Permissions:
             rule=self.policy.rule(tool.name),
             runs_commands=tool.runs_commands,
             escalate=escalate,
+            only_reads=tool.only_reads,
         )
         if isinstance(verdict, Refuse):
             return ToolResult.failure(verdict.message, verdict.code)
@@ -164,7 +169,11 @@ class Permissions:
         if decision is not None:
             route = agent.route if agent is not root else None
             server = call.tool.server if answer == SERVER_ALWAYS and call.tool is not None else None
-            grant = GrantData(tool=name, decision=decision, route=route, call_id=call.block.id, server=server)
+            scope = None
+            if answer == SCOPE_ALWAYS and call.tool is not None and call.params is not None:
+                granted = call.tool.grant_scope(call.params)
+                scope = granted.key if granted is not None else None
+            grant = GrantData(tool=name, decision=decision, route=route, call_id=call.block.id, server=server, scope=scope)
             root.session.append(GRANT_EVENT, grant)
         return None if answer.startswith("allow") else ToolResult.failure(texts.declined(name), "declined")
 

@@ -7,7 +7,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Generic, Literal, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import to_json
@@ -77,6 +77,14 @@ class ToolPresentation(Model):
     the title (a tool of an MCP server)."""
     meta: dict[str, Any] | None = None
     """Entries of the card's `_meta` under the project's key (the MCP server and tool, say)."""
+
+
+class GrantScope(NamedTuple):
+    """A part of a call the user may allow for the rest of the session, beside the whole tool
+    (web_fetch: the URL's host): what grants are kept by, and the option's label."""
+
+    key: str
+    label: str
 
 
 class ToolPreview(Model):
@@ -251,6 +259,9 @@ class Tool(ABC, Generic[ParamsT]):
     edits_files: bool = False
     runs_commands: bool = False
     """Its calls run commands, which the session's mode confines (`ToolCallContext.sandbox`)."""
+    only_reads: bool = False
+    """It needs approval but changes nothing (web_fetch reads the network): the `auto` and `plan`
+    modes run it without asking."""
     server: str | None = None
     """The MCP server the tool belongs to (None: one of the agent's own); the user may allow
     every tool of a server at once."""
@@ -272,6 +283,10 @@ class Tool(ABC, Generic[ParamsT]):
     def present(self, params: ParamsT) -> ToolPresentation:
         """How the editor shows the call (default: the tool's name, kind other)."""
         return ToolPresentation(title=self.name)
+
+    def grant_scope(self, params: ParamsT) -> GrantScope | None:
+        """What of this call the user may allow for good besides the whole tool (default: nothing)."""
+        return None
 
     async def preview(self, params: ParamsT, call: ToolCallContext) -> ToolPreview | None:
         """The change the call would make, worked out without making it, for an approval request

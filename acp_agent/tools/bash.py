@@ -14,7 +14,7 @@ import os
 import shutil
 import signal
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from pathlib import Path
 from typing import Final
@@ -32,8 +32,11 @@ from acp_agent.session.content import TextContent
 from acp_agent.session.events import ToolError
 from acp_agent.tools.base import Tool, ToolCallContext, ToolParams, ToolPresentation, ToolPreview, ToolResult, code_block
 from acp_agent.tools.errors import CommandNotStarted
-from acp_agent.tools.runner import RUNNER_SERVICE, CommandOutcome, CommandRunner
+from acp_agent.tools import texts
+from acp_agent.tools.overflow import Overflow
+from acp_agent.tools.runner import JOBS, RUNNER_SERVICE, CommandOutcome, CommandRunner
 from acp_agent.tools.sandboxing import command_env, refused_write, sandbox_prefix
+from acp_agent.tools.scratch import scratch_dir
 from acp_agent.tools.registry import TOOLS
 
 _SHELL = shutil.which("bash") or "/bin/sh"
@@ -66,6 +69,11 @@ class BashParams(ToolParams):
         if self.escalate and not self.justification.strip():
             raise ValueError("justification is required when escalate is true")
         return self
+    run_in_background: bool = Field(
+        default=False,
+        description="Run it as a background job (a dev server, a watcher): the answer is its job id and "
+        "first output; read more with job_output, stop it with job_kill.",
+    )
 
 
 class BashTool(Tool[BashParams]):
@@ -83,11 +91,18 @@ class BashTool(Tool[BashParams]):
             "Run a shell command with bash in the session's working directory. stdout and stderr "
             "are returned together, followed by the exit code when it is not 0. stdin is empty. "
             f"The command is killed after {timeout_seconds:g} s; output beyond "
-            f"{max_output_bytes} bytes is cut in the middle. A background job (`cmd &`) must "
-            "redirect its output (`cmd > log 2>&1 &`), or the call waits for it."
+            f"{max_output_bytes} bytes is cut in the middle, and then kept whole in a file the "
+            "answer names (read_file or grep it). For a long-running command (a dev "
+            "server, a watcher) set run_in_background; a `cmd &` must redirect its output "
+            "(`cmd > log 2>&1 &`), or the call waits for it."
         )
 
     async def run(self, params: BashParams, call: ToolCallContext) -> ToolResult:
+        if params.run_in_background:
+            jobs = call.ctx.find(JOBS)
+            if jobs is None:
+                return ToolResult.failure(texts.NO_BACKGROUND, "not_available")
+            return await jobs.start(params.command, call)
         try:
             outcome = await runner_for(call).run(
                 params.command,
@@ -141,6 +156,7 @@ class LocalRunner(CommandRunner):
             timeout_seconds=timeout_seconds,
             max_output_bytes=max_output_bytes,
             group=group,
+            spill=lambda: Overflow(scratch_dir(call)),
         )
 
 
@@ -161,6 +177,7 @@ async def run_command(
     max_output_bytes: int,
     group: CommandGroup | None = None,
     prefix: Sequence[str] = (),
+    spill: Callable[[], Overflow] | None = None,
 ) -> CommandOutcome:
     """Run `command` with the shell in `cwd` and the environment `env` (the server's, without its
     credential variables: `child_environment`); kill its process group on timeout or cancellation.
@@ -170,9 +187,38 @@ async def run_command(
     leaves running (`cmd &`, `setsid cmd`) is ended when the group's owner goes. `prefix` goes
     before the shell's argv (the sandbox's: `tools.sandboxing.shell_argv`).
 
+    With a `spill`, output past `max_output_bytes` is also kept whole (bounded) in the overflow
+    file it makes, which the answer names.
+
     Raises `CommandNotStarted` when the shell cannot start (nothing ran).
     """
-    output = _OutputBuffer(max_output_bytes)
+    output = _OutputBuffer(max_output_bytes, spill)
+    process = await start_command(command, cwd=cwd, env=env, group=group, prefix=prefix)
+    finished = False
+    try:
+        with anyio.move_on_after(timeout_seconds):
+            async with anyio.create_task_group() as tg:
+                # Read while waiting: a command writing more than the pipe holds would block.
+                assert process.stdout is not None  # opened with stdout=PIPE
+                tg.start_soon(_pump, process.stdout, output)
+                await process.wait()
+            finished = True  # the shell exited and its output is closed: nothing left to kill
+    finally:
+        await reap(process, kill=not finished)
+        output.close()
+        if group is not None:
+            group.exited()
+    assert process.returncode is not None  # reap waited for it
+    return CommandOutcome(output.text(), process.returncode, timed_out=not finished)
+
+
+async def start_command(
+    command: str, *, cwd: Path, env: Mapping[str, str], group: CommandGroup | None, prefix: Sequence[str] = ()
+) -> Process:
+    """Start `command` with the shell in `cwd`, in a session (so a process group) of its own, stdin
+    from /dev/null, stdout and stderr merged into one pipe; with a `group`, carrying its marker and
+    registered as started. The one place a command is spawned: a foreground call and a background
+    job alike. Raises `CommandNotStarted` when the shell cannot start (nothing ran)."""
     try:
         process = await anyio.open_process(
             [*prefix, _SHELL, "-c", command],
@@ -187,21 +233,7 @@ async def run_command(
         raise CommandNotStarted(_not_started(exc, cwd)) from exc
     if group is not None:
         group.started(process.pid)
-    finished = False
-    try:
-        with anyio.move_on_after(timeout_seconds):
-            async with anyio.create_task_group() as tg:
-                # Read while waiting: a command writing more than the pipe holds would block.
-                assert process.stdout is not None  # opened with stdout=PIPE
-                tg.start_soon(_pump, process.stdout, output)
-                await process.wait()
-            finished = True  # the shell exited and its output is closed: nothing left to kill
-    finally:
-        await _reap(process, kill=not finished)
-        if group is not None:
-            group.exited()
-    assert process.returncode is not None  # _reap waited for it
-    return CommandOutcome(output.text(), process.returncode, timed_out=not finished)
+    return process
 
 
 async def _pump(stream: ByteReceiveStream, output: _OutputBuffer) -> None:
@@ -209,7 +241,9 @@ async def _pump(stream: ByteReceiveStream, output: _OutputBuffer) -> None:
         output.feed(chunk)
 
 
-async def _reap(process: Process, *, kill: bool) -> None:
+async def reap(process: Process, *, kill: bool) -> None:
+    """Kill `process`'s group (with `kill`) and wait for it, shielded from a cancellation and
+    bounded: what a tool started never keeps running unseen."""
     # Shielded: on cancellation the group must still be killed and the shell reaped, or it would
     # keep running unseen; bounded so a stuck reap cannot hold the cancellation up for long.
     with anyio.CancelScope(shield=True), anyio.move_on_after(_REAP_SECONDS):
@@ -221,29 +255,45 @@ async def _reap(process: Process, *, kill: bool) -> None:
 
 
 class _OutputBuffer:
-    """Keeps the first and the last bytes of a stream within a budget, and counts the rest."""
+    """Keeps the first and the last bytes of a stream within a budget, and counts the rest; with a
+    `spill`, the whole stream also goes to the overflow file it makes once the budget is passed."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, spill: Callable[[], Overflow] | None = None) -> None:
+        self._limit = limit
         self._head_limit = limit // 2
         self._tail_limit = limit - self._head_limit
         self._head = bytearray()
         self._tail = bytearray()
         self._omitted = 0
+        self._spill = spill
+        self.overflow: Overflow | None = None
 
     def feed(self, chunk: bytes) -> None:
+        if self.overflow is not None:
+            self.overflow.write(chunk)
         room = self._head_limit - len(self._head)
         self._head += chunk[:room]
         self._tail += chunk[room:]
         excess = len(self._tail) - self._tail_limit
         if excess > 0:
+            if self.overflow is None and self._spill is not None:
+                self.overflow = self._spill()  # nothing was dropped yet: all of it so far goes in
+                self.overflow.write(bytes(self._head + self._tail))
             del self._tail[:excess]
             self._omitted += excess
+
+    def close(self) -> None:
+        if self.overflow is not None:
+            self.overflow.close()
 
     def text(self) -> str:
         if not self._omitted:
             # Decoded in one piece so a character split between head and tail survives.
             return bytes(self._head + self._tail).decode("utf-8", "replace")
-        note = f"\n[... {self._omitted} bytes of output omitted ...]\n"
+        if self.overflow is not None:
+            note = f"\n{texts.output_kept(self._omitted, self.overflow.total, self.overflow.path)}\n"
+        else:
+            note = f"\n[... {self._omitted} bytes of output omitted ...]\n"
         return (
             self._head.decode("utf-8", "replace") + note + self._tail.decode("utf-8", "replace")
         )

@@ -143,6 +143,16 @@ def open_read(target: Target) -> int:
     return fd
 
 
+def open_directory(target: Target) -> int:
+    """A descriptor of the directory `target` names (the cwd itself when it has no parts), reached
+    with `O_NOFOLLOW` at each step (the caller closes it): a search walks below it from there, so
+    a symbolic link swapped into its path after the check cannot move the search elsewhere."""
+    if not target.parts:
+        return os.open(target.cwd, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    with _parent(target, create=False) as (parent, name):
+        return _open(target, name, _DIR_FLAGS, parent)
+
+
 def read_bytes(target: Target) -> bytes:
     """The whole content of the regular file `target` names."""
     return read_head(target, -1)[0]
@@ -208,6 +218,24 @@ def make_parents(target: Target) -> None:
     """Create the missing directories above `target`."""
     with _parent(target, create=True):
         pass
+
+
+class Stamp(NamedTuple):
+    """What tells a file's versions apart without reading it."""
+
+    size: int
+    mtime_ns: int
+
+
+def stamp(target: Target) -> Stamp | None:
+    """The regular file `target` names, as its size and modification time; None when no regular
+    file is there."""
+    try:
+        with _parent(target, create=False) as (parent, name):
+            info = os.stat(name, dir_fd=parent, follow_symlinks=False)
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return None
+    return Stamp(info.st_size, info.st_mtime_ns) if stat.S_ISREG(info.st_mode) else None
 
 
 def kind(target: Target) -> str | None:

@@ -28,8 +28,12 @@ class CommandNotStarted(ToolsError):
     one), the shell is missing, or the command is longer than the system takes as an argument."""
 
 
+class ScratchGone(ToolsError):
+    """Raised when a path names a session's scratch directory that was removed (it closed)."""
+
+
 class BinaryFile(ToolsError):
     """Raised when read_file meets a NUL byte in the first 8 KiB it reads (`texts.BINARY_PROBE`)."""
 
 
-__all__ = ["BinaryFile", "CommandNotStarted", "DuplicateTool", "NotOwned", "OutsideWorkspace", "ToolsError"]
+__all__ = ["BinaryFile", "CommandNotStarted", "DuplicateTool", "NotOwned", "OutsideWorkspace", "ScratchGone", "ToolsError"]

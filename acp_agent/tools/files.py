@@ -27,11 +27,12 @@ from acp_agent.tools.base import (
     ToolResult,
     code_block,
 )
-from acp_agent.tools import texts
+from acp_agent.tools import reads, texts
 from acp_agent.tools.confined import Target, resolve_in
-from acp_agent.tools.errors import BinaryFile, NotOwned, OutsideWorkspace
+from acp_agent.tools.errors import BinaryFile, NotOwned, OutsideWorkspace, ScratchGone
+from acp_agent.tools.scratch import resolve_readable
 from acp_agent.tools.lines import Window
-from acp_agent.tools.workspace import Workspace, workspace_for
+from acp_agent.tools.workspace import DISK, Workspace, workspace_for
 from acp_agent.tools.registry import TOOLS
 
 # The parameter models' field descriptions are model-visible (the schema sent with every request).
@@ -76,15 +77,23 @@ class FileTool(Tool[ParamsT]):
     """A tool working on the one file its `path` names: resolves and checks the path, and turns
     file errors into results the model can act on."""
 
+    reads_scratch = False
+    """It may read the session's scratch directory too (`scratch.resolve_readable`): read_file."""
+
     async def run(self, params: ParamsT, call: ToolCallContext) -> ToolResult:
         try:
-            target = resolve_in(call.cwd, params.path)
+            if self.reads_scratch:
+                target, in_scratch = resolve_readable(call, params.path)
+            else:
+                target, in_scratch = resolve_in(call.cwd, params.path), False
         except OutsideWorkspace as exc:
             return ToolResult.failure(str(exc), "outside_workspace")
+        except ScratchGone:
+            return ToolResult.failure(texts.scratch_gone(params.path), "not_found")
         except OSError as exc:  # a symbolic link loop, a directory it may not search
             return _file_failure(exc, params.path)
         try:
-            return await self.run_on(target, params, workspace_for(call), call)
+            return await self.run_on(target, params, DISK if in_scratch else workspace_for(call), call)
         except (OSError, UnicodeDecodeError, BinaryFile) as exc:
             return _file_failure(exc, target.shown)
 
@@ -111,6 +120,11 @@ class ChangeTool(FileTool[ParamsT]):
     needs_approval = True
     edits_files = True
 
+    def __init__(self, *, read_first: bool = False) -> None:
+        self.read_first = read_first
+        """Refuse an existing file the agent has not read in this session, or that changed since
+        (`reads.py`); the `files` row turns it on (`readBeforeWrite`)."""
+
     @abstractmethod
     async def change(self, target: Target, params: ParamsT, workspace: Workspace) -> Change | ToolResult:
         """The change the call makes, or the failure that refuses it; file errors may propagate."""
@@ -120,10 +134,14 @@ class ChangeTool(FileTool[ParamsT]):
         """What the model reads once the change is written."""
 
     async def run_on(self, target: Target, params: ParamsT, workspace: Workspace, call: ToolCallContext) -> ToolResult:
+        refused = reads.refusal(call, target) if self.read_first else None
+        if refused is not None:
+            return refused
         change = await self.change(target, params, workspace)
         if isinstance(change, ToolResult):
             return change
         await workspace.write_text(target, change.new)
+        reads.remember(call, target)
         shown = change_view(target, change)
         call.show(locations=shown.locations, diffs=shown.diffs, notes=shown.notes)
         return ToolResult.text(self.report(target, change))
@@ -131,6 +149,8 @@ class ChangeTool(FileTool[ParamsT]):
     async def preview(self, params: ParamsT, call: ToolCallContext) -> ToolPreview | None:
         try:
             target = resolve_in(call.cwd, params.path)
+            if self.read_first and reads.refusal(call, target) is not None:
+                return None
             change = await self.change(target, params, workspace_for(call))
         except (OutsideWorkspace, OSError, UnicodeDecodeError, BinaryFile):
             return None  # the call says why when it runs
@@ -143,6 +163,7 @@ class ReadFileTool(FileTool[ReadFileParams]):
     name = "read_file"
     Params = ReadFileParams
     concurrency_safe = True
+    reads_scratch = True
 
     def __init__(self, *, max_lines: int = 2000, max_line_chars: int = 2000) -> None:
         self.max_lines = max_lines
@@ -155,6 +176,7 @@ class ReadFileTool(FileTool[ReadFileParams]):
         start = params.offset or 1
         window = Window(start, min(params.limit or self.max_lines, self.max_lines), self.max_line_chars)
         found = await workspace.read_lines(target, window)
+        reads.remember(call, target)
         if not found.lines and start > 1:
             return ToolResult.failure(texts.past_the_end(start, target.shown, found.total), "offset_out_of_range")
         call.show(locations=[Location(path=str(target.path), line=start)])
@@ -286,9 +308,14 @@ class Config(PluginConfig):
     """The most lines one read_file call returns."""
     max_line_chars: int = Field(default=2000, gt=0)
     """Longer lines are cut in read_file's result."""
+    read_before_write: bool = True
+    """edit_file, and write_file over an existing file, refuse a file the agent has not read in
+    its session or that changed on disk since it read it."""
 
 
 def apply(ctx: Context, config: Config) -> Disposer:
     """Register read_file, write_file and edit_file for every agent."""
     read = ReadFileTool(max_lines=config.max_lines, max_line_chars=config.max_line_chars)
-    return combine(*(ctx.get(TOOLS).register(tool) for tool in (read, WriteFileTool(), EditFileTool())))
+    first = config.read_before_write
+    tools = (read, WriteFileTool(read_first=first), EditFileTool(read_first=first))
+    return combine(*(ctx.get(TOOLS).register(tool) for tool in tools))

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import Any, Final, NamedTuple
+from typing import Any, Final, NamedTuple, Protocol
 
 from acp_agent.kernel.context import ServiceKey
-from acp_agent.tools.base import ToolCallContext
+from acp_agent.tools.base import ToolCallContext, ToolResult
 
 
 class CommandOutcome(NamedTuple):
@@ -48,3 +48,15 @@ RunnerProvider = Callable[[ToolCallContext], CommandRunner]
 
 RUNNER_SERVICE: Final = ServiceKey[RunnerProvider]("command_runner")
 """The context service a composition may provide (the ACP layer's client terminals)."""
+
+
+class JobStarter(Protocol):
+    """Starts background jobs (`bash {run_in_background: true}`): the `jobs` plugin's `Jobs`."""
+
+    async def start(self, command: str, call: ToolCallContext) -> ToolResult:
+        """Start `command` as a job of the calling agent; the answer names it (`job-1`)."""
+        ...
+
+
+JOBS: Final = ServiceKey[JobStarter]("jobs")
+"""The context service that starts background jobs (absent: `run_in_background` is refused)."""

@@ -105,3 +105,239 @@ def _size(count: int) -> str:
 
 def plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+# --- glob and grep ---------------------------------------------------------------------------
+
+GREP_LINE_CHARS = 500
+"""An output line of grep longer than this is cut, ending with `LINE_CUT`."""
+
+
+def glob_description(max_results: int) -> str:
+    return (
+        "Find files by name with a glob pattern (`**/*.py`, `src/**/test_*.ts`; a pattern without "
+        "a slash matches at any depth), under `path` (default: the working directory). Files that "
+        ".gitignore (in a git repository) or .ignore exclude are left out, and hidden files unless "
+        f"the pattern names them (`.github/**`). Newest first; at most {max_results} results."
+    )
+
+
+def grep_description(head_limit: int) -> str:
+    return (
+        "Search file contents with a regular expression (Rust regex syntax, as ripgrep), under "
+        "`path` (a directory or a file; default: the working directory). Narrow it with `glob` "
+        "(`*.py`) or `type` (`py`, `js`, `rust`...). output_mode `content` (default) gives "
+        "`path:line:text` lines with `context` lines around each match (`path-line-text`, groups "
+        "separated by `--`); `files` gives the paths of matching files; `count` gives "
+        "`path:count`. Respects .gitignore; skips binary and hidden files. At most `head_limit` "
+        f"lines (default {head_limit}). Prefer it to running grep or rg through bash."
+    )
+
+
+def no_files(pattern: str, shown: str) -> str:
+    return f"No files match {pattern} under {shown}."
+
+
+def files_left_out(shown: int, total: int) -> str:
+    return (
+        f"[{shown} of {total} files shown, the newest; {total - shown} left out: "
+        "narrow the pattern or the path]"
+    )
+
+
+def no_matches(pattern: str, shown: str) -> str:
+    return f"No matches for {pattern} under {shown}."
+
+
+def lines_left_out(omitted: int) -> str:
+    return (
+        f"[{plural(omitted, 'more line')} not shown: narrow the search (path, glob, type) "
+        "or raise head_limit]"
+    )
+
+
+def not_a_directory(shown: str) -> str:
+    return f"{shown} is a file: glob searches a directory"
+
+
+def search_timed_out(seconds: float) -> str:
+    return f"the search took longer than {seconds:g} s and was stopped: narrow it (path, glob, type)"
+
+
+def search_refused(message: str) -> str:
+    return f"the search could not run: {message}"
+
+
+def unknown_type(name: str, known: list[str]) -> str:
+    return f"unknown file type {name!r}; this search knows {', '.join(known)} (or use glob)"
+
+
+# --- background jobs -------------------------------------------------------------------------
+
+NO_BACKGROUND = "background jobs are not available here: run the command without run_in_background"
+NO_JOBS = "No background jobs in this session."
+JOB_OUTPUT_DESCRIPTION = (
+    "Read what a background job (bash with run_in_background) printed since the last read, and its "
+    "state (running, exited with its code, killed). With wait_seconds (at most 60), first wait for "
+    "new output or the job's end."
+)
+JOB_KILL_DESCRIPTION = (
+    "Stop a background job: SIGTERM to its process group, SIGKILL if it is still running a few "
+    "seconds later. Answers its final state and the output not read yet."
+)
+JOB_LIST_DESCRIPTION = "List this session's background jobs with their state and command."
+
+
+def too_many_jobs(limit: int) -> str:
+    return f"{limit} background jobs are running already: stop one with job_kill first"
+
+
+def no_such_job(job_id: str) -> str:
+    return f"there is no background job {job_id} in this session (job_list lists them)"
+
+
+def job_running(job_id: str) -> str:
+    return f"{job_id} is running"
+
+
+def job_killed(job_id: str) -> str:
+    return f"{job_id} was killed"
+
+
+def job_exited(job_id: str, code: int) -> str:
+    if code < 0:
+        return f"{job_id} was killed by signal {-code}"
+    return f"{job_id} exited with code {code}"
+
+
+def job_output_dropped(count: int) -> str:
+    return f"[... {count} bytes of older output dropped ...]"
+
+
+def job_started(job_id: str, status: str, output: str) -> str:
+    return f"Started {job_id} in the background; {status}.\n{_output(output)}"
+
+
+def job_read(status: str, output: str) -> str:
+    return f"{status[0].upper()}{status[1:]}.\n{_output(output)}"
+
+
+def job_ended_notice(job_id: str, command: str, status: str) -> str:
+    return f"[background job: {status}: {command}; job_output {job_id} reads what it printed last]"
+
+
+def _output(output: str) -> str:
+    return output if output else "(no new output)"
+
+
+# --- output that does not fit ----------------------------------------------------------------
+
+
+def output_kept(omitted: int, total: int, path: object) -> str:
+    return (
+        f"[... {omitted} bytes of output omitted here; all {total} bytes are in {path}: "
+        "read_file (offset, limit) or grep it ...]"
+    )
+
+
+def overflow_dropped(count: int) -> str:
+    return f"[... {count} bytes dropped here: the file keeps the first and the last 32 MiB ...]"
+
+
+def scratch_gone(shown: str) -> str:
+    return f"{shown} is gone: a session's temporary files are removed when the session closes"
+
+
+# --- web_fetch -------------------------------------------------------------------------------
+
+
+def web_fetch_description(max_chars: int) -> str:
+    return (
+        "Fetch a web page or file over http(s) (GET) and return it as text: HTML converted to "
+        "Markdown, plain text and JSON as they are; other types (images, archives) are refused. "
+        f"At most {max_chars} characters unless max_chars says otherwise; the result says where it "
+        "was cut. Redirects are followed (at most 5). Works for the user's own servers on "
+        "localhost too (a dev server started with run_in_background)."
+    )
+
+
+def always_fetch_from(host: str) -> str:
+    return f"Always allow fetching from {host}"
+
+
+def not_http(url: str) -> str:
+    return f"{url} is not an http:// or https:// URL"
+
+
+def host_denied(host: str) -> str:
+    return f"fetching from {host} is not allowed here"
+
+
+def redirected(status: int, url: str, to: str) -> str:
+    return f"[{status} redirect: {url} -> {to}]"
+
+
+def too_many_redirects(limit: int, hops: list[str]) -> str:
+    return f"more than {limit} redirects; stopped after: " + " ".join(hops)
+
+
+def fetch_timed_out(url: str, seconds: float) -> str:
+    return f"fetching {url} took longer than {seconds:g} s"
+
+
+def fetch_failed(url: str, why: str) -> str:
+    return f"fetching {url} failed: {why}"
+
+
+def http_error(url: str, status: int, reason: str) -> str:
+    return f"{url} answered {status} {reason}".rstrip()
+
+
+def not_fetched_type(url: str, kind: str) -> str:
+    return f"{url} is {kind}, not text: it was not read (web_fetch reads HTML, text and JSON)"
+
+
+def fetched(url: str, kind: str, size: int) -> str:
+    return f"[fetched {url}: {kind}, {size} bytes]"
+
+
+def body_cut(limit: int) -> str:
+    return f"[the body is longer than {_size(limit)}: only its beginning was read]"
+
+
+def chars_cut(limit: int, total: int) -> str:
+    return f"[cut at {limit} of {total} characters: ask again with a larger max_chars for more]"
+
+
+# --- repeated calls --------------------------------------------------------------------------
+
+REPEATED_NOTE_AT = 3
+REPEATED_FIRM_AT = 5
+
+
+def repeated_call(steps: int) -> str | None:
+    """The note a result gets when its call is the same as in the steps right before it (`steps`
+    in a row, this one included); None below `REPEATED_NOTE_AT`."""
+    if steps >= REPEATED_FIRM_AT:
+        return (
+            f"[Note: this is the {steps}th step in a row making this exact call, and the result is "
+            "not changing. Stop repeating it: use what you have, try a different approach, or say "
+            "what is blocking you.]"
+        )
+    if steps >= REPEATED_NOTE_AT:
+        return (
+            f"[Note: you made this exact call in each of the last {steps} steps. If the result is "
+            "not what you need, change the arguments or the approach.]"
+        )
+    return None
+
+
+# --- read before write -----------------------------------------------------------------------
+
+
+def not_read(shown: str) -> str:
+    return f"{shown} exists and you have not read it in this session: read it with read_file first, then change it"
+
+
+def changed_since_read(shown: str) -> str:
+    return f"{shown} changed on disk since you last read it: read it again with read_file, then change it"

@@ -51,7 +51,8 @@ async def test_a_write_waiting_for_approval_is_pending_and_its_request_shows_the
     cwd.mkdir()
     (cwd / "notes.md").write_text("draft\n", encoding="utf-8")
     write = {"path": "notes.md", "content": "final\n"}
-    script = [{"toolCalls": [{"id": "call_write", "name": "write_file", "arguments": write}]}, {"text": "Done."}]
+    read = {"toolCalls": [{"id": "call_read", "name": "read_file", "arguments": {"path": "notes.md"}}]}  # read before write
+    script = [read, {"toolCalls": [{"id": "call_write", "name": "write_file", "arguments": write}]}, {"text": "Done."}]
     asked: list[Frame] = []
 
     async def allow_once(request: Frame) -> Frame:

@@ -12,7 +12,7 @@ from typing import Any
 from acp_agent.sandbox.backends import LAUNCHER
 from acp_agent.snapshot.normalize import Normalized, normalize_run
 from acp_agent.snapshot.runner import RunResult
-from acp_agent.tools.scratch import SCRATCH_PREFIX
+from acp_agent.tools.scratch import PREFIX as SCRATCH_PREFIX
 
 SID_A = "aaaaaaaa-0000-4000-8000-000000000001"
 SID_B = "bbbbbbbb-0000-4000-8000-000000000002"

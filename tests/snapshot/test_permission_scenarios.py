@@ -57,7 +57,7 @@ def test_ask_allow_once_reject_once_then_allow_always(scenario_run: Run) -> None
         "allow_once", "allow_always", "allow_always", "reject_once", "reject_always", "reject_always"
     ]  # fmt: skip
     assert asked(result)[0]["options"][2]["name"] == "Always allow commands starting with `cat` in this project"
-    assert outcomes(result) == {"call_cat": None, "call_edit": "declined", "call_lines": None, "call_words": None}
+    assert outcomes(result) == {"call_cat": None, "call_read": None, "call_edit": "declined", "call_lines": None, "call_words": None}
     assert (result.cwd / "notes.txt").read_text() == "title: release notes\nstatus: draft\n"  # the edit never ran
     assert [e["data"] for e in events(result, kind="permission/grant")] == [{"tool": "bash", "decision": "allow", "callId": "call_lines"}]
 

@@ -12,6 +12,7 @@ from typing import Any
 import anyio
 import pytest
 
+from acp_agent.tools import texts as tool_texts
 from acp_agent.agent import Agent
 from acp_agent.kernel import Context
 from acp_agent.session import SessionEvent, TextContent
@@ -476,3 +477,43 @@ async def test_a_held_turn_keeps_the_next_one_waiting_until_released(
         assert of_type(agent, "turn/end") and len(of_type(agent, "turn/start")) == 1
         held.release()
         assert (await after.wait()).kind == "completed"
+
+
+async def test_the_same_call_step_after_step_gets_a_note_at_the_third_and_a_firmer_one_at_the_fifth(
+    scripted: Callable[..., Context], tmp_path: Path
+) -> None:
+    same = {"name": "bash", "arguments": {"command": "echo same", "description": "d"}}
+    respaced = {"name": "bash", "arguments": {"description": "d", "command": "echo same"}}  # same JSON, other order
+    other = {"name": "bash", "arguments": {"command": "echo other"}}
+    steps = [same, respaced, same, same, same, other, same, same]
+    script = [{"toolCalls": [{"id": f"c{n}", **call}]} for n, call in enumerate(steps)]
+    ctx = scripted([*script, {"text": "done"}])
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    async with ctx.running():
+        agent = await ctx.get(AGENTS).create(cwd=str(workspace))
+        await agent.followup(text("go")).wait()
+    notes = [[block.text for block in result.content[1:]] for result in of_type(agent, "tool/result")]
+    assert notes == [[], [], [tool_texts.repeated_call(3)], [tool_texts.repeated_call(4)], [tool_texts.repeated_call(5)], [], [], []]
+    assert tool_texts.repeated_call(4) == tool_texts.repeated_call(3).replace("3", "4")  # type: ignore[union-attr]
+    assert "Stop repeating it" in tool_texts.repeated_call(5)  # type: ignore[operator]
+
+
+async def test_an_empty_answer_is_asked_again_at_most_twice_each_retry_logged(tmp_path: Path) -> None:
+    ctx, requests = spied(tmp_path, [{}, {}, {"text": "there"}, {}, {}, {}])
+    async with ctx.running():
+        agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
+        await agent.followup(text("hi")).wait()
+        await agent.followup(text("again")).wait()
+    assert len(requests) == 6
+    retries = [e.data for e in agent.session.events if e.type == "llm/retry"]
+    assert [(r.code, r.attempt, r.attempts, r.message) for r in retries] == [
+        ("EMPTY_ANSWER", 1, 3, "the model answered nothing"),
+        ("EMPTY_ANSWER", 2, 3, "the model answered nothing"),
+        ("EMPTY_ANSWER", 1, 3, "the model answered nothing"),
+        ("EMPTY_ANSWER", 2, 3, "the model answered nothing"),
+    ]
+    messages = [e.data.content for e in agent.session.events if e.type == "assistant/message"]
+    assert [[b.text for b in content] for content in messages] == [["there"], []]  # one message a step
+    ends = [e.data.reason.kind for e in agent.session.events if e.type == "turn/end"]
+    assert ends == ["completed", "completed"]  # after three empty calls the turn ends as before

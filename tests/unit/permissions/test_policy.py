@@ -35,6 +35,11 @@ RO, WW, FULL = "read-only", "workspace-write", "danger-full-access"
         ({"escalate": True, "mode": "auto"}, Ask(FULL, escalation=True)),
         ({"escalate": True, "mode": "plan"}, Refuse(texts.plan_escalation("bash"), "plan_mode")),
         ({"escalate": True, "mode": "full"}, Run(FULL)),
+        ({"only_reads": True, "runs_commands": False}, Ask()),  # a fetch asks in the ask mode
+        ({"only_reads": True, "runs_commands": False, "mode": "auto"}, Run()),
+        ({"only_reads": True, "runs_commands": False, "mode": "plan"}, Run()),  # it changes nothing: plan runs it
+        ({"only_reads": True, "runs_commands": False, "mode": "plan", "rule": "deny"}, Refuse(texts.denied("bash"), "denied")),
+        ({"only_reads": True, "runs_commands": False, "mode": "auto", "grant": "reject"}, Refuse(texts.declined_always("bash"), "declined")),
     ],
 )
 def test_the_verdict(change: dict[str, Any], verdict: Any) -> None:

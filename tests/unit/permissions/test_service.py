@@ -15,6 +15,7 @@ from acp_agent.permissions import AskFailed, UnknownMode, texts
 from acp_agent.permissions.rules import CommandRule
 from acp_agent.subagents.driver import PARENT_CANCELLED
 from acp_agent.agent.keys import AGENTS
+from acp_agent.tools.base import GrantScope
 from acp_agent.tools import Tool, ToolCallContext, ToolPresentation, ToolResult
 from acp_agent.tools.registry import TOOLS
 from tests.unit.permissions.conftest import Harness, ScriptedAsker, bash, call, codes, of_type, results
@@ -393,3 +394,42 @@ async def test_a_childs_escalation_asks_on_its_thread_like_its_other_approvals(h
     [request] = asker.asked
     assert (request.route, request.escalation, [o.kind for o in request.options()]) == ("s1/c", True, ["allow_once", "reject_once"])
     assert (tmp_path / "from-child").exists()
+
+
+class _Peek(Tool[_Params]):
+    """Reads something a host serves: asks in the ask mode, with its host as a grant scope."""
+
+    name = "peek"
+    description = "Reads a host."
+    Params = _Params
+    needs_approval = True
+    only_reads = True
+
+    def grant_scope(self, params: _Params) -> GrantScope | None:
+        host = params.path.partition("/")[0]
+        return GrantScope(key=host, label=f"Always allow peeking at {host}")
+
+    async def run(self, params: _Params, call: ToolCallContext) -> ToolResult:
+        return ToolResult.text(f"peeked {params.path}")
+
+
+async def test_a_scope_grant_holds_for_that_scope_only_and_reading_tools_run_unasked_in_auto_and_plan(harness: Make) -> None:
+    peeks = [{"toolCalls": [call(f"p{n}", "peek", path=path)]} for n, path in enumerate(["a/1", "a/2", "b/1"])]
+    h = harness({"s1": [*peeks, DONE], "s2": [{"toolCalls": [call("q", "peek", path="c/1")]}, DONE]})
+    h.ctx.get(TOOLS).register(_Peek())
+    asker = ScriptedAsker(["allow_scope_always", "allow_once"])
+    h.permissions.use_asker(asker)
+    async with h.ctx.running():
+        agent = await h.run()
+        planning = await h.ctx.get(AGENTS).create(cwd=str(h.workspace))
+        h.permissions.set_mode(planning, "plan")
+        await h.run(agent=planning)
+    assert [r.call.block.id for r in asker.asked] == ["p0", "p2"]
+    assert [(o.id, o.kind, o.name) for o in asker.asked[0].options()][:3] == [
+        ("allow_once", "allow_once", "Allow once"),
+        ("allow_always", "allow_always", "Always allow peek"),
+        ("allow_scope_always", "allow_always", "Always allow peeking at a"),
+    ]
+    assert results(agent) == ["peeked a/1", "peeked a/2", "peeked b/1"]
+    assert [g.dump() for g in of_type(agent, "permission/grant")] == [{"tool": "peek", "decision": "allow", "callId": "p0", "scope": "a"}]
+    assert results(planning) == ["peeked c/1"]  # plan mode: it only reads, nobody was asked

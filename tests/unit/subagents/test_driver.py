@@ -216,7 +216,9 @@ async def test_the_result_is_the_childs_last_assistant_text(harness: Callable[..
             "s1/a": [
                 {"text": "let me look", "toolCalls": [bash("b", "echo intermediate")]},
                 {"text": "the answer", "toolCalls": [bash("c", "true")]},
-                {},  # a last message without text does not hide the answer
+                {},  # a last message without text does not hide the answer (asked three times:
+                {},  # an answer with nothing in it is asked again, at most twice)
+                {},
             ],
         }
     )
@@ -227,7 +229,8 @@ async def test_the_result_is_the_childs_last_assistant_text(harness: Callable[..
 
 
 async def test_a_child_that_completes_silently_gives_an_empty_result(harness: Callable[..., Harness]) -> None:
-    h = harness({"s1": [{"toolCalls": [delegate("a", "x")]}, {"text": "ok"}], "s1/a": [{}]})
+    # An answer with nothing in it is asked again, at most twice: three empty answers.
+    h = harness({"s1": [{"toolCalls": [delegate("a", "x")]}, {"text": "ok"}], "s1/a": [{}, {}, {}]})
     async with h.ctx.running():
         parent = await run_parent(h)
     [result] = of_type(parent, "tool/result")

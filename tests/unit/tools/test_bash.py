@@ -201,7 +201,7 @@ def test_schema_and_configured_description() -> None:
     assert schema.name == "bash"
     assert "2.5 s" in schema.description and "100 bytes" in schema.description
     assert schema.parameters["required"] == ["command"]
-    assert set(schema.parameters["properties"]) == {"command", "description", "escalate", "justification"}
+    assert set(schema.parameters["properties"]) == {"command", "description", "escalate", "justification", "run_in_background"}
     assert "failed in the sandbox" in schema.parameters["properties"]["escalate"]["description"]
     assert not tool.concurrency_safe and tool.runs_commands
 

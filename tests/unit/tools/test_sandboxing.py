@@ -13,7 +13,6 @@ from acp_agent.sandbox.policy import FULL_ACCESS, READ_ONLY, WORKSPACE_WRITE
 from acp_agent.sandbox.service import SANDBOX, Sandbox
 from acp_agent.tools import BashParams, BashTool, ToolCallContext
 from acp_agent.tools.sandboxing import policy_kind
-from acp_agent.tools import scratch as scratch_module
 from acp_agent.tools.scratch import scratch_dir
 
 from .helpers import call_context
@@ -75,11 +74,3 @@ async def test_no_sandbox_fails_closed_saying_what_the_user_can_do(tmp_path: Pat
     bare.sandbox = WORKSPACE_WRITE  # a gate ruled so, and the composition has no sandbox
     assert "has no sandbox configured" in await bash(bare, f"touch {tmp_path}/ran")
     assert not (tmp_path / "ran").exists()
-
-
-def test_the_directories_of_sessions_still_open_go_when_the_server_exits(tmp_path: Path) -> None:
-    call = call_context(cwd=tmp_path)
-    scratch = scratch_dir(call)
-    scratch_module._remove_all()  # what the server's exit runs
-    assert not scratch.exists()
-    call.scope.dispose()  # the session closing after it: nothing left to remove, no error

@@ -1,0 +1,350 @@
+"""Background jobs: `bash {run_in_background: true}` and the tools `job_output`, `job_kill` and
+`job_list`, and the plugin that provides them.
+
+A job is a command started by `bash.start_command`, the very function a foreground call spawns
+with (so whatever confines one confines the other), in its own process group registered with the
+server's process registry under the calling agent's scope: it ends when the agent's session closes
+or the server exits, however it exits. Its output is read by a task of the context's task group
+into a bounded buffer of what the model has not read yet (older output is dropped and counted).
+When a job ends and the model has not seen it end, the agent's next model call is told with one
+line, logged as a `user/message` of source `job` (model-visible, never shown as the user's words).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from contextlib import suppress
+from typing import TYPE_CHECKING, Final, Literal
+
+import anyio
+from anyio.abc import Process
+from pydantic import Field
+
+from acp_agent.environ import child_environment
+from acp_agent.kernel import Context, Disposer, PluginConfig, combine
+from acp_agent.kernel.tables import take
+from acp_agent.processes.registry import PROCESSES, CommandGroup
+from acp_agent.session.content import TextContent
+from acp_agent.session.events import Source, UserMessageData
+from acp_agent.tools import texts
+from acp_agent.tools.base import Tool, ToolCallContext, ToolParams, ToolPresentation, ToolResult, code_block
+from acp_agent.tools.bash import reap, start_command
+from acp_agent.tools.errors import CommandNotStarted
+from acp_agent.tools.registry import TOOLS
+from acp_agent.tools.runner import JOBS
+from acp_agent.tools.sandboxing import command_env, sandbox_prefix
+
+if TYPE_CHECKING:
+    from acp_agent.agent.agent import Agent
+
+JOB_SOURCE: Final = "job"
+"""The source of the `user/message` that tells the model a job ended."""
+FIRST_OUTPUT_SECONDS: Final = 1.0
+"""How long a start waits for the job's first output (or its end) before it answers."""
+
+State = Literal["running", "exited", "killed"]
+
+
+class Job:
+    """One background command of an agent: its process, its unread output, its state."""
+
+    def __init__(self, number: int, command: str, process: Process, group: CommandGroup | None, limit: int) -> None:
+        self.id = f"job-{number}"
+        self.command = command
+        self.process = process
+        self.group = group
+        self.limit = limit
+        self.state: State = "running"
+        self.exit_code: int | None = None
+        self.seen_end = False
+        """The model has read the job's end (a read, a kill, or the notice)."""
+        self._unread = bytearray()
+        self._dropped = 0
+        self._changed = anyio.Event()
+        self.cancel = anyio.CancelScope()
+
+    # -- what the reader task reports ----------------------------------------------------------
+
+    def feed(self, chunk: bytes) -> None:
+        self._unread += chunk
+        excess = len(self._unread) - self.limit
+        if excess > 0:
+            del self._unread[:excess]
+            self._dropped += excess
+        self._wake()
+
+    def ended(self, code: int) -> None:
+        if self.state == "running":
+            self.state = "exited"
+        self.exit_code = code
+        self._wake()
+
+    def _wake(self) -> None:
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    # -- what the tools ask ---------------------------------------------------------------------
+
+    async def changed(self, seconds: float) -> None:
+        """Wait until the job prints or ends, at most `seconds`."""
+        if self.state == "running" and not self._unread:
+            with anyio.move_on_after(seconds):
+                await self._changed.wait()
+
+    async def end(self) -> None:
+        """Wait until the job has ended."""
+        while self.state == "running":
+            await self._changed.wait()
+
+    def take(self) -> str:
+        """The output not read yet (it is read now), with a note when older output was dropped."""
+        text = self._unread.decode("utf-8", "replace")
+        if self._dropped:
+            text = texts.job_output_dropped(self._dropped) + "\n" + text
+        self._unread.clear()
+        self._dropped = 0
+        if self.state != "running":
+            self.seen_end = True
+        return text
+
+    def status(self) -> str:
+        if self.state == "running":
+            return texts.job_running(self.id)
+        if self.state == "killed":
+            return texts.job_killed(self.id)
+        assert self.exit_code is not None
+        return texts.job_exited(self.id, self.exit_code)
+
+
+class AgentJobs:
+    """The jobs of one agent (its session)."""
+
+    def __init__(self) -> None:
+        self.jobs: dict[str, Job] = {}
+        self.started = 0
+
+    def running(self) -> int:
+        return sum(job.state == "running" for job in self.jobs.values())
+
+    def close(self) -> None:
+        """End every job (the agent's session closes): kill its group, stop its reader (which
+        reaps it)."""
+        for job in self.jobs.values():
+            if job.state == "running":
+                _signal(job.process, signal.SIGKILL)
+                job.state = "killed"
+            job.cancel.cancel()
+
+
+class Jobs:
+    """Every agent's background jobs (`ctx.get(JOBS)` starts them)."""
+
+    def __init__(self, ctx: Context, *, max_running: int, max_output_bytes: int) -> None:
+        self._ctx = ctx
+        self.max_running = max_running
+        self.max_output_bytes = max_output_bytes
+        self._tables: dict[Agent, AgentJobs] = {}
+
+    def of(self, agent: Agent) -> AgentJobs:
+        table = self._tables.get(agent)
+        if table is None:
+            table = self._tables[agent] = AgentJobs()
+
+            def close() -> None:
+                closing = take(self._tables, agent)
+                if closing is not None:
+                    closing.close()
+
+            agent.scope.add(close)
+        return table
+
+    async def start(self, command: str, call: ToolCallContext) -> ToolResult:
+        """Start `command` as a job of the calling agent; answer its id and its first output."""
+        table = self.of(call.agent)
+        if table.running() >= self.max_running:
+            return ToolResult.failure(texts.too_many_jobs(self.max_running), "too_many_jobs")
+        group = call.ctx.get(PROCESSES).group(call.scope) if call.ctx.has(PROCESSES) else None
+        try:
+            process = await start_command(
+                command,
+                cwd=call.cwd,
+                env={**child_environment(call.ctx), **command_env(call)},
+                group=group,
+                prefix=sandbox_prefix(call),
+            )
+        except CommandNotStarted as exc:
+            return ToolResult.failure(str(exc), "not_started")
+        table.started += 1
+        job = Job(table.started, command, process, group, self.max_output_bytes)
+        table.jobs[job.id] = job
+        self._ctx.tasks.start_soon(_follow, job, name=f"job {job.id} of {call.route}")
+        with anyio.move_on_after(FIRST_OUTPUT_SECONDS):
+            await job.end()
+        return ToolResult.text(texts.job_started(job.id, job.status(), job.take()))
+
+    async def before_model_call(self, agent: Agent) -> None:
+        """Tell the model, in one line each, of the jobs that ended since it last looked."""
+        table = self._tables.get(agent)
+        if table is None:
+            return
+        for job in table.jobs.values():
+            if job.state != "running" and not job.seen_end:
+                job.seen_end = True
+                line = texts.job_ended_notice(job.id, job.command, job.status())
+                data = UserMessageData(content=[TextContent(text=line)], source=Source(kind=JOB_SOURCE))
+                agent.session.append("user/message", data)
+
+
+async def _follow(job: Job) -> None:
+    """Read the job's output until its pipe closes and wait for its shell; on a cancellation (the
+    session closes, the server stops) kill its group; reap it either way."""
+    process = job.process
+    with job.cancel:
+        try:
+            async with anyio.create_task_group() as tg:
+                assert process.stdout is not None  # start_command pipes it
+
+                async def read() -> None:
+                    assert process.stdout is not None
+                    async for chunk in process.stdout:
+                        job.feed(chunk)
+
+                tg.start_soon(read)
+                job.ended(await process.wait())
+        finally:
+            await reap(process, kill=process.returncode is None)
+            if job.group is not None:
+                job.group.exited()
+            if process.returncode is not None:
+                job.ended(process.returncode)
+
+
+def _signal(process: Process, sig: signal.Signals) -> None:
+    with suppress(ProcessLookupError):
+        os.killpg(process.pid, sig)  # the group id is the shell's pid (start_new_session)
+
+
+# --- the tools ------------------------------------------------------------------------------
+
+
+class JobParams(ToolParams):
+    """Arguments naming one job."""
+
+    job_id: str = Field(description="The job's id, as bash answered it: `job-1`.")
+
+
+class JobOutputParams(JobParams):
+    wait_seconds: float = Field(
+        default=0, ge=0, le=60, description="Wait up to this long for new output or the job's end first (at most 60)."
+    )
+
+
+class JobListParams(ToolParams):
+    """No arguments."""
+
+
+class _JobTool:
+    def __init__(self, jobs: Jobs) -> None:
+        self.jobs = jobs
+
+    def find(self, job_id: str, call: ToolCallContext) -> Job | ToolResult:
+        job = self.jobs.of(call.agent).jobs.get(job_id)
+        if job is None:
+            return ToolResult.failure(texts.no_such_job(job_id), "no_such_job")
+        return job
+
+
+class JobOutputTool(_JobTool, Tool[JobOutputParams]):
+    name = "job_output"
+    description = texts.JOB_OUTPUT_DESCRIPTION
+    Params = JobOutputParams
+    concurrency_safe = True
+
+    async def run(self, params: JobOutputParams, call: ToolCallContext) -> ToolResult:
+        job = self.find(params.job_id, call)
+        if isinstance(job, ToolResult):
+            return job
+        await job.changed(params.wait_seconds)
+        return ToolResult.text(texts.job_read(job.status(), job.take()))
+
+    def present(self, params: JobOutputParams) -> ToolPresentation:
+        return ToolPresentation(title=f"Output of {params.job_id}", kind="read")
+
+    def render_result(self, result: ToolResult) -> list[str]:
+        return [code_block(result.plain_text(), "console")]
+
+
+class JobKillTool(_JobTool, Tool[JobParams]):
+    name = "job_kill"
+    description = texts.JOB_KILL_DESCRIPTION
+    Params = JobParams
+
+    def __init__(self, jobs: Jobs, *, grace_seconds: float = 3.0) -> None:
+        super().__init__(jobs)
+        self.grace_seconds = grace_seconds
+
+    async def run(self, params: JobParams, call: ToolCallContext) -> ToolResult:
+        job = self.find(params.job_id, call)
+        if isinstance(job, ToolResult):
+            return job
+        if job.state == "running":
+            _signal(job.process, signal.SIGTERM)
+            with anyio.move_on_after(self.grace_seconds):
+                await job.end()
+            if job.state == "running":
+                _signal(job.process, signal.SIGKILL)
+                with anyio.CancelScope(shield=True), anyio.move_on_after(self.grace_seconds):
+                    await job.end()
+            job.state = "killed"
+        job.seen_end = True
+        return ToolResult.text(texts.job_read(job.status(), job.take()))
+
+    def present(self, params: JobParams) -> ToolPresentation:
+        return ToolPresentation(title=f"Stop {params.job_id}", kind="execute")
+
+
+class JobListTool(_JobTool, Tool[JobListParams]):
+    name = "job_list"
+    description = texts.JOB_LIST_DESCRIPTION
+    Params = JobListParams
+    concurrency_safe = True
+
+    async def run(self, params: JobListParams, call: ToolCallContext) -> ToolResult:
+        jobs = self.jobs.of(call.agent).jobs.values()
+        if not jobs:
+            return ToolResult.text(texts.NO_JOBS)
+        return ToolResult.text("\n".join(f"{job.status()}: {job.command}" for job in jobs))
+
+    def present(self, params: JobListParams) -> ToolPresentation:
+        return ToolPresentation(title="Background jobs", kind="read")
+
+
+# The plugin: module attributes, as the loader expects.
+name = "jobs"
+inject = ("tools",)
+
+
+class Config(PluginConfig):
+    """Configuration of the `jobs` plugin row."""
+
+    max_running: int = Field(default=8, gt=0)
+    """Jobs running at once per session; one more start is refused."""
+    max_output_bytes: int = Field(default=30000, gt=0)
+    """Output a job keeps unread; older output is dropped (and counted)."""
+    kill_grace_seconds: float = Field(default=3, gt=0)
+    """How long job_kill waits after SIGTERM before it sends SIGKILL."""
+
+
+def apply(ctx: Context, config: Config) -> Disposer:
+    """Provide `ctx.get(JOBS)` (which `bash {run_in_background}` starts jobs with), register the
+    job tools for every agent and the end-of-job notice before each model call."""
+    from acp_agent.agent.loop import BEFORE_MODEL_CALL  # the agent package imports the tools'
+
+    jobs = Jobs(ctx, max_running=config.max_running, max_output_bytes=config.max_output_bytes)
+    registry = ctx.get(TOOLS)
+    return combine(
+        ctx.provide(JOBS, jobs),
+        *(registry.register(tool) for tool in (JobOutputTool(jobs), JobKillTool(jobs, grace_seconds=config.kill_grace_seconds), JobListTool(jobs))),
+        ctx.events.on(BEFORE_MODEL_CALL, jobs.before_model_call),
+    )
