@@ -305,7 +305,7 @@ class AcpServer:
         if stored is not None:
             self.wire.child_ids.update(log_.header.id for log_ in stored.descendants())
         else:
-            self.wire.child_ids.update(self._descendant_ids(session_id))
+            self.wire.child_ids.update(self.ctx.get(SESSIONS).descendants_of(session_id))
 
     def _open(self, agent: Agent) -> None:
         """Show a top-level agent as a session of this client; its command list goes out once the
@@ -349,19 +349,6 @@ class AcpServer:
             raise errors.session_not_found(session_id) from None
         except (SessionLogDamaged, UnsupportedVersion, MisplacedLog, OSError) as exc:
             raise errors.internal_error(f"cannot load session {session_id!r}: {exc}") from None
-
-    def _descendant_ids(self, session_id: str) -> set[str]:
-        """The ids of the stored sessions `session_id` started, and theirs, recursively (from
-        their parents' children files: no log is read; a load has them from its replay's logs)."""
-        store = self.ctx.get(SESSIONS)
-        found: set[str] = set()
-        pending = [session_id]
-        while pending:
-            for child_id in store.children_of(pending.pop()):
-                if child_id not in found and child_id != session_id:  # a cycle, only ever written by hand
-                    found.add(child_id)
-                    pending.append(child_id)
-        return found
 
     def _children(self, session_id: str) -> list[StoredLog]:
         """The stored logs of the children `session_id` started (the stored sessions whose header

@@ -42,7 +42,12 @@ name = "titles"
 inject = ("llm", "agents")
 
 
+ENV_TITLES = "ACP_AGENT_MODEL_TITLES"
+"""`false` turns the title call off (the packaged row's `enabled`; the test suite sets it)."""
+
+
 class Config(PluginConfig):
+    enabled: bool = True
     max_tokens: int = 1024
     """The title call's output limit (a thinking model spends some of it before the title)."""
 
@@ -113,4 +118,6 @@ def _text_of(blocks: list[AssistantBlock]) -> str:
 
 
 def apply(ctx: Context, config: Config) -> Disposer:
+    if not config.enabled:
+        return lambda: None
     return ctx.events.on(TURN_ENDED, Titler(config).turn_ended)

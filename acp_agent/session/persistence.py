@@ -345,14 +345,7 @@ class SessionStore:
         (its children first: a delete cut short leaves a parent that still names what remains).
         The claim goes with the directory that held its lock."""
         lock = self._claimed(session_id)
-        found: list[str] = []
-        pending = [session_id]
-        while pending:
-            for child_id in self.children_of(pending.pop()):
-                if child_id not in found and child_id != session_id:  # a cycle, only ever written by hand
-                    found.append(child_id)
-                    pending.append(child_id)
-        for removed in [*reversed(found), session_id]:
+        for removed in [*reversed(self.descendants_of(session_id)), session_id]:
             shutil.rmtree(self.root / removed, ignore_errors=removed != session_id)
         take(self._claims, session_id)
         lock.release()
@@ -386,6 +379,18 @@ class SessionStore:
         """The ids of the stored sessions `session_id` started (whose header names it as
         `parentSession`), from the index."""
         return self.index.children_of(session_id)
+
+    def descendants_of(self, session_id: str) -> list[str]:
+        """The ids of the stored sessions `session_id` started, and theirs, recursively, each
+        after its parent (from the parents' children files: no log is read)."""
+        found: list[str] = []
+        pending = [session_id]
+        while pending:
+            for child_id in self.children_of(pending.pop()):
+                if child_id not in found and child_id != session_id:  # a cycle, only ever written by hand
+                    found.append(child_id)
+                    pending.append(child_id)
+        return found
 
 
 def _check_owner(path: Path, session_id: str) -> None:

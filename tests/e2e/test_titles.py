@@ -13,6 +13,7 @@ import pytest
 
 from tests.e2e.test_delete import CHILD_CALL, listed
 from tests.e2e.test_sessions import Store, error_of, load, prompt, result_of, store, text, updates_of  # noqa: F401 (fixture)
+from acp_agent.agent.titles import ENV_TITLES
 from tests.e2e.wire import RECORD_CONFIG, Wire, spawn_server
 from tests.paths import ACP_UNSTABLE_SCHEMA
 
@@ -103,7 +104,7 @@ async def test_the_model_names_the_thread_after_its_first_completed_turn_unless_
         "s4": [{"text": "Cut."}],
         "s4#title": [{"text": "A title cut short", "finish": "max-tokens"}],
     }
-    async with spawn_server(config=with_titles(store), env=store.env(script)) as wire:
+    async with spawn_server(config=with_titles(store), env={**store.env(script), ENV_TITLES: "true"}) as wire:
         await wire.request("initialize", {"protocolVersion": 1})
         modelled = await store.new_session(wire)
         _, first = await prompt(wire, modelled, text("How many files?"))
