@@ -16,7 +16,7 @@ import anyio
 from pydantic import BaseModel, ValidationError
 
 import acp_agent
-from acp_agent.acp import auth, client_services, errors, modes, permission_client
+from acp_agent.acp import auth, client_services, errors, foreign, modes, permission_client
 from acp_agent.acp.connection import Connection
 from acp_agent.acp.jsonrpc import JsonRpcError, Methods, Success
 from acp_agent.acp.plugin import CONNECTION, ConnectionConfig
@@ -160,6 +160,8 @@ class AcpServer:
         ctx.scope.add(client_services.install(ctx, self.wire))
         # Tools that need approval ask the user through this client (permission_client.py).
         ctx.scope.add(permission_client.install(ctx, self.wire))
+        # ACP agents run as children ask the user through this client too (foreign.py).
+        ctx.scope.add(foreign.install(ctx, self.wire))
         self.commands = ctx.find(COMMANDS)
         if self.commands is not None:
             ctx.scope.add(self.commands.on_change(self._commands_changed))

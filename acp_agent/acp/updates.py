@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal, NamedTuple
 
 from acp_agent.acp.connection import encode_text
+from acp_agent.acp.foreign import foreign_update
 from acp_agent.acp.cards import text_content, tool_card, wire_diffs, wire_locations
 from acp_agent.acp.schema import (
     CompactionStatus,
@@ -71,13 +72,15 @@ from acp_agent.session.events import (
     UserMessageEvent,
 )
 from acp_agent.tools.base import Image, Tool, ToolDisplayData, ToolDisplayEvent, ToolResult
+from acp_agent.subagents.acp import AcpUpdateEvent
 from acp_agent.tools.todo import TodoUpdateData, TodoUpdateEvent
 
 ToolLookup = Callable[[str], "Tool[Any] | None"]
-CHILD_SHOWS: frozenset[type[SessionEvent]] = frozenset({ToolCallEvent, ToolDisplayEvent, ToolResultEvent})
+CHILD_SHOWS: frozenset[type[SessionEvent]] = frozenset({ToolCallEvent, ToolDisplayEvent, ToolResultEvent, AcpUpdateEvent})
 """What a child agent shows on its top-level session when the client does not take child
 sessions: its tool calls (opened, shown while they run, finished), and its answer as it grows on
-the card of the call that started it. Its thoughts, usage, title and plan stay in its own log."""
+the card of the call that started it (an ACP child: its tool calls, as `acp/update` events). Its
+thoughts, usage, title and plan stay in its own log."""
 
 
 class ChildOrigin(NamedTuple):
@@ -283,6 +286,8 @@ class UpdateMapper:
                     text = "".join(self._untold)
                     self._untold.clear()
                     return ContentChunk(session_update="agent_message_chunk", content=Text(text=text))
+            case AcpUpdateEvent():  # what an ACP agent run as a child reported (`foreign.py`)
+                return foreign_update(event.data.update, self.wire_id, self.meta(), text=self._answer is None)
             case TodoUpdateEvent():
                 return self._plan(event.data)
         return None

@@ -116,6 +116,9 @@ class Agent:
         self._disposed = False
         self.left_open: TurnFailed | None = None
         """How the turn a failure left open in the log ended (see `end_left_open`)."""
+        self.turn_body: TurnBody | None = None
+        """The body of every turn queued without one of its own (None: model steps). An agent
+        that stands in for another (an ACP agent run as a child process) sets it in its setup."""
 
     @property
     def id(self) -> str:
@@ -150,13 +153,13 @@ class Agent:
         self, content: Sequence[ContentBlock], source: str = "user", body: TurnBody | None = None, *, hold: bool = False
     ) -> Ticket:
         """Queue a turn for `content`; the returned ticket settles when that turn ends. Turns run
-        one at a time, in the order they were queued. `body` replaces the turn's model steps (see
-        `TurnBody`).
+        one at a time, in the order they were queued. `body` (default: `turn_body`) replaces the
+        turn's model steps (see `TurnBody`).
 
         With `hold`, the turn after this one waits until `ticket.release()`: the caller reports the
         outcome first (the ACP layer answers a prompt before the next prompt's updates go out).
         """
-        ticket = Ticket(content, source, body, held=hold)
+        ticket = Ticket(content, source, body or self.turn_body, held=hold)
         if self._disposed:
             ticket.settle(TurnDisposed())
             return ticket

@@ -341,7 +341,7 @@ def _canonical(arguments: str) -> str:
     """Arguments as compared: the same JSON whatever its spacing or key order."""
     try:
         return json.dumps(json.loads(arguments), sort_keys=True, separators=(",", ":"))
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser (refused anyway)
         return arguments
 
 

@@ -3,13 +3,19 @@
 `NOTICES_DUE` is awaited (`serial`) with an agent and a `NoticeCount` right before the notices
 pending for the agent (what background children sent it) are logged for a model call, when
 anyone listens: the replay model holds the call until as many notices as its fixtures show
-before it have come (`llm/replay.py`, `Gate`)."""
+before it have come (`llm/replay.py`, `Gate`).
+
+`AGENT_KNOWN` is emitted (synchronous listeners) with a route and a session id by an agent that
+never asks the model (the stand-in of an ACP agent run as a child process): the replay model
+learns the id it streams for that route's name (a background child the parent model messages)
+from it, as it learns the others' from their calls."""
 
 from __future__ import annotations
 
 from typing import Protocol
 
 NOTICES_DUE = "llm/notices-due"
+AGENT_KNOWN = "llm/agent-known"
 
 
 class NoticeCount(Protocol):

@@ -40,7 +40,7 @@ from acp_agent.llm.errors import (
     ScriptExhausted,
     UnknownRoute,
 )
-from acp_agent.llm.holds import NOTICES_DUE, NoticeCount
+from acp_agent.llm.holds import AGENT_KNOWN, NOTICES_DUE, NoticeCount
 from acp_agent.llm.request import LlmRequest
 from acp_agent.llm.routes import assign_routes
 from acp_agent.llm.service import STREAM
@@ -375,10 +375,14 @@ class ReplayModel:
             self._served.set()
             self._served = None
 
-    async def listener(self, request: LlmRequest, next: Callable[[], Awaitable[Any]]) -> AsyncIterator[StreamChunk]:
-        if self.live.get(request.route) != request.session_id:
-            self.live[request.route] = request.session_id
+    def known(self, route: str, session_id: str) -> None:
+        """The session id of the agent on `route` in this run (from its calls, or `AGENT_KNOWN`)."""
+        if self.live.get(route) != session_id:
+            self.live[route] = session_id
             self._progress()
+
+    async def listener(self, request: LlmRequest, next: Callable[[], Awaitable[Any]]) -> AsyncIterator[StreamChunk]:
+        self.known(request.route, request.session_id)
         gate = self._gate(request.route)
         if gate is not None:  # the other routes' calls this one follows
             await self._until(
@@ -495,4 +499,5 @@ def install(ctx: Context, model: ReplayModel) -> Disposer:
         ctx.events.on(STREAM, model.listener),
         ctx.events.on(SHUTDOWN, check),
         ctx.events.on(NOTICES_DUE, model.notices_due),
+        ctx.events.on(AGENT_KNOWN, model.known),
     )

@@ -199,6 +199,8 @@ def describe(result: SubagentResult, structured: bool) -> tuple[bool, str]:
         return False, result.output or ""
     if kind in ("aborted", "disposed", "interrupted"):
         headline = texts.RUN_CANCELLED
+    elif isinstance(result.reason, TurnFailed) and result.reason.code == texts.ACP_CHILD_FAILED:
+        headline = texts.run_failed_because(result.reason.message)  # which process failed, and how
     elif kind in ("error", "completed"):  # completed without the required structured value
         headline = texts.RUN_FAILED
     elif kind == "max-tokens":

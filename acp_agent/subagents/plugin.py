@@ -7,6 +7,7 @@ from acp_agent.agent.agent import CANCELLING, DISPOSING
 from acp_agent.agent.loop import BEFORE_MODEL_CALL
 from acp_agent.kernel import Context, Disposer, PluginConfig, combine
 from acp_agent.session.persistence import SESSIONS
+from acp_agent.subagents.acp import AcpUpdateEvent
 from acp_agent.subagents.background import DEFAULT_LIMIT, Background, NoticeEvent
 from acp_agent.subagents.keys import BACKGROUND
 from acp_agent.subagents.registry import SUBAGENTS, SubagentRegistry
@@ -26,6 +27,7 @@ def apply(ctx: Context, config: Config) -> Disposer:
         ctx.provide(SUBAGENTS, SubagentRegistry()),
         ctx.provide(BACKGROUND, background),
         ctx.get(SESSIONS).registry.register(NoticeEvent, "turn"),
+        ctx.get(SESSIONS).registry.register(AcpUpdateEvent, "turn"),
         ctx.events.on(BEFORE_MODEL_CALL, background.before_model_call),
         ctx.events.on(CANCELLING, background.cancelling),
         ctx.events.on(DISPOSING, background.disposing),

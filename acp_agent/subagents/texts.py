@@ -30,6 +30,13 @@ def depth_exceeded(attempted: int, maximum: int) -> str:
 
 RUN_CANCELLED = "subagent run was cancelled"
 RUN_FAILED = "subagent run failed"
+ACP_CHILD_FAILED = "acp_child"
+"""The code of a turn an ACP child's process failed (it exited, broke the protocol): the parent
+reads why after the headline."""
+
+
+def run_failed_because(why: str) -> str:
+    return f"{RUN_FAILED}: {why}"
 RUN_TOKEN_LIMIT = "subagent run hit its token limit before finishing"
 
 
@@ -137,3 +144,27 @@ def stopped(agent_id: str) -> str:
 
 def not_running(agent_id: str, state: str) -> str:
     return f"{agent_id} is not running (its last turn: {state})."
+
+
+# -- an ACP agent as a child (`acp.py`, `acp_client.py`): why it could not run ---------------------
+
+
+def acp_not_started(title: str, why: str) -> str:
+    return f"the ACP agent {title!r} could not be started: {why}"
+
+
+def acp_start_timeout(title: str, seconds: float) -> str:
+    return f"the ACP agent {title!r} did not start within {seconds:g} s (no answer to initialize and session/new)"
+
+
+def acp_exited(title: str, code: int | None) -> str:
+    how = "is still running but closed its output" if code is None else f"exited with code {code}"
+    return f"the ACP agent {title!r} {how}; its stderr is in this server's log"
+
+
+def acp_garbage(title: str, line: str) -> str:
+    return f"the ACP agent {title!r} wrote something that is not JSON-RPC to its stdout: {line!r}"
+
+
+def acp_error(title: str, message: str) -> str:
+    return f"the ACP agent {title!r} answered with an error: {message}"
