@@ -5,6 +5,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from acp_agent.agent.titles import ENV_TITLES
 from acp_agent.config_dir import ENV_CONFIG
 from tests.paths import UPSTREAM
 from tests.runs import ScenarioRuns
@@ -15,13 +16,17 @@ def empty_user_config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None
     """Every server a test starts reads an empty user configuration directory (no command files,
     no AGENTS.md, no stored API keys), so a developer's own files never change a test; the
     snapshot runner gives each run its own (the scenario's `config/`, or an empty one)."""
-    previous = os.environ.get(ENV_CONFIG)
+    previous = {name: os.environ.get(name) for name in (ENV_CONFIG, ENV_TITLES)}
     os.environ[ENV_CONFIG] = str(tmp_path_factory.mktemp("user-config"))
+    # No title call after a first turn: the fake endpoints answer the calls each test expects
+    # (tests/e2e/test_titles.py turns it on).
+    os.environ[ENV_TITLES] = "false"
     yield
-    if previous is None:
-        os.environ.pop(ENV_CONFIG, None)
-    else:
-        os.environ[ENV_CONFIG] = previous
+    for name, value in previous.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 @pytest.fixture(scope="session", autouse=True)

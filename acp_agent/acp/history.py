@@ -72,6 +72,7 @@ def history_updates(
     context_window: int | None = None,
     compaction: bool = False,
     child_sessions: bool = False,
+    plans: bool = False,
 ) -> Iterator[Frame]:
     """The updates of a top-level session's log and its children's, each with the session it goes
     out on, in the order described above. `lookup` finds the session's tools, `child_lookup` the
@@ -80,8 +81,8 @@ def history_updates(
     `compaction_update`s, else as its card). Terminals a call ran in are left out (released long ago): its
     result's text shows instead. `child_sessions`: the client takes child sessions, and each child
     is replayed as one (`children.py`), announced before its traffic, ending with its final state.
-    An iterator: the frames go out as they are built."""
-    replay = _Replay(child_lookup, context_window, compaction, child_sessions)
+    `plans`: the todo lists show as plan operations (`plan_update`, `plan_removed`). An iterator: the frames go out as they are built."""
+    replay = _Replay(child_lookup, context_window, compaction, child_sessions, plans)
     return replay.log(log, replay.mapper(lookup), log.header.id, top_level=True)
 
 
@@ -90,10 +91,13 @@ class _Replay(NamedTuple):
     context_window: int | None
     compaction: bool
     child_sessions: bool
+    plans: bool
 
     def mapper(self, lookup: ToolLookup, origin: ChildOrigin | None = None) -> UpdateMapper:
         """A mapper that shows a stored agent as its live one was shown (`origin`: a child's)."""
-        return UpdateMapper(lookup, origin, context_window=self.context_window, live=False, compaction=self.compaction)
+        return UpdateMapper(
+            lookup, origin, context_window=self.context_window, live=False, compaction=self.compaction, plans=self.plans
+        )
 
     def log(
         self,

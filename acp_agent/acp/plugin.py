@@ -26,6 +26,9 @@ class ConnectionConfig(PluginConfig):
     it, is replaced at each text block's end and, while a block streams, at most this often (ms of
     the child's clock). None: at block ends only (the replayed scenarios, whose chunk times are
     the replaying machine's)."""
+    system_prompt_override: bool = False
+    """Whether a client may replace the agent's own instructions with its system prompt
+    (`systemPrompt.mode: override`, advertised then); appending one is always allowed."""
 
 
 Config = ConnectionConfig

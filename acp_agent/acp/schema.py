@@ -52,6 +52,12 @@ class ClientCapabilities(Incoming):
     session: ClientSessionCapabilities | None = None
     subagents: dict[str, Any] | None = None
     """`{}`: the client shows child agents as child sessions (`subagent_update`, `session_message`)."""
+    plan: dict[str, Any] | None = None
+    """Unstable; `{}`: the client takes `plan_update` and `plan_removed` (else the whole `plan`)."""
+
+    @property
+    def plans(self) -> bool:
+        return self.plan is not None
 
     @property
     def notices(self) -> bool:
@@ -81,12 +87,28 @@ class Supported(Model):
     """An empty object: the capability is offered (`{}`), with no options."""
 
 
+class SystemPromptModes(Model):
+    override: Supported | None = None
+
+
+class SystemPromptCapabilities(Model):
+    """Unstable: `systemPrompt` on new, load and resume (`append`; `override` when `mode` says so)."""
+
+    mode: SystemPromptModes | None = None
+
+
 class SessionCapabilities(Model):
     """The session lifecycle methods offered beyond the baseline (`session/load` has its own flag)."""
 
     list: Supported | None = None
     resume: Supported | None = None
     close: Supported | None = None
+    delete: Supported | None = None
+    title: Supported | None = None
+    """Unstable: `session/set_title`."""
+    system_prompt: SystemPromptCapabilities | None = None
+    fork: Supported | None = None
+    """Unstable: `session/fork`."""
 
 
 class AgentAuthCapabilities(Model):
@@ -129,6 +151,7 @@ class InitializeResult(Model):
     agent_capabilities: AgentCapabilities
     agent_info: Implementation
     auth_methods: list[TerminalAuthMethod] = []
+    meta: dict[str, Any] | None = Field(default=None, alias="_meta")
 
 
 class AuthenticateParams(Incoming):
@@ -142,10 +165,19 @@ class LogoutParams(Incoming):
 # -- sessions --------------------------------------------------------------------------------
 
 
+class SystemPrompt(Incoming):
+    """Unstable: the client's system-level instructions for a session. `mode` is kept as sent
+    (an unknown one is refused by name); `content` is checked by the server (text blocks only)."""
+
+    mode: str
+    content: list[dict[str, Any]]
+
+
 class NewSessionParams(Incoming):
     cwd: str
     mcp_servers: list[dict[str, Any]]
     additional_directories: list[str] | None = None
+    system_prompt: SystemPrompt | None = None
 
 
 class NewSessionResult(Model):
@@ -178,6 +210,7 @@ class LoadSessionParams(Incoming):
     cwd: str
     mcp_servers: list[dict[str, Any]]
     additional_directories: list[str] | None = None
+    system_prompt: SystemPrompt | None = None
 
 
 class ResumeSessionParams(Incoming):
@@ -185,6 +218,21 @@ class ResumeSessionParams(Incoming):
     cwd: str
     mcp_servers: list[dict[str, Any]] = []
     additional_directories: list[str] | None = None
+    system_prompt: SystemPrompt | None = None
+
+
+class ForkSessionParams(Incoming):
+    session_id: str
+    cwd: str
+    mcp_servers: list[dict[str, Any]] = []
+    additional_directories: list[str] | None = None
+    system_prompt: SystemPrompt | None = None
+
+
+class ForkSessionResult(Model):
+    session_id: str
+    modes: SessionModeState | None = None
+    config_options: list[SessionConfigSelect] | None = None
 
 
 class OpenSessionResult(Model):
@@ -219,6 +267,38 @@ class CloseSessionParams(Incoming):
 
 class CloseSessionResult(Model):
     pass
+
+
+class DeleteSessionParams(Incoming):
+    session_id: str
+
+
+class DeleteSessionResult(Model):
+    pass
+
+
+class SteeringParams(Incoming):
+    """`_session/steering` (an extension peers share): a message for the running turn."""
+
+    session_id: str
+    prompt: list[dict[str, Any]]
+    idle_behavior: str | None = None
+    """`promptRequired`: refuse when no turn runs; anything else (or none): start one."""
+
+
+class SteeringResult(Model):
+    outcome: Literal["injected", "startedNewTurn", "promptRequired"]
+    reason: Literal["noRunningTurn"] | None = None
+
+
+class SetSessionTitleParams(Incoming):
+    session_id: str
+    title: str
+
+
+class SetSessionTitleResult(Model):
+    title: str
+    """The title stored: the one asked for, normalized (`one_line`)."""
 
 
 # -- session/update --------------------------------------------------------------------------
@@ -354,14 +434,44 @@ class Plan(Model):
     entries: list[PlanEntry]
 
 
+class PlanItems(Model):
+    """Unstable: a plan of entries, identified by its id within the session."""
+
+    type: Literal["items"] = "items"
+    plan_id: str
+    entries: list[PlanEntry]
+
+
+class PlanUpdate(Model):
+    """Unstable: the plan of that id now stands as `plan` (for a client advertising `plan`)."""
+
+    session_update: Literal["plan_update"] = "plan_update"
+    plan: PlanItems
+
+
+class PlanRemoved(Model):
+    """Unstable: the plan of that id is gone (for a client advertising `plan`)."""
+
+    session_update: Literal["plan_removed"] = "plan_removed"
+    plan_id: str
+
+
+class Cost(Model):
+    amount: float
+    currency: str
+
+
 class UsageUpdate(Model):
-    """How full the model's context is after a model call (`cost` is not reported)."""
+    """How full the model's context is after a model call, and what the session cost so far when
+    its models declare prices."""
 
     session_update: Literal["usage_update"] = "usage_update"
     used: int
     """Tokens in the context after the call: its input (cached or not) and its output."""
     size: int
     """The context window, in tokens."""
+    cost: Cost | None = None
+    """The session's calls so far (those of the latest call's currency), from their logged costs."""
 
 
 class SessionInfoUpdate(Model):
@@ -589,7 +699,7 @@ class SessionMessageChunk(Model):
 
 
 SessionUpdate = Annotated[
-    ContentChunk | ToolCallStart | ToolCallProgress | Plan | UsageUpdate | SessionInfoUpdate
+    ContentChunk | ToolCallStart | ToolCallProgress | Plan | PlanUpdate | PlanRemoved | UsageUpdate | SessionInfoUpdate
     | CurrentModeUpdate | ConfigOptionUpdate | AvailableCommandsUpdate | Notice
     | CompactionUpdate | CompactionSummaryChunk
     | SubagentUpdate | SessionMessage | SessionMessageChunk,

@@ -1,5 +1,5 @@
 """The ACP methods: initialize, authenticate, session/new, session/prompt, session/cancel, and the
-session lifecycle: session/load, session/list, session/resume, session/close."""
+session lifecycle: session/load, session/list, session/resume, session/close, session/delete."""
 
 from __future__ import annotations
 
@@ -29,6 +29,17 @@ from acp_agent.acp.schema import (
     CancelParams,
     CloseSessionParams,
     CloseSessionResult,
+    DeleteSessionParams,
+    DeleteSessionResult,
+    ForkSessionParams,
+    ForkSessionResult,
+    SetSessionTitleParams,
+    SetSessionTitleResult,
+    SteeringParams,
+    SteeringResult,
+    SystemPrompt,
+    SystemPromptCapabilities,
+    SystemPromptModes,
     Implementation,
     InitializeParams,
     InitializeResult,
@@ -60,6 +71,7 @@ from acp_agent.acp.wire import AcpSession, AgentWire, Wire
 from acp_agent.agent.agent import Agent
 from acp_agent.agent.config import model_entry
 from acp_agent.agent.factory import PUBLISHED, AgentFactory
+from acp_agent.agent.prompt import ClientPromptMode, use_client_prompt
 from acp_agent.commands import COMMANDS, Announcer, Command
 from acp_agent.trust.service import TRUST
 from acp_agent.kernel.context import Context
@@ -87,11 +99,22 @@ from acp_agent.session.errors import (
     SessionBusy,
     SessionLogDamaged,
     SessionNotFound,
+    TurnsOutOfRange,
+    UnknownEventType,
     UnsupportedVersion,
 )
-from acp_agent.session.events import AssistantChunkEvent, SessionEvent, StreamedChunk, ToolResultEvent, TurnEndReason
+from acp_agent.session.events import (
+    AssistantChunkEvent,
+    SessionEvent,
+    SessionHeader,
+    StreamedChunk,
+    ToolResultEvent,
+    TurnEndReason,
+)
+from acp_agent.session.log import completed_turn_prefix
 from acp_agent.session.index import gc_paused
-from acp_agent.session.persistence import LoadedSession
+from acp_agent.session.titles import TITLE_EVENT, TitleData, one_line
+from acp_agent.session.persistence import LoadedSession, read_events
 from acp_agent.agent.keys import AGENTS
 from acp_agent.session.persistence import SESSIONS
 from acp_agent.tools.registry import TOOLS
@@ -108,6 +131,9 @@ CANCELLED_BY_CLIENT = "cancelled by the client"
 EXTENSIONS = {"acpAgent": {"promptQueueing": True}}
 """`agentCapabilities._meta`: what this agent does beyond the protocol. `promptQueueing`: a prompt
 sent while another runs is queued, not refused (`prompt`)."""
+INITIALIZE_META = {"steering": {"supported": True}}
+"""The `initialize` result's `_meta`: `_session/steering` is served (`steer`), in the shape other
+agents (codex-acp, claude-agent-acp) announce it."""
 
 
 @dataclass(eq=False)
@@ -154,12 +180,23 @@ class AcpServer:
                 # Per connection, before any session: images if any model offered takes them.
                 prompt_capabilities=PromptCapabilities(image=self._takes_images(), embedded_context=True),
                 mcp_capabilities=McpCapabilities(http=True, sse=True) if self.ctx.has(MCP) else None,
-                session_capabilities=SessionCapabilities(list=Supported(), resume=Supported(), close=Supported()),
+                session_capabilities=SessionCapabilities(
+                    list=Supported(),
+                    resume=Supported(),
+                    close=Supported(),
+                    delete=Supported(),
+                    title=Supported(),
+                    fork=Supported(),
+                    system_prompt=SystemPromptCapabilities(
+                        mode=SystemPromptModes(override=Supported()) if self._override_allowed() else None
+                    ),
+                ),
                 meta=EXTENSIONS,
                 auth=auth.auth_capabilities(credentials),
             ),
             agent_info=Implementation(name="acp-agent", title="acp-agent", version=acp_agent.__version__),
             auth_methods=self.auth_methods,
+            meta=INITIALIZE_META,
         )
 
     async def authenticate(self, params: AuthenticateParams) -> dict[str, Any]:
@@ -174,10 +211,13 @@ class AcpServer:
         servers = self._check_workspace(params.cwd, params.additional_directories, params.mcp_servers)
         if not os.path.isdir(params.cwd):  # every tool would fail there; a stored session's is not checked
             raise errors.invalid_params(f"cwd {params.cwd!r} is not an existing directory")
+        instructions = self._client_prompt(params.system_prompt)
         try:
             agent = await self.ctx.get(AGENTS).create(cwd=params.cwd)
         except LogUnwritable as exc:  # the sessions directory went read-only, full, or away
             raise errors.internal_error(f"cannot start a session: {exc}") from None
+        if instructions is not None:
+            use_client_prompt(agent, *instructions)
         self._connect(agent, servers)
         self._open(agent)
         return NewSessionResult(session_id=agent.id, **modes.session_state(self.ctx, agent))
@@ -194,25 +234,20 @@ class AcpServer:
 
     async def load_session(self, params: LoadSessionParams) -> OpenSessionResult:
         """Reopen a stored session and replay it as `session/update`s before answering."""
-        agent = await self._reopen(params.session_id, params.cwd, params.additional_directories, params.mcp_servers, True)
+        agent = await self._reopen(params, True)
         return OpenSessionResult(**modes.session_state(self.ctx, agent))
 
     async def resume_session(self, params: ResumeSessionParams) -> OpenSessionResult:
         """Reopen a stored session without replaying it."""
-        agent = await self._reopen(params.session_id, params.cwd, params.additional_directories, params.mcp_servers, False)
+        agent = await self._reopen(params, False)
         return OpenSessionResult(**modes.session_state(self.ctx, agent))
 
-    async def _reopen(
-        self,
-        session_id: str,
-        cwd: str,
-        additional_directories: list[str] | None,
-        mcp_servers: list[dict[str, Any]],
-        replay: bool,
-    ) -> Agent:
+    async def _reopen(self, params: LoadSessionParams | ResumeSessionParams, replay: bool) -> Agent:
+        session_id, cwd = params.session_id, params.cwd
         if session_id in self.wire.child_ids:
             raise errors.subagent_session(session_id)
-        servers = self._check_workspace(cwd, additional_directories, mcp_servers)
+        servers = self._check_workspace(cwd, params.additional_directories, params.mcp_servers)
+        instructions = self._client_prompt(params.system_prompt)
         async with self._one_at_a_time(session_id):
             if session_id in self.wire.sessions:  # open here already: reopened from what it wrote
                 await self._close(session_id)
@@ -222,6 +257,8 @@ class AcpServer:
                 agent = await self._restore(session_id, cwd, loaded, replay)
             finally:
                 unclaim()  # a no-op once the agent's log took the lock over
+            if instructions is not None:  # as the request names it: the log's earlier ones are history
+                use_client_prompt(agent, *instructions)
             self._connect(agent, servers)
             self._open(agent)
             return agent
@@ -266,6 +303,7 @@ class AcpServer:
                 context_window=agent.options.context_window,
                 compaction=self.wire.client.compaction,
                 child_sessions=self.wire.client.child_sessions,
+                plans=self.wire.client.plans,
             )
             self.wire.send(frames)  # each frame queued as it is built, none kept
         # Its children take only `session/cancel`, whether this client saw them replayed or not
@@ -273,7 +311,7 @@ class AcpServer:
         if stored is not None:
             self.wire.child_ids.update(log_.header.id for log_ in stored.descendants())
         else:
-            self.wire.child_ids.update(self._descendant_ids(session_id))
+            self.wire.child_ids.update(self.ctx.get(SESSIONS).descendants_of(session_id))
 
     def _open(self, agent: Agent) -> None:
         """Show a top-level agent as a session of this client; its command list goes out once the
@@ -320,19 +358,6 @@ class AcpServer:
             raise errors.session_not_found(session_id) from None
         except (SessionLogDamaged, UnsupportedVersion, MisplacedLog, OSError) as exc:
             raise errors.internal_error(f"cannot load session {session_id!r}: {exc}") from None
-
-    def _descendant_ids(self, session_id: str) -> set[str]:
-        """The ids of the stored sessions `session_id` started, and theirs, recursively (from
-        their parents' children files: no log is read; a load has them from its replay's logs)."""
-        store = self.ctx.get(SESSIONS)
-        found: set[str] = set()
-        pending = [session_id]
-        while pending:
-            for child_id in store.children_of(pending.pop()):
-                if child_id not in found and child_id != session_id:  # a cycle, only ever written by hand
-                    found.add(child_id)
-                    pending.append(child_id)
-        return found
 
     def _children(self, session_id: str) -> list[StoredLog]:
         """The stored logs of the children `session_id` started (the stored sessions whose header
@@ -381,6 +406,107 @@ class AcpServer:
             gc.collect()
         return CloseSessionResult()
 
+    async def delete_session(self, params: DeleteSessionParams) -> DeleteSessionResult:
+        """Close the session if it is open here, then remove its log and its children's
+        (`SessionStore.delete`) under its lock: a session another process has open is refused
+        with the lock's error, and nothing else on disk is touched."""
+        session_id = params.session_id
+        if session_id in self.wire.child_ids:
+            raise errors.subagent_session(session_id)
+        self._closing(session_id)
+        async with self._one_at_a_time(session_id):
+            if session_id in self.wire.sessions:
+                await self._close(session_id)
+            unclaim = await self._claim(session_id)
+            try:
+                self._top_level(session_id, "delete")  # a log whose header is damaged can still go
+                self.ctx.get(SESSIONS).delete(session_id)
+            finally:
+                unclaim()
+        return DeleteSessionResult()
+
+    async def set_title(self, params: SetSessionTitleParams) -> SetSessionTitleResult:
+        """Name a stored session, open or closed: the title is logged (`session/title`, the
+        user's, which a model's never replaces), shown by `session/list`, and sent as a
+        `session_info_update` when the session is open here."""
+        session_id = params.session_id
+        title = one_line(params.title)
+        if title is None:
+            raise errors.invalid_params("title is empty")
+        if session_id in self.wire.child_ids:
+            raise errors.subagent_session(session_id)
+        named = TitleData(title=title, source="user")
+        async with self._one_at_a_time(session_id):
+            entry = self.wire.sessions.get(session_id)
+            if entry is not None:
+                entry.agent.session.append(TITLE_EVENT, named)  # its mapper sends the update
+                return SetSessionTitleResult(title=title)
+            unclaim = await self._claim(session_id)
+            try:
+                self._top_level(session_id, "name")
+                self.ctx.get(SESSIONS).log_stored(session_id, TITLE_EVENT, named)
+            except (SessionLogDamaged, UnsupportedVersion) as exc:
+                raise errors.internal_error(f"cannot name session {session_id!r}: {exc}") from None
+            finally:
+                unclaim()
+        return SetSessionTitleResult(title=title)
+
+    async def fork_session(self, params: ForkSessionParams) -> ForkSessionResult:
+        """A new session whose history is the source's ended turns (all, or the first
+        `_meta.acpAgent.turns`): its own id and log, its header naming the source, listed and
+        loaded like any session; the source is only read."""
+        source_id = params.session_id
+        if source_id in self.wire.child_ids:
+            raise errors.subagent_session(source_id)
+        servers = self._check_workspace(params.cwd, params.additional_directories, params.mcp_servers)
+        if not os.path.isdir(params.cwd):
+            raise errors.invalid_params(f"cwd {params.cwd!r} is not an existing directory")
+        instructions = self._client_prompt(params.system_prompt)
+        turns = _forked_turns(params.meta)
+        entry = self.wire.sessions.get(source_id)
+        if entry is not None:  # open here: what it logged so far, its chunks read back
+            header, events = entry.agent.session.header, entry.agent.session.all_events()
+        else:
+            self._top_level(source_id, "fork")
+            header, events = self._stored_events(source_id)
+        try:
+            seed = completed_turn_prefix(events, turns)
+        except TurnsOutOfRange as exc:
+            raise errors.invalid_params(f"cannot fork session {source_id!r} after {turns} turn(s): {exc}") from None
+        try:
+            agent = await self.ctx.get(AGENTS).fork(header, seed, cwd=params.cwd)
+        except LogUnwritable as exc:
+            raise errors.internal_error(f"cannot start a session: {exc}") from None
+        if instructions is not None:
+            use_client_prompt(agent, *instructions)
+        self._connect(agent, servers)
+        self._open(agent)
+        return ForkSessionResult(session_id=agent.id, **modes.session_state(self.ctx, agent))
+
+    def _stored_events(self, session_id: str) -> tuple[SessionHeader, list[SessionEvent]]:
+        """Every event of a stored log no agent here holds (its chunks too), read without its
+        lock: a torn last line is left out, and a fork takes only ended turns."""
+        store = self.ctx.get(SESSIONS)
+        header = store.header_of(session_id)
+        try:
+            if header is None:
+                raise ValueError("its header does not read")
+            return header, read_events(store.path_of(session_id), store.registry)
+        except (OSError, ValueError, UnknownEventType) as exc:
+            raise errors.internal_error(f"cannot read session {session_id!r}: {exc}") from None
+
+    def _top_level(self, session_id: str, verb: str) -> None:
+        """Refuse a directory without a log (`-32002`) and a stored subagent's session (`verb` its
+        top-level one instead); a header that does not read is the caller's to meet."""
+        store = self.ctx.get(SESSIONS)
+        if not store.path_of(session_id).is_file():
+            raise errors.session_not_found(session_id)
+        header = store.header_of(session_id)
+        if header is not None and header.parent_session is not None:
+            raise errors.invalid_params(
+                f"session {session_id!r} is a subagent's session; {verb} its top-level session {header.parent_session!r}"
+            )
+
     def _closing(self, session_id: str) -> None:
         """Record where the close of `session_id` was read, if it is open and not closing yet."""
         if (entry := self.wire.sessions.get(session_id)) is not None and entry.closed_at is None:
@@ -424,6 +550,7 @@ class AcpServer:
             shown=agent.session.events,  # a loaded session's: its title was shown already
             notices=self.wire.client.notices,
             compaction=self.wire.client.compaction,
+            plans=self.wire.client.plans,
             answer_every_ms=connection.child_answer_every_ms,
         )
         shown_on = AgentWire(session_id, mapper, child)
@@ -488,6 +615,23 @@ class AcpServer:
             raise auth.auth_required(reason.message, self.auth_methods)
         return PromptResult(stop_reason=_stop_reason(reason))
 
+    async def steer(self, params: SteeringParams) -> SteeringResult:
+        """`_session/steering`: the message joins the running turn (its next model call sees it
+        as the user's, logged with source `steer`), or, when none runs, starts a turn as a prompt
+        would (the answer does not wait for it), unless `idleBehavior` is `promptRequired`."""
+        entry = self.wire.session(params.session_id)
+        images = self._takes_images()
+        content = [_content_block(i, block, images) for i, block in enumerate(params.prompt)]
+        _check_attachments(content, entry.agent)
+        auth.require_key(self.ctx.get(LLM).credentials, entry.agent.options.provider, self.auth_methods)
+        if entry.agent.turn_running:
+            entry.agent.steer(content)
+            return SteeringResult(outcome="injected")
+        if params.idle_behavior == "promptRequired":
+            return SteeringResult(outcome="promptRequired", reason="noRunningTurn")
+        entry.agent.steer(content)
+        return SteeringResult(outcome="startedNewTurn")
+
     async def cancel(self, params: CancelParams) -> None:
         """End the running prompt and those read before this notification (they answer
         `cancelled`); a prompt read after it runs. Read order decides, not the order the request
@@ -511,6 +655,29 @@ class AcpServer:
         for entry in self.wire.sessions.values():
             entry.agent.cancel("the client closed the connection")
 
+
+    def _client_prompt(self, system_prompt: SystemPrompt | None) -> tuple[ClientPromptMode, str] | None:
+        """The request's `systemPrompt` as (mode, text), checked before anything is opened."""
+        if system_prompt is None:
+            return None
+        allowed = ("append", "override") if self._override_allowed() else ("append",)
+        if system_prompt.mode not in allowed:
+            raise errors.invalid_params(
+                f"systemPrompt.mode {system_prompt.mode!r} is not supported (this agent takes {' and '.join(allowed)})"
+            )
+        if not system_prompt.content:
+            raise errors.invalid_params("systemPrompt.content is empty")
+        texts = []
+        for index, block in enumerate(system_prompt.content):
+            if block.get("type") != "text" or not isinstance(block.get("text"), str):
+                raise errors.invalid_params(f"systemPrompt.content[{index}]: only text blocks are supported")
+            texts.append(block["text"])
+        mode: ClientPromptMode = "override" if system_prompt.mode == "override" else "append"
+        return mode, "\n\n".join(texts)
+
+    def _override_allowed(self) -> bool:
+        connection = self.ctx.find(CONNECTION) or ConnectionConfig()
+        return connection.system_prompt_override
 
     def _check_workspace(
         self, cwd: str, additional_directories: list[str] | None, mcp_servers: list[dict[str, Any]]
@@ -583,6 +750,16 @@ def _stop_reason(reason: TurnEndReason) -> StopReason:
     return stop_reason(reason)
 
 
+def _forked_turns(meta: dict[str, Any] | None) -> int | None:
+    """`_meta.acpAgent.turns` of a `session/fork`: fork after that many ended turns (None: all)."""
+    turns = ((meta or {}).get("acpAgent") or {}).get("turns")
+    if turns is None:
+        return None
+    if type(turns) is not int or turns < 0:
+        raise errors.invalid_params(f"_meta.acpAgent.turns must be a whole number of turns, got {turns!r}")
+    return turns
+
+
 def _brief(exc: ValidationError) -> str:
     return "; ".join(
         f"{'.'.join(map(str, err['loc'])) or 'params'}: {err['msg']}" for err in exc.errors()
@@ -630,6 +807,10 @@ METHODS: Methods = {
     "session/list": _method("session/list", ListSessionsParams, AcpServer.list_sessions),
     "session/resume": _method("session/resume", ResumeSessionParams, AcpServer.resume_session),
     "session/close": _method("session/close", CloseSessionParams, AcpServer.close_session),
+    "session/delete": _method("session/delete", DeleteSessionParams, AcpServer.delete_session),
+    "session/set_title": _method("session/set_title", SetSessionTitleParams, AcpServer.set_title),
+    "_session/steering": _method("_session/steering", SteeringParams, AcpServer.steer),
+    "session/fork": _method("session/fork", ForkSessionParams, AcpServer.fork_session),
     "session/set_mode": _method(
         "session/set_mode", SetSessionModeParams, lambda server, params: modes.set_mode(server.wire, params)
     ),

@@ -15,8 +15,12 @@ from acp_agent.acp.schema import (
     ContentChunk,
     ImageBlock,
     Notice,
+    Cost,
     Plan,
     PlanEntry,
+    PlanItems,
+    PlanRemoved,
+    PlanUpdate,
     SessionInfoUpdate,
     SessionUpdate,
     Text,
@@ -28,7 +32,7 @@ from acp_agent.acp.schema import (
     ToolCallTerminal,
     UsageUpdate,
 )
-from acp_agent.session.titles import session_title
+from acp_agent.session.titles import TitleEvent, session_title
 from acp_agent.commands.events import CommandReplyEvent
 from acp_agent.compaction import texts as compaction_texts
 from acp_agent.kernel.tables import take
@@ -50,6 +54,7 @@ from acp_agent.session.events import (
     AssistantChunkData,
     AssistantChunkEvent,
     AssistantMessageEvent,
+    CallCost,
     CompactionData,
     CompactionEvent,
     SessionEvent,
@@ -68,7 +73,7 @@ from acp_agent.session.events import (
 )
 from acp_agent.tools.base import Image, Tool, ToolDisplayData, ToolDisplayEvent, ToolResult
 from acp_agent.subagents.acp import AcpUpdateEvent
-from acp_agent.tools.todo import TodoUpdateEvent
+from acp_agent.tools.todo import TodoUpdateData, TodoUpdateEvent
 
 ToolLookup = Callable[[str], "Tool[Any] | None"]
 CHILD_SHOWS: frozenset[type[SessionEvent]] = frozenset({ToolCallEvent, ToolDisplayEvent, ToolResultEvent, AcpUpdateEvent})
@@ -104,6 +109,8 @@ class ChildOrigin(NamedTuple):
         return {META_KEY: {"route": self.route, "parentToolCallId": self.parent_tool_call_id}}
 
 
+PLAN_ID = "todos"
+"""The id of a session's one plan (its todo list), for a client that takes plan operations."""
 META_KEY = "acpAgent"
 NEST_KEY = "claudeCode"
 
@@ -179,13 +186,14 @@ class UpdateMapper:
         shown: Sequence[SessionEvent] = (),
         notices: bool = False,
         compaction: bool = False,
+        plans: bool = False,
         answer_every_ms: int | None = None,
     ) -> None:
         self._lookup = lookup
         self._origin = origin
         self._context_window = context_window
         self._live = live
-        self._titled = any(_from_user(event) for event in shown)
+        self._titled = any(_from_user(event) or isinstance(event, TitleEvent) for event in shown)
         self._notices = notices
         self._untold: list[str] = []
         """MCP failures to say at the next model step, for a client without notices."""
@@ -197,11 +205,17 @@ class UpdateMapper:
         self._streamed: set[int] = set()
         """The blocks of the current model call that streamed text (by index)."""
         self._compaction_updates = compaction
+        self._plans = plans
         self._compaction: str | None = None
         """The id of the compaction under way (from its first step to its event or its turn's end)."""
         self._summarizing = False
         """Inside a compaction step: its text is the summary."""
         self._compactions = sum(isinstance(event, CompactionEvent) for event in shown)
+        self._costs = _Costs()
+        """The session's cost so far, the calls the client saw included (a loaded session's)."""
+        for event in shown:
+            if isinstance(event, AssistantMessageEvent):
+                self._costs.add(event.data.cost)
         self._inputs: dict[str, Any] = {}
         """Each running call's raw input, by call id (a delegating call's task), until its result."""
         self._children: dict[str, str] = {}
@@ -243,6 +257,7 @@ class UpdateMapper:
             case AssistantMessageEvent():
                 self._streamed.clear()  # the call is over; the next one numbers its blocks anew
                 self._step_unanswered = False
+                self._costs.add(event.data.cost)
                 return None if self._summarizing else self._usage(event.data.usage)
             case StepStartEvent() if event.data.purpose == "compaction":
                 return self._compaction_started(event.data)
@@ -252,6 +267,9 @@ class UpdateMapper:
                 return self._compaction_ended(event.data.reason)
             case UserMessageEvent() if self._origin is None:
                 return self._title(event.data)
+            case TitleEvent() if self._origin is None:
+                self._titled = True  # a first prompt after it does not rename the session
+                return SessionInfoUpdate(title=event.data.title)
             case ToolCallEvent():
                 return self._call(event.data)
             case ToolDisplayEvent():
@@ -271,7 +289,7 @@ class UpdateMapper:
             case AcpUpdateEvent():  # what an ACP agent run as a child reported (`foreign.py`)
                 return foreign_update(event.data.update, self.wire_id, self.meta(), text=self._answer is None)
             case TodoUpdateEvent():
-                return Plan(entries=[PlanEntry(content=t.content, priority=t.priority, status=t.status) for t in event.data.todos])
+                return self._plan(event.data)
         return None
 
     @property
@@ -308,7 +326,7 @@ class UpdateMapper:
         self._compactions += 1
         shown: list[SessionUpdate] = [self._compaction_status(compaction_id, "completed", data.summary)]
         if self._context_window is not None:
-            shown.append(UsageUpdate(used=data.tokens, size=self._context_window))
+            shown.append(UsageUpdate(used=data.tokens, size=self._context_window, cost=self._costs.total()))
         if self._compactions > 1:
             text = Text(text=compaction_texts.repeated(self._compactions))
             shown.append(ContentChunk(session_update="agent_message_chunk", content=text))
@@ -362,7 +380,17 @@ class UpdateMapper:
     def _usage(self, usage: Usage | None) -> SessionUpdate | None:
         if usage is None or self._context_window is None:
             return None
-        return UsageUpdate(used=usage.context, size=self._context_window)
+        return UsageUpdate(used=usage.context, size=self._context_window, cost=self._costs.total())
+
+    def _plan(self, plan: TodoUpdateData) -> SessionUpdate:
+        """The whole `plan`; for a client that takes plan operations, the session's one plan
+        updated, or removed when the todo list was cleared."""
+        entries = [PlanEntry(content=t.content, priority=t.priority, status=t.status) for t in plan.todos]
+        if not self._plans:
+            return Plan(entries=entries)
+        if not entries:
+            return PlanRemoved(plan_id=PLAN_ID)
+        return PlanUpdate(plan=PlanItems(plan_id=PLAN_ID, entries=entries))
 
     def _title(self, message: UserMessageData) -> SessionUpdate | None:
         if message.source.kind not in USER_SOURCES or self._titled:
@@ -431,6 +459,27 @@ class UpdateMapper:
 
 def _images(images: list[Image]) -> list[ToolCallContentItem]:
     return [ToolCallContent(content=ImageBlock(data=image.data, mime_type=image.mime_type)) for image in images]
+
+
+class _Costs:
+    """The logged costs of a session's model calls, summed per currency."""
+
+    __slots__ = ("sums", "currency")
+
+    def __init__(self) -> None:
+        self.sums: dict[str, float] = {}
+        self.currency: str | None = None
+        """The latest call's: the one the total is told in."""
+
+    def add(self, cost: CallCost | None) -> None:
+        if cost is not None:
+            self.sums[cost.currency] = self.sums.get(cost.currency, 0.0) + cost.amount
+            self.currency = cost.currency
+
+    def total(self) -> Cost | None:
+        if self.currency is None:
+            return None
+        return Cost(amount=round(self.sums[self.currency], 10), currency=self.currency)
 
 
 def _from_user(event: SessionEvent) -> bool:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from acp_agent.agent.options import AgentOptions
-from acp_agent.agent.loop import TurnControl, failed_turn, run_turn
+from acp_agent.agent.loop import TURN_ENDED, TurnControl, failed_turn, run_turn
 from acp_agent.kernel.scope import Scope
 from acp_agent.llm.conversation import Conversation
 from acp_agent.session.content import ContentBlock
@@ -169,8 +169,15 @@ class Agent:
         self._spawn()
         return ticket
 
+    @property
+    def turn_running(self) -> bool:
+        """Whether a turn runs now (one queued behind a held answer does not)."""
+        return self._turn is not None
+
     def steer(self, content: Sequence[ContentBlock]) -> None:
-        """Add `content` to the running turn at its next step, or start a turn when idle."""
+        """Add `content` to the running turn at its next step, or start a turn when idle. What
+        the turn did not take before it ended (it answered, or was cancelled, meanwhile) is the
+        next turn's message."""
         if self._turn is None:
             self.followup(content, "steer")
         else:
@@ -235,8 +242,10 @@ class Agent:
         turn = self._turn = TurnControl()
         if ticket.cancelled:
             turn.scope.cancel()
+        reason: TurnEndReason
         try:
-            ticket.settle(await run_turn(self, ticket, turn))
+            reason = await run_turn(self, ticket, turn)
+            ticket.settle(reason)
         except Exception as exc:
             # The guard of the session's turns: whatever raised (its log could not be written, a
             # subscriber failed while the turn was closed) fails this turn alone, not the
@@ -246,13 +255,20 @@ class Agent:
             if self.session.open_turn is not None:
                 self.left_open = failed
             log.error("session %s: turn failed: %s", self.id, failed.message, exc_info=exc)
+            reason = failed
             ticket.settle(failed)
         finally:
             self._turn = self._running = None
             if not ticket.done.is_set():
                 ticket.settle(TurnDisposed())
+        for content in turn.steering:  # came after the turn's last step began
+            self.followup(content, "steer")
         if ticket.held:
             await ticket.released.wait()
+        try:
+            await self.ctx.events.parallel(TURN_ENDED, self, reason)
+        except Exception as exc:  # the same guard: what follows a turn fails alone
+            log.error("session %s: after its turn: %s", self.id, exc, exc_info=exc)
 
     async def _run(self) -> None:
         """Run the queued turns until none is left (a message queued meanwhile is run by this

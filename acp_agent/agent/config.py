@@ -21,6 +21,7 @@ from acp_agent.agent.errors import AgentError, UnknownModel, UnknownThoughtLevel
 from acp_agent.agent.keys import AGENTS
 from acp_agent.agent.options import AgentOptions
 from acp_agent.kernel.models import Model
+from acp_agent.llm.pricing import Pricing
 from acp_agent.session.events import SessionEvent
 
 if TYPE_CHECKING:
@@ -47,6 +48,8 @@ class ModelEntry(Model):
     thought_levels: list[str] = []
     """The reasoning efforts the user may pick (each sent as the adapter's `reasoningEffort`);
     the first is the default."""
+    pricing: Pricing | None = None
+    """Its prices per million tokens (over the adapter row's)."""
 
 
 class ConfigData(Model):

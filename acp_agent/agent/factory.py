@@ -118,6 +118,15 @@ class AgentFactory:
         )
         return await self._publish(header, route, seed, options or self.defaults, setup, None)
 
+    async def fork(self, source: SessionHeader, seed: Sequence[SessionEvent], *, cwd: str) -> Agent:
+        """Publish a new top-level agent whose history is `seed` (a balanced prefix of `source`'s
+        log), shown as its own (no `seedLength`), with `source`'s choices as of that prefix; its
+        header names `source` (`forkedFrom`)."""
+        route = self.next_route()
+        header = SessionHeader(id=str(uuid.uuid4()), created_at=now_ms(), cwd=cwd, route=route, forked_from=source.id)
+        options = restored(self.defaults, self.models, seed, source.id)
+        return await self._publish(header, route, seed, options, None, None)
+
     async def restore(self, loaded: LoadedSession, *, options: AgentOptions | None = None) -> Agent:
         """Publish an agent that continues a stored session read back: its header is kept (id,
         cwd, route, ...) and its events are the seed, so turn numbers continue and the model sees

@@ -19,13 +19,14 @@ import anyio
 
 from acp_agent.agent.config import model_entry
 from acp_agent.llm.assembler import BlockAssembler, loggable
-from acp_agent.session.content import BlockEnd, ContentBlock, TextContent, ToolCallBlock, ToolCallDelta
+from acp_agent.session.content import BlockEnd, ContentBlock, TextContent, ToolCallBlock, ToolCallDelta, Usage
 from acp_agent.llm.codes import CONTEXT_OVERFLOW
 from acp_agent.llm.errors import LlmError
 from acp_agent.llm.request import LlmRequest, Messages
 from acp_agent.llm.retry import RETRY_EVENT, RetryData
 from acp_agent.session.events import (
     AssistantMessageData,
+    CallCost,
     CompactionTrigger,
     Source,
     StepData,
@@ -114,6 +115,10 @@ class TurnControl:
 
 _CALL_CHUNKS = (ToolCallDelta, BlockEnd)
 
+TURN_ENDED = "agent/turn-ended"
+"""Awaited (`parallel`) with the agent and the turn's end reason once the turn ended and its
+outcome was reported (a held ticket released), before the next queued turn starts; cancelled
+with the agent's loop (`dispose`)."""
 TURN_STARTING = "agent/turn-starting"
 """Emitted with the agent right before each turn's `turn/start` (synchronous listeners): what a
 turn reads afresh (the project instructions) is read and logged here, ahead of the turn."""
@@ -301,8 +306,10 @@ async def model_call(agent: Agent, progress: TurnProgress, request: LlmRequest) 
         session.append(RETRY_EVENT, retry)
         assembler = progress.assembler = BlockAssembler()
     assert finish is not None  # each attempt raised without one
+    usage = assembler.usage
+    message = AssistantMessageData(turn=turn, step=step, content=assembler.blocks(), usage=usage, cost=call_cost(agent, usage))
     progress.message_logged = True  # even if its append raises: a subscriber may fail once it is logged
-    session.append("assistant/message", AssistantMessageData(turn=turn, step=step, content=assembler.blocks(), usage=assembler.usage))
+    session.append("assistant/message", message)
     if finish.kind == "error":
         raise LlmError(finish.message or "the model reported an error", finish.code or "MODEL_ERROR")
     return assembler
@@ -390,7 +397,14 @@ def close_step(agent: Agent, progress: TurnProgress, code: str, why: str) -> Non
         progress.message_logged = True
         session.append(
             "assistant/message",
-            AssistantMessageData(turn=progress.turn, step=progress.step, content=assembler.blocks(), usage=assembler.usage, interrupted=True),
+            AssistantMessageData(
+                turn=progress.turn,
+                step=progress.step,
+                content=assembler.blocks(),
+                usage=assembler.usage,
+                cost=call_cost(agent, assembler.usage),
+                interrupted=True,
+            ),
         )
     # The log's own account, not the loop's: an append that raised may have been logged (a
     # subscriber failed after the store wrote it).
@@ -407,6 +421,14 @@ def end_step(agent: Agent, progress: TurnProgress) -> None:
     assert progress.step is not None
     agent.session.append("step/end", StepData(turn=progress.turn, step=progress.step))
     progress.step = None
+
+
+def call_cost(agent: Agent, usage: Usage | None) -> CallCost | None:
+    """What a call of the agent's model that used `usage` cost: at its model entry's prices, else
+    at those its adapter row declares (None without usage or prices)."""
+    options = agent.options
+    pricing = model_entry(agent.ctx.get(AGENTS).models, options.model).pricing or agent.ctx.get(LLM).pricing.get(options.provider)
+    return None if usage is None or pricing is None else pricing.cost(usage)
 
 
 def model_request(agent: Agent, messages: Messages) -> LlmRequest:

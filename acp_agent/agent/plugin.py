@@ -7,7 +7,7 @@ from pydantic import Field
 from acp_agent.agent.config import ConfigEvent, ModelEntry
 from acp_agent.agent.factory import DEFAULT_MAX_ATTACHMENT_BYTES, AgentFactory
 from acp_agent.agent.options import AgentDefaults, AgentOptions
-from acp_agent.agent.prompt import Section, SystemPrompt
+from acp_agent.agent.prompt import PERSONA_SECTION, ClientPromptEvent, Section, SystemPrompt
 from acp_agent.kernel import SHUTDOWN, Context, Disposer, PluginConfig, combine
 from acp_agent.agent.keys import AGENTS, PROMPT
 from acp_agent.session.persistence import SESSIONS
@@ -39,11 +39,12 @@ class Config(PluginConfig, AgentDefaults):
 
 def apply(ctx: Context, config: Config) -> Disposer:
     prompt = SystemPrompt()
-    prompt.add(Section(order=0, name="persona", text=config.persona))
+    prompt.add(Section(order=0, name=PERSONA_SECTION, text=config.persona))
     options = AgentOptions.model_validate(config.model_dump(include=set(AgentDefaults.model_fields)))
     agents = AgentFactory(ctx, options, config.models, max_attachment_bytes=config.max_attachment_bytes)
     return combine(
         ctx.get(SESSIONS).registry.register(ConfigEvent, "free"),
+        ctx.get(SESSIONS).registry.register(ClientPromptEvent, "free"),
         ctx.provide(PROMPT, prompt),
         ctx.provide(AGENTS, agents),
         ctx.events.on(SHUTDOWN, agents.dispose_all),

@@ -3,10 +3,36 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Final, Literal, NamedTuple
 
+from acp_agent.agent.keys import PROMPT
+from acp_agent.kernel.models import Model
 from acp_agent.kernel.scope import Disposer, Scope
 from acp_agent.llm.request import ToolSchema
+from acp_agent.session.events import SessionEvent
+
+if TYPE_CHECKING:
+    from acp_agent.agent.agent import Agent
+
+CLIENT_PROMPT_EVENT: Final = "session/system-prompt"
+CLIENT_PROMPT_ORDER: Final = 1000
+"""An appended client system prompt comes after the agent's own sections (the tool list aside)."""
+PERSONA_SECTION: Final = "persona"
+"""The name of the agent's own instructions (the agents row's `persona`): what `override` replaces."""
+ClientPromptMode = Literal["append", "override"]
+
+
+class ClientPromptData(Model):
+    mode: ClientPromptMode
+    text: str
+
+
+class ClientPromptEvent(SessionEvent):
+    """`session/system-prompt`: the system prompt the client gave the session as it was opened
+    (free: logged between turns), model-visible from here on in this process."""
+
+    type: Literal["session/system-prompt"] = CLIENT_PROMPT_EVENT
+    data: ClientPromptData
 
 
 class Section(NamedTuple):
@@ -57,3 +83,15 @@ def _fill(text: str, variables: Mapping[str, str]) -> str:
     for key, value in variables.items():
         text = text.replace("{{" + key + "}}", value)
     return text
+
+
+def use_client_prompt(agent: Agent, mode: ClientPromptMode, text: str) -> None:
+    """Give `agent` the client's system prompt (for as long as the agent lives: a reopened
+    session gets the one its request names): `append` after its own sections, or `override` in
+    place of its own instructions (the persona: project instructions and tool list stay). Logged."""
+    agent.session.append(CLIENT_PROMPT_EVENT, ClientPromptData(mode=mode, text=text))
+    if mode == "override":
+        section = Section(order=0, name=PERSONA_SECTION, text=text, literal=True)
+    else:
+        section = Section(order=CLIENT_PROMPT_ORDER, name="client-system-prompt", text=text, literal=True)
+    agent.ctx.get(PROMPT).add(section, owner=agent.scope)

@@ -9,6 +9,7 @@ from acp_agent.commands.events import REPLY_EVENT, CommandReplyData
 from acp_agent.commands.registry import Command, Invocation
 from acp_agent.session.content import TextContent
 from acp_agent.session.events import COMMAND_SOURCE, TurnCompleted, TurnEndReason
+from acp_agent.session.titles import TITLE_EVENT, TitleData, one_line
 
 if TYPE_CHECKING:
     from acp_agent.agent.agent import Agent, Ticket, TurnBody
@@ -36,7 +37,22 @@ def _init(invocation: Invocation) -> Ticket:
     return invocation.followup([TextContent(text=prompt), *invocation.attachments])
 
 
+def _rename(invocation: Invocation) -> Ticket:
+    title = one_line(invocation.arguments)
+    if title is None:
+        return answer(invocation, texts.RENAME_USAGE)
+    answered = reply(texts.renamed(title))
+
+    async def body(agent: Agent, turn: int) -> TurnEndReason:
+        agent.session.append(TITLE_EVENT, TitleData(title=title, source="user"))
+        return await answered(agent, turn)
+
+    return invocation.followup(invocation.content, COMMAND_SOURCE, body)
+
+
 INIT = Command("init", texts.INIT_DESCRIPTION, _init)
 """`/init`: a model turn with `texts.INIT_PROMPT`, which writes an AGENTS.md."""
-BUILTINS = (INIT,)
+RENAME = Command("rename", texts.RENAME_DESCRIPTION, _rename, texts.RENAME_INPUT_HINT)
+"""`/rename <title>`: names the session as `session/set_title` does, without the model."""
+BUILTINS = (INIT, RENAME)
 """`/compact` is the compaction plugin's (`acp_agent.compaction`)."""

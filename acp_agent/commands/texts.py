@@ -20,3 +20,12 @@ INIT_PROMPT = (
 
 FILE_INPUT_HINT = "what to put in place of $ARGUMENTS"
 """The input hint of a command file that takes input and names no `argument-hint` of its own."""
+
+RENAME_DESCRIPTION = "Rename this thread"
+RENAME_INPUT_HINT = "the new title"
+RENAME_USAGE = "Type the new title after /rename, for example `/rename Fix the login bug`."
+
+
+def renamed(title: str) -> str:
+    """`/rename`'s answer, once the title is logged."""
+    return f"Renamed this thread to “{title}”."

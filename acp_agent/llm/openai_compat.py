@@ -50,6 +50,7 @@ from acp_agent.llm.openai_wire import (
     encode,
     excerpt,
 )
+from acp_agent.llm.pricing import Pricing
 from acp_agent.llm.request import LlmRequest
 from acp_agent.llm.retry import RetryData
 from acp_agent.llm.service import LLM, STREAM
@@ -105,6 +106,9 @@ class Config(PluginConfig, RequestOptions):
     stream_idle_timeout: float = Field(120.0, gt=0)
     """Seconds the provider may stay silent (before the answer starts, or between two reads)."""
     retry: RetryPolicy = RetryPolicy()
+    pricing: Pricing | None = None
+    """The provider's prices per million tokens (a model entry of the agents row that declares its
+    own wins): each call's cost is logged and the session's total shown (`usage_update.cost`)."""
 
     @field_validator(
         "api_key_env", "model", "max_tokens", "temperature", "reasoning_effort", "thinking", mode="before"
@@ -394,8 +398,10 @@ def apply(ctx: Context, config: Config) -> Disposer:
     credentials = ctx.get(LLM).credentials
     adapter = OpenAICompat(config, credentials=credentials)
     required = [] if adapter.api_key is None else [credentials.require(adapter.api_key)]
+    priced = [] if config.pricing is None else [ctx.get(LLM).set_pricing(config.provider, config.pricing)]
     return combine(
         *required,
+        *priced,
         hide_variables(ctx, [config.api_key_env or ""]),  # commands and MCP servers never see the key
         ctx.events.on(STREAM, adapter.listener),
         ctx.events.on(SHUTDOWN, adapter.aclose),

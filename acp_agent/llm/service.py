@@ -8,6 +8,7 @@ from typing import Final
 from acp_agent.credentials import Credentials
 from acp_agent.kernel import Context, Disposer, PluginConfig, ServiceKey, combine
 from acp_agent.session.content import StreamChunk
+from acp_agent.llm.pricing import Pricing
 from acp_agent.llm.request import LlmRequest
 from acp_agent.llm.retry import RetryEvent
 from acp_agent.session.persistence import SESSIONS
@@ -26,6 +27,18 @@ class LlmService:
     def __init__(self, ctx: Context, credentials: Credentials | None = None) -> None:
         self._ctx = ctx
         self.credentials = credentials if credentials is not None else Credentials()
+        self.pricing: dict[str, Pricing] = {}
+        """The prices each adapter row declares, by the provider it serves (`set_pricing`)."""
+
+    def set_pricing(self, provider: str, pricing: Pricing) -> Disposer:
+        """Declare the prices of `provider`'s models (those a model entry does not price itself)."""
+        self.pricing[provider] = pricing
+
+        def undeclare() -> None:
+            if self.pricing.get(provider) is pricing:
+                del self.pricing[provider]
+
+        return undeclare
 
     async def stream(self, request: LlmRequest) -> AsyncGenerator[StreamChunk]:
         stream: AsyncGenerator[StreamChunk] = await self._ctx.events.waterfall(STREAM, request)

@@ -123,3 +123,7 @@ class UnusableSessionsDirectory(SessionError):
             f"sessions directory {directory} cannot hold session logs: {why}"
             " (set ACP_AGENT_SESSIONS to a directory of your own)"
         )
+
+
+class TurnsOutOfRange(SessionError):
+    """A prefix of more turns than the log ended was asked for (`completed_turn_prefix`)."""

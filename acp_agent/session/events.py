@@ -29,6 +29,8 @@ class SessionHeader(Model):
     delegation_depth: int | None = None
     spawn_call_id: str | None = None
     route: str | None = None
+    forked_from: str | None = None
+    """The session this one was forked from (`session/fork`): its history begins as theirs."""
 
     @field_validator("version")
     @classmethod
@@ -106,11 +108,19 @@ class AssistantChunkData(Model):
     chunk: StreamChunk
 
 
+class CallCost(Model):
+    """What one model call cost, when its model declares prices (`llm.pricing`)."""
+
+    amount: float
+    currency: str
+
+
 class AssistantMessageData(Model):
     turn: int
     step: int
     content: list[AssistantBlock]
     usage: Usage | None = None
+    cost: CallCost | None = None
     interrupted: bool | None = None
 
 

@@ -49,7 +49,7 @@ from typing import Any, BinaryIO, NamedTuple
 from acp_agent.session.errors import SessionLogDamaged, UnsupportedVersion
 from acp_agent.session.events import USER_SOURCES, SessionHeader, UserMessageData
 from acp_agent.session.files import LogFile, append_line, private_dir
-from acp_agent.session.titles import session_title
+from acp_agent.session.titles import TITLE_EVENT, TitleData, Titles, session_title
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +65,8 @@ SESSION_FILE = "session.jsonl"
 CHILDREN_FILE = "children"
 """In a session's directory: the ids of the children it started, one a line, appended by the
 process that holds the session (so never by two at once); every new session gets one."""
+TITLE_MARK = TITLE_EVENT.encode()
+"""What a line that logs a title holds: the others are not parsed past the first message."""
 _VERSION = 3
 _COLUMNS = ("id", "parentSession", "createdAt", "updatedAt", "title", "prompted", "size", "mtimeNs")
 """A working directory's line: one array per field, entry `n` of each making its entry `n`."""
@@ -471,19 +473,26 @@ def _journal_row(data: Any) -> _Row:
 
 
 def summarize(path: Path) -> SessionSummary:
-    """The header, the first user message (lines are read up to it) and the last event's time
-    (the file is read backwards from its end until a line parses)."""
+    """The header, the first user message, the titles logged (lines are read to the end, only
+    those that name a title parsed after the first message) and the last event's time (the file
+    is read backwards from its end until a line parses)."""
     with path.open("rb") as file:
         header = read_header(path, file.readline())
-        first_message = None
+        titles = Titles()
+        prompted = False
         for line in file:
             try:
+                if prompted:
+                    if TITLE_MARK in line and (obj := json_object(line)).get("type") == TITLE_EVENT:
+                        titles = titles.named(TitleData.model_validate(obj.get("data")))
+                    continue
                 obj = json_object(line)
-                if obj.get("type") == "user/message":
+                if obj.get("type") == TITLE_EVENT:
+                    titles = titles.named(TitleData.model_validate(obj.get("data")))
+                elif obj.get("type") == "user/message":
                     message = UserMessageData.model_validate(obj.get("data"))
                     if message.source.kind in USER_SOURCES:
-                        first_message = message.content
-                        break
+                        titles, prompted = titles._replace(first_message=session_title(message.content)), True
             except ValueError:  # damage is for `load` to report; a listing skips the line
                 continue
         updated_at = _last_time(file)
@@ -493,8 +502,8 @@ def summarize(path: Path) -> SessionSummary:
         parent_session=header.parent_session,
         created_at=header.created_at,
         updated_at=header.created_at if updated_at is None else updated_at,
-        title=None if first_message is None else session_title(first_message),
-        prompted=first_message is not None,
+        title=titles.shown,
+        prompted=prompted,
     )
 
 

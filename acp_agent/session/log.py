@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from acp_agent.kernel.models import compacted
 from acp_agent.kernel.scope import Disposer
-from acp_agent.session.errors import UnbalancedSeed
+from acp_agent.session.errors import TurnsOutOfRange, UnbalancedSeed
 from acp_agent.session.content import StreamChunk, TextContent
 from acp_agent.session.events import (
     AssistantChunkEvent,
@@ -335,12 +335,22 @@ def _seq(event: SessionEvent) -> int:
     return event.seq
 
 
-def completed_turn_prefix(events: Sequence[SessionEvent]) -> list[SessionEvent]:
-    """The events up to and including the last turn/end (a balanced seed); [] if there is none."""
-    for index in range(len(events) - 1, -1, -1):
-        if events[index].type == "turn/end":
-            return list(events[: index + 1])
-    return []
+def completed_turn_prefix(events: Sequence[SessionEvent], turns: int | None = None) -> list[SessionEvent]:
+    """The events up to and including the last turn/end (a balanced seed), or the `turns`-th one
+    when given; [] if there is none (or `turns` is 0). `TurnsOutOfRange` when the log ended fewer."""
+    if turns is None:
+        for index in range(len(events) - 1, -1, -1):
+            if events[index].type == "turn/end":
+                return list(events[: index + 1])
+        return []
+    ended = 0
+    for index, event in enumerate(events):
+        if ended == turns:
+            return list(events[:index])
+        ended += event.type == "turn/end"
+    if ended == turns:
+        return list(events)
+    raise TurnsOutOfRange(f"the log ended {ended} turn(s), not {turns}")
 
 
 def closing_events(state: LogState, time: int, error: ToolError, reason: TurnEndReason) -> Iterator[SessionEvent]:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+import shutil
+from collections.abc import Iterator, Sequence
 from contextlib import suppress
 from functools import partial
 from itertools import chain
@@ -32,7 +33,7 @@ from acp_agent.session.errors import (
 )
 from acp_agent.session.files import LogFile, SessionLock, append_line, check_sessions_directory, private_dir
 from acp_agent.session.index import CHILDREN_FILE, INDEX_DIR, SESSION_FILE, SessionIndex, SessionSummary, gc_paused, json_object, read_header
-from acp_agent.session.titles import session_title
+from acp_agent.session.titles import TitleEvent, Titles, session_title
 from acp_agent.session.events import (
     USER_SOURCES,
     AssistantChunkEvent,
@@ -135,14 +136,15 @@ class _Attachment:
     A line that cannot be written refuses its event (`Session.write_with`) with `LogUnwritable`,
     naming the operating system's error and the session's directory."""
 
-    __slots__ = ("store", "path", "file", "lock", "summary", "unsubscribe")
+    __slots__ = ("store", "path", "file", "lock", "summary", "titles", "unsubscribe")
 
     def __init__(self, store: SessionStore, session: Session, path: Path, file: LogFile, lock: SessionLock) -> None:
         self.store = store
         self.path = path
         self.file = file
         self.lock = lock
-        self.summary = _summary_of(session)
+        self.titles = _titles_of(session.events)
+        self.summary = _summary_of(session, self.titles)
         session.archive(self.read_back)
         self.unsubscribe = session.write_with(self)
 
@@ -157,7 +159,12 @@ class _Attachment:
             raise LogUnwritable(self.path.parent, exc) from exc
         summary = self.summary
         if event.type == "user/message" and not summary.prompted and _from_user(event):
-            self.summary = summary._replace(title=session_title(event.data.content), prompted=True)
+            self.titles = self.titles._replace(first_message=session_title(event.data.content))
+            self.summary = summary._replace(title=self.titles.shown, prompted=True)
+        elif isinstance(event, TitleEvent):  # shown by a listing at once, not at the turn's end
+            self.titles = self.titles.named(event.data)
+            self.summary = summary._replace(title=self.titles.shown, updated_at=event.time)
+            self.store.index.record(self.summary, self.file.stamp())
         elif event.type == "turn/end":
             self.summary = summary._replace(updated_at=event.time)
             self.record()
@@ -333,6 +340,35 @@ class SessionStore:
         except (OSError, SessionLogDamaged, UnsupportedVersion):
             return None
 
+    def delete(self, session_id: str) -> None:
+        """Remove a claimed session's directory and those of the sessions it started, recursively
+        (its children first: a delete cut short leaves a parent that still names what remains).
+        The claim goes with the directory that held its lock."""
+        lock = self._claimed(session_id)
+        for removed in [*reversed(self.descendants_of(session_id)), session_id]:
+            shutil.rmtree(self.root / removed, ignore_errors=removed != session_id)
+        take(self._claims, session_id)
+        lock.release()
+
+    def log_stored(self, session_id: str, type: str, data: BaseModel) -> SessionEvent:
+        """Append one event to a claimed stored session no agent holds (a title set on a closed
+        session): read back and repaired as a load does, attached for that one line. The claim
+        goes with the attachment."""
+        self._claimed(session_id)
+        loaded = self.load(session_id)
+        session = Session(loaded.header, registry=self.registry, seed=loaded.events, state=loaded.state)
+        detach = self.attach(session, loaded=loaded)
+        try:
+            return session.append(type, data)
+        finally:
+            detach()
+
+    def _claimed(self, session_id: str) -> SessionLock:
+        lock = self._claims.get(session_id)
+        if lock is None:
+            raise SessionNotFound(f"session {session_id!r} is not claimed here; claim it first")
+        return lock
+
     def summaries(self, cwd: str | None = None) -> list[SessionSummary]:
         """The summaries of the stored top-level sessions (of `cwd`, normalized, when given),
         from the index, each checked against its log (see `SessionIndex`)."""
@@ -343,6 +379,18 @@ class SessionStore:
         """The ids of the stored sessions `session_id` started (whose header names it as
         `parentSession`), from the index."""
         return self.index.children_of(session_id)
+
+    def descendants_of(self, session_id: str) -> list[str]:
+        """The ids of the stored sessions `session_id` started, and theirs, recursively, each
+        after its parent (from the parents' children files: no log is read)."""
+        found: list[str] = []
+        pending = [session_id]
+        while pending:
+            for child_id in self.children_of(pending.pop()):
+                if child_id not in found and child_id != session_id:  # a cycle, only ever written by hand
+                    found.append(child_id)
+                    pending.append(child_id)
+        return found
 
 
 def _check_owner(path: Path, session_id: str) -> None:
@@ -361,18 +409,28 @@ def _from_user(event: SessionEvent) -> bool:
     return isinstance(event, UserMessageEvent) and event.data.source.kind in USER_SOURCES
 
 
-def _summary_of(session: Session) -> SessionSummary:
-    """What the index holds of a session, from the events it holds in memory (no chunk is part of it)."""
-    header, events = session.header, session.events
+def _titles_of(events: Sequence[SessionEvent]) -> Titles:
+    """The titles the events gave their session (see `Titles`)."""
     first = next((event for event in events if _from_user(event)), None)
+    titles = Titles(session_title(first.data.content) if isinstance(first, UserMessageEvent) else None)
+    for event in events:
+        if isinstance(event, TitleEvent):
+            titles = titles.named(event.data)
+    return titles
+
+
+def _summary_of(session: Session, titles: Titles) -> SessionSummary:
+    """What the index holds of a session, from the events it holds in memory (no chunk is part of
+    it) and the titles they gave it."""
+    header, events = session.header, session.events
     return SessionSummary(
         id=header.id,
         cwd=header.cwd,
         parent_session=header.parent_session,
         created_at=header.created_at,
         updated_at=events[-1].time if events else header.created_at,
-        title=session_title(first.data.content) if isinstance(first, UserMessageEvent) else None,
-        prompted=first is not None,
+        title=titles.shown,
+        prompted=any(_from_user(event) for event in events),
     )
 
 

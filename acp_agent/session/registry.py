@@ -10,6 +10,7 @@ from pydantic import BaseModel
 from acp_agent.kernel.scope import Disposer
 from acp_agent.session.errors import DuplicateEventType, UnknownEventType
 from acp_agent.session.events import CORE_EVENTS, OpaqueEvent, SessionEvent, TurnStartEvent
+from acp_agent.session.titles import TitleEvent
 
 # "turn": may only occur inside an open turn; "free": anywhere. Core types have their own rules
 # on top (see invariants.py); their class here only says whether they need an open turn.
@@ -90,8 +91,9 @@ class EventRegistry:
 
 
 def default_registry() -> EventRegistry:
-    """A new registry holding the core event types."""
+    """A new registry holding the core event types, and the session's title (`session/title`, free)."""
     registry = EventRegistry()
     for event_cls in CORE_EVENTS:
         registry.register(event_cls, "free" if event_cls is TurnStartEvent else "turn")
+    registry.register(TitleEvent, "free")
     return registry

@@ -328,6 +328,8 @@ class ClientCapabilities(Model):
     session: SessionCapabilities | None = None
     subagents: dict[str, str] | None = None
     """`{}`: the client takes child agents as child sessions (`subagent_update`, ...)."""
+    plan: dict[str, str] | None = None
+    """`{}`: the client takes plan operations (`plan_update`, `plan_removed`)."""
 
 
 class Scenario(Model):

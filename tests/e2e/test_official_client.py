@@ -159,7 +159,7 @@ async def test_the_official_client_lists_loads_resumes_and_closes_a_stored_sessi
     # Each opening of the session (new; load, then resume) sent its command list once.
     for updates, opened in ((first.updates, 1), (client.updates, 2)):
         lists = [u for _, u in updates if isinstance(u, AvailableCommandsUpdate)]
-        assert [[c.name for c in u.available_commands] for u in lists] == [["compact", "init", "permissions", "sandbox"]] * opened  # no MCP servers: no /mcp
+        assert [[c.name for c in u.available_commands] for u in lists] == [["compact", "init", "permissions", "rename", "sandbox"]] * opened  # no MCP servers: no /mcp
 
 
 def shown(updates: list[tuple[str, Any]]) -> list[Any]:

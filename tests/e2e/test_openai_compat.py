@@ -76,6 +76,7 @@ def test_the_packaged_composition_has_the_adapter_right_after_the_agents_row() -
         "provider": "deepseek",
         "baseUrl": "${DEEPSEEK_BASE_URL:-https://api.deepseek.com}",
         "apiKeyEnv": "DEEPSEEK_API_KEY",
+        "pricing": {"input": 0.28, "cachedInput": 0.028, "output": 0.42, "currency": "USD"},
     }
 
 

@@ -19,7 +19,7 @@ AGENT_CAPABILITIES = {
     "loadSession": True,
     "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},  # replay-alt has vision
     "mcpCapabilities": {"http": True, "sse": True},
-    "sessionCapabilities": {"list": {}, "resume": {}, "close": {}},
+    "sessionCapabilities": {"list": {}, "resume": {}, "close": {}, "delete": {}, "title": {}, "systemPrompt": {}, "fork": {}},
     "_meta": {"acpAgent": {"promptQueueing": True}},
 }
 

@@ -50,7 +50,7 @@ async def test_command_files_whose_front_matter_does_not_parse_are_left_out_and_
         second = await wire.request("session/prompt", {"sessionId": session_id, "prompt": [text("/pdate now")]})
         code = await wire.finish()
     assert (first["result"], second["result"]) == ({"stopReason": "end_turn"}, {"stopReason": "end_turn"})
-    assert offered(wire.updates(session_id)) == [["compact", "fine", "init", "permissions", "sandbox"]]  # never changed
+    assert offered(wire.updates(session_id)) == [["compact", "fine", "init", "permissions", "rename", "sandbox"]]  # never changed
     assert code == 0 and "Traceback" not in wire.stderr_text
     warned = [line for line in wire.stderr_text.splitlines() if "ignoring the command file" in line]
     for name in BAD_FRONT_MATTER:  # one line each time the files are read, saying which and why

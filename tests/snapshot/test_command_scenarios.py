@@ -46,10 +46,10 @@ def test_the_list_follows_the_answer_to_session_new_and_again_when_a_file_appear
     sent = frames(result)
     lists = command_lists(result)
     created = next(i for i, f in enumerate(sent) if "sessionId" in (f.get("result") or {}))
-    assert lists[0] == (created + 1, ["compact", "deploy", "init", "permissions", "review", "sandbox", "standup"])
+    assert lists[0] == (created + 1, ["compact", "deploy", "init", "permissions", "rename", "review", "sandbox", "standup"])
     # todo.md was written between two prompts: the list goes out once more, before that turn's frames.
     todo = next(i for i, f in enumerate(sent) if f.get("id") == 6)  # the answer to /nosuch
-    assert lists[1] == (todo + 1, ["compact", "deploy", "init", "permissions", "review", "sandbox", "standup", "todo"])
+    assert lists[1] == (todo + 1, ["compact", "deploy", "init", "permissions", "rename", "review", "sandbox", "standup", "todo"])
     assert len(lists) == 2
 
 
@@ -78,4 +78,4 @@ def test_a_loaded_session_gets_its_list_after_the_answer_and_replays_the_command
     sent = frames(result)
     loaded = next(i for i, f in enumerate(sent) if "modes" in (f.get("result") or {}))
     assert [update_kind(f) for f in sent[1:loaded]] == ["user_message_chunk", "agent_message_chunk"]
-    assert command_lists(result) == [(loaded + 1, ["compact", "init", "permissions", "sandbox"])]
+    assert command_lists(result) == [(loaded + 1, ["compact", "init", "permissions", "rename", "sandbox"])]

@@ -54,7 +54,7 @@ def test_the_expected_scenarios_exist() -> None:
         "compaction-auto", "compaction-command", "compaction-overflow", "compaction-cancel",
         "compaction-load", "compaction-child", "background-wakes-parent", "background-second-prompt",
         "background-report", "background-message", "background-message-busy", "background-stop",
-        "background-close-load", "background-interrupted-load", "hooks",
+        "background-close-load", "background-interrupted-load", "hooks", "session-delete", "plan-operations",
     }  # fmt: skip
 
 

@@ -228,6 +228,26 @@ async def test_steering_joins_the_next_step(scripted: Callable[..., Context], tm
     assert kinds(agent)[second_step - 1] == "user/message"
 
 
+async def test_steering_the_last_step_is_the_next_turns_message(scripted: Callable[..., Context], tmp_path: Path) -> None:
+    ctx = scripted([{"text": "partial"}, {"text": "seen"}])
+    running: list[bool] = []
+
+    def steer_once_answered(event: SessionEvent) -> None:
+        if event.type == "assistant/message" and not running:  # the last step's call is over
+            running.append(agent.turn_running)
+            agent.steer(text("one more thing"))
+
+    async with ctx.running():
+        agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
+        agent.session.subscribe(steer_once_answered)
+        await agent.followup(text("go")).wait()
+        await agent.when_idle()
+    sources = [(m.source.kind, m.content[0].text) for m in of_type(agent, "user/message")]
+    assert running == [True] and sources == [("user", "go"), ("steer", "one more thing")]
+    assert [e.reason.kind for e in of_type(agent, "turn/end")] == ["completed", "completed"]
+    assert not agent.turn_running
+
+
 async def test_steering_an_idle_agent_starts_a_turn(scripted: Callable[..., Context], tmp_path: Path) -> None:
     ctx = scripted([{"text": "ok"}])
     async with ctx.running():

@@ -114,11 +114,11 @@ async def test_the_announcer_sends_after_start_and_only_what_changed(tmp_path: P
         assert sent == []  # not started: the client does not know the session yet
         announcer.start()
         announcer.refresh()
-        assert sent == [["init"]]
+        assert sent == [["init", "rename"]]
         (tmp_path / ".acp-agent" / "commands").mkdir(parents=True)
         (tmp_path / ".acp-agent" / "commands" / "go.md").write_text("Go.")
         announcer.refresh()
-        assert sent[-1] == ["go", "init"]
+        assert sent[-1] == ["go", "init", "rename"]
         (tmp_path / ".acp-agent" / "commands" / "go.md").write_text("Go on.")  # another description
         announcer.refresh()
         announcer.refresh()
@@ -126,7 +126,7 @@ async def test_the_announcer_sends_after_start_and_only_what_changed(tmp_path: P
         # A command of the agent's own goes with its scope: a disposing agent announces nothing.
         ctx.get(COMMANDS).on_change(announcer.refresh)  # as the client layer listens
         ctx.get(COMMANDS).add(Command("mine", "Mine", lambda invocation: agent.followup([])), owner=agent.scope)
-        assert sent[-1] == ["go", "init", "mine"]
+        assert sent[-1] == ["go", "init", "mine", "rename"]
         await agent.dispose()
         assert len(sent) == 4
 

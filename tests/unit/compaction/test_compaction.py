@@ -140,7 +140,7 @@ async def test_compact_with_a_focus_and_with_nothing_to_compact(tmp_path: Path) 
         await agent.followup(text("first")).wait()
         assert (await commands.start(agent, text("/compact the API")).wait()).kind == "completed"
         await agent.followup(text("next")).wait()
-        assert [c.name for c in commands.commands(agent)] == ["compact", "init"]
+        assert [c.name for c in commands.commands(agent)] == ["compact", "init", "rename"]
     assert prompts(requests[1]) == [text("first"), text(summarization_prompt("the API"))]
     assert [m.content for m in requests[2].messages] == [text(framed_summary("Focused.")), text("first"), text("next")]
     [compaction] = compactions(agent)

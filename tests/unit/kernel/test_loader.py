@@ -374,9 +374,10 @@ def test_the_shipped_test_compositions_start_from_the_packaged_one() -> None:
         rows = {row.id: row for row in read_rows(ROOT / name)}  # through the symlink at the root
         assert rows.keys() == packaged.keys()
         assert rows["model"].name == model and rows["agents"].config["provider"] == "replay"
-        same = [i for i in rows if i not in ("agents", "model", "permissions", "connection", "sandbox")]
+        same = [i for i in rows if i not in ("agents", "model", "permissions", "connection", "sandbox", "titles")]
         assert all(rows[i] == packaged[i] for i in same)
         # Runs confine commands the same way wherever they run: Landlock, unless a test picks another.
         assert rows["sandbox"].config == {"backend": "${ACP_AGENT_SANDBOX:-landlock}"}
+        assert rows["titles"].disabled and not packaged["titles"].disabled  # a recorded stream has no title call
         # Replayed chunk times are the replaying machine's: a child's answer card changes at block ends only.
         assert rows["connection"].config == {**packaged["connection"].config, "childAnswerEveryMs": None}

@@ -33,6 +33,8 @@ from acp_agent.session.content import TextContent
 from acp_agent.session.errors import UnknownEventType
 from acp_agent.agent.keys import AGENTS
 from acp_agent.llm.service import LLM
+from acp_agent.agent.config import ModelEntry
+from acp_agent.session.events import AssistantMessageEvent
 from acp_agent.session.persistence import SESSIONS
 from tests.paths import ROOT
 
@@ -614,3 +616,25 @@ async def test_a_last_done_without_its_blank_line_still_ends_the_call() -> None:
     async with fake_openai(stream([content("Ok."), finish("stop"), b"data: [DONE]"])) as server, adapter_for(server) as adapter:
         chunks = await call(adapter)
     assert chunks[-1] == {"type": "finish", "reason": {"kind": "stop"}}
+
+
+async def test_the_adapter_rows_prices_cost_each_call_unless_the_model_entry_has_its_own(tmp_path: Path) -> None:
+    pricing = {"input": 1.0, "output": 4.0}
+    async with fake_openai(stream(answer("Done.")), stream(answer("Again."))) as server:
+        ctx = compose(rows(tmp_path, server.url, pricing=pricing))
+        llm = ctx.get(LLM)
+        assert set(llm.pricing) == {"deepseek"}
+        async with ctx.running():
+            agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
+            await agent.followup([TextContent(text="hi")]).wait()
+            models = ctx.get(AGENTS).models
+            ctx.get(AGENTS).models = [ModelEntry(id="deepseek-chat", pricing={"input": 0.0, "output": 0.0, "currency": "credits"})]
+            await agent.followup([TextContent(text="again")]).wait()
+            ctx.get(AGENTS).models = models
+            messages = [e.data for e in agent.session.events if isinstance(e, AssistantMessageEvent)]
+    assert llm.pricing == {}  # the row's declaration goes with it
+    usage = messages[0].usage
+    assert usage is not None and messages[0].cost is not None
+    assert messages[0].cost.amount == (usage.input_tokens + (usage.cache_read_tokens or 0) + 4 * usage.output_tokens) / 1e6
+    assert messages[0].cost.currency == "USD"
+    assert messages[1].cost is not None and (messages[1].cost.amount, messages[1].cost.currency) == (0.0, "credits")

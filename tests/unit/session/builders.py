@@ -54,7 +54,7 @@ class TitleData(Model):
 class TitleEvent(SessionEvent):
     """A plugin type allowed anywhere."""
 
-    type: Literal["session/title"] = "session/title"
+    type: Literal["note/label"] = "note/label"
     data: TitleData
 
 

@@ -232,9 +232,9 @@ def test_free_plugin_types_go_anywhere() -> None:
     registry = default_registry()
     registry.register(TitleEvent, "free")
     session = new_session(registry=registry)
-    session.append("session/title", TitleData(title="a"))
+    session.append("note/label", TitleData(title="a"))
     start_turn(session)
-    session.append("session/title", TitleData(title="b"))
+    session.append("note/label", TitleData(title="b"))
     assert session.state.balanced is False
 
 

@@ -4,6 +4,7 @@ import time
 import weakref
 
 import pytest
+from acp_agent.session.errors import TurnsOutOfRange
 
 from acp_agent.session import (
     AssistantChunkEvent,
@@ -176,6 +177,12 @@ def test_completed_turn_prefix_of_one_and_two_turns() -> None:
     assert completed_turn_prefix(session.events) == one
     complete_turn(session, calls=["c"])
     assert completed_turn_prefix(session.events) == list(session.events)
+    # The first n ended turns (a fork after turn n).
+    assert completed_turn_prefix(session.events, 0) == []
+    assert completed_turn_prefix(session.events, 1) == one
+    assert completed_turn_prefix(session.events, 2) == list(session.events)
+    with pytest.raises(TurnsOutOfRange, match="ended 2 turn"):
+        completed_turn_prefix(session.events, 3)
 
 
 def test_completed_turn_prefix_leaves_out_the_turn_in_flight() -> None:

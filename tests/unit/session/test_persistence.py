@@ -468,7 +468,7 @@ def test_a_summary_reads_past_damage_and_a_torn_or_long_tail(store: SessionStore
     path = store.path_of("s")
     lines = path.read_text().splitlines()
     last_time = session.events[-1].time
-    huge = json.dumps({"type": "session/title", "seq": 99, "ignorable": True, "data": {"text": "x" * 100_000}})
+    huge = json.dumps({"type": "note/label", "seq": 99, "ignorable": True, "data": {"text": "x" * 100_000}})
     # Damage before the first user message is skipped; a torn last line and a last line longer than
     # the first tail read are read past (it has no time: the event before it counts).
     lines[1:1] = ["{oops", '{"type": "user/message", "data": {"content": "not a list"}}']
@@ -641,7 +641,7 @@ def test_a_complete_log_is_not_repaired_by_a_free_tail(tmp_path: Path) -> None:
     registry.register(TitleEvent, "free")
     session = new_session(registry=registry)
     complete_turn(session)
-    session.append("session/title", TitleData(title="t"))
+    session.append("note/label", TitleData(title="t"))
     loaded = read_log(write_lines(tmp_path / "s.jsonl", jsonl(session)), registry)
     assert not loaded.repaired
     assert isinstance(loaded.events[-1], TitleEvent)
@@ -835,6 +835,21 @@ def test_a_delta_whose_text_is_not_unicode_gets_the_serializers_error() -> None:
     event = default_registry().build("assistant/chunk", 3, 0, AssistantChunkData(turn=1, step=1, chunk=chunk))
     with pytest.raises(PydanticSerializationError, match="surrogates not allowed"):
         _line(event)
+
+
+def test_delete_takes_a_claim_and_removes_the_session_and_its_children(store: SessionStore) -> None:
+    parent = new_session()
+    store.attach(parent)()
+    child = Session(SessionHeader(id="kid", created_at=0, parent_session=parent.id), registry=store.registry)
+    store.attach(child)()
+    with pytest.raises(SessionNotFound, match="not claimed here"):
+        store.delete(parent.id)  # only under its lock
+    with pytest.raises(SessionNotFound, match="not claimed here"):
+        store.log_stored(parent.id, "note/label", TitleData(title="t"))
+    anyio.run(store.claim, parent.id)
+    store.delete(parent.id)
+    assert sorted(p.name for p in store.root.iterdir()) == [INDEX_DIR]
+    assert store.summaries() == []
 
 
 def test_a_log_in_a_directory_not_its_own_is_refused_before_anything_is_made_there(store: SessionStore) -> None:
