@@ -18,6 +18,7 @@ from typing import Final
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
+from acp_agent.processes.spawn import open_leader
 from acp_agent.processes.registry import CommandGroup
 from acp_agent.tools.bash import SHELL, reap
 
@@ -46,19 +47,17 @@ async def run_hook(
 ) -> HookRun:
     """Run `command` with `stdin`; a hook that cannot start is a run with its reason on stderr."""
     try:
-        process = await anyio.open_process(
+        process = await open_leader(
             [SHELL, "-c", command],
+            cwd=cwd,
+            env=env,
+            group=group,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            cwd=cwd,
-            env=env if group is None else {**env, **group.env},
-            start_new_session=True,
         )
     except OSError as exc:
         return HookRun(None, "", f"the hook did not start: {exc.strerror or exc}")
-    if group is not None:
-        group.started(process.pid)
     out, err = bytearray(), bytearray()
     finished = False
     try:

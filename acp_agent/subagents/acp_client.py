@@ -30,6 +30,7 @@ import anyio
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from acp_agent.processes.spawn import open_leader
 from acp_agent.processes.registry import CommandGroup
 from acp_agent.subagents import texts
 from acp_agent.subagents.errors import SubagentError
@@ -93,19 +94,17 @@ class AcpChild:
         cls, title: str, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], group: CommandGroup | None
     ) -> AcpChild:
         try:
-            process = await anyio.open_process(
-                list(argv),
+            process = await open_leader(
+                argv,
+                cwd=cwd,
+                env=env,
+                group=group,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=None,  # the server's stderr: its log
-                cwd=cwd,
-                env={**env, **group.env} if group is not None else dict(env),
-                start_new_session=True,  # its own process group, ended as one
             )
         except OSError as exc:
             raise AcpChildError(texts.acp_not_started(title, str(exc))) from exc
-        if group is not None:
-            group.started(process.pid)  # before any await, or the registry takes it for an orphan
         return cls(title, process, group)
 
     async def handshake(self, timeout: float, cwd: Path, mcp_servers: list[dict[str, Any]]) -> str:

@@ -27,6 +27,7 @@ from acp_agent.environ import child_environment, hide_variables
 from acp_agent.kernel.context import Context
 from acp_agent.kernel.plugin import PluginConfig
 from acp_agent.kernel.scope import Disposer, combine
+from acp_agent.processes.spawn import open_leader
 from acp_agent.processes.registry import PROCESSES, CommandGroup
 from acp_agent.session.content import TextContent
 from acp_agent.session.events import ToolError
@@ -220,20 +221,17 @@ async def start_command(
     registered as started. The one place a command is spawned: a foreground call and a background
     job alike. Raises `CommandNotStarted` when the shell cannot start (nothing ran)."""
     try:
-        process = await anyio.open_process(
+        return await open_leader(
             [*prefix, SHELL, "-c", command],
+            cwd=cwd,
+            env=env,
+            group=group,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            cwd=cwd,
-            env=env if group is None else {**env, **group.env},
-            start_new_session=True,
         )
     except OSError as exc:
         raise CommandNotStarted(_not_started(exc, cwd)) from exc
-    if group is not None:
-        group.started(process.pid)
-    return process
 
 
 async def _pump(stream: ByteReceiveStream, output: _OutputBuffer) -> None:

@@ -21,6 +21,7 @@ from typing import Final, Literal, NamedTuple
 import anyio
 from anyio.abc import ByteReceiveStream
 
+from acp_agent.processes.spawn import open_leader
 from acp_agent.processes.registry import PROCESSES
 from acp_agent.tools import texts
 from acp_agent.tools.base import ToolCallContext
@@ -203,18 +204,16 @@ class RipgrepSearcher(Searcher):
         argv += ["--", target]
         group = call.ctx.get(PROCESSES).group(call.scope) if call.ctx.has(PROCESSES) else None
         env = {"PATH": os.environ.get("PATH", "")}
-        process = await anyio.open_process(
+        process = await open_leader(
             argv,
+            cwd=cwd,
+            env=env,
+            group=group,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            cwd=cwd,
-            env=env if group is None else {**env, **group.env},
             pass_fds=(root.fd,),
-            start_new_session=True,
         )
-        if group is not None:
-            group.started(process.pid)
         errors = bytearray()
         finished = False
         try:
