@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 Dialect = Literal["claude", "codex"]
 
@@ -25,6 +25,30 @@ ALIASES: Final[dict[str, tuple[str, ...]]] = {
 }
 """Our tool names -> the names Claude Code and Codex configurations use for the same tool (MCP
 tools are `mcp__<server>__<tool>` in both, as ours)."""
+
+FIELD_ALIASES: Final[dict[str, dict[str, str]]] = {
+    "read_file": {"path": "file_path"},
+    "write_file": {"path": "file_path"},
+    "edit_file": {"path": "file_path", "old_text": "old_string", "new_text": "new_string"},
+}
+"""Our argument names -> the names Claude Code's tools give the same arguments, by our tool name
+(`bash`, `grep`, `glob` and `web_fetch` name theirs as Claude Code does)."""
+
+
+def hook_input(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """A call's arguments as a hook reads them (`tool_input`): ours, and each again under the name
+    Claude Code's tool gives it, so a script written for either reads what it expects."""
+    aliases = FIELD_ALIASES.get(name, {})
+    return {**arguments, **{alias: arguments[ours] for ours, alias in aliases.items() if ours in arguments}}
+
+
+def from_hook_input(name: str, updated: dict[str, Any]) -> dict[str, Any]:
+    """A hook's `updatedInput` in our argument names; a name Claude Code gives wins over ours, as
+    the one a script written for it changed."""
+    ours_of = {alias: ours for ours, alias in FIELD_ALIASES.get(name, {}).items()}
+    plain = {key: value for key, value in updated.items() if key not in ours_of}
+    return {**plain, **{ours_of[key]: value for key, value in updated.items() if key in ours_of}}
+
 
 _WORDS = re.compile(r"[A-Za-z0-9_]+(\|[A-Za-z0-9_]+)*")
 

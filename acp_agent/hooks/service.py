@@ -36,7 +36,7 @@ from acp_agent.environ import child_environment
 from acp_agent.hooks import texts
 from acp_agent.hooks.config import HookEvent, HookHandler, HookSet, hook_sources, load_hooks
 from acp_agent.hooks.events import HOOK_RUN_EVENT, HookRunData
-from acp_agent.hooks.matchers import tool_names
+from acp_agent.hooks.matchers import from_hook_input, hook_input, tool_names
 from acp_agent.hooks.output import Verdict, combine_verdicts, verdict_of
 from acp_agent.hooks.runner import run_hook
 from acp_agent.kernel.context import Context, ServiceKey
@@ -193,13 +193,13 @@ class Hooks:
         if not pre and not post:
             return None
         arguments: dict[str, Any] = params.model_dump(mode="json")
-        verdict = await self.run(agent, pre, _tool_fields(names[0], arguments, call))
+        verdict = await self.run(agent, pre, _tool_fields(names[0], hook_input(call.block.name, arguments), call))
         self._tell(agent, verdict.messages)
         if verdict.decision == "deny":
             return ToolResult.failure(texts.denied(call.block.name, verdict.reason), "hook_denied")
         if verdict.updated_input is not None:
             try:
-                params = tool.Params.model_validate({**arguments, **verdict.updated_input})
+                params = tool.Params.model_validate({**arguments, **from_hook_input(call.block.name, verdict.updated_input)})
             except ValidationError as exc:
                 return ToolResult.failure(texts.bad_input(call.block.name, exc), "hook_invalid_input")
             call = call._replace(params=params)
@@ -208,7 +208,8 @@ class Hooks:
         if refusal is not None:
             return refusal
         result = await tool.run(params, context)
-        after = await self.run(agent, post, {**_tool_fields(names[0], arguments, call), "tool_response": _response(result)})
+        fields = _tool_fields(names[0], hook_input(call.block.name, arguments), call)
+        after = await self.run(agent, post, {**fields, "tool_response": _response(result)})
         self._tell(agent, after.messages)
         if after.decision == "deny":
             result = ToolResult.failure(texts.result_blocked(call.block.name, after.reason), "hook_blocked")

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from acp_agent.hooks.config import FILE_LIMIT, HookSource, hook_sources, load_hooks, read_source
-from acp_agent.hooks.matchers import Matcher, tool_names
+from acp_agent.hooks.matchers import Matcher, from_hook_input, hook_input, tool_names
 
 
 def source(tmp_path: Path, document: Any, dialect: str = "claude", *, project: bool = True) -> HookSource:
@@ -99,3 +99,12 @@ def test_a_large_file_or_a_link_out_of_the_project_is_not_read(tmp_path: Path) -
     os.symlink(outside, project / "hooks.json")
     handlers, warning = read_source(HookSource(project / "hooks.json", "claude", project))
     assert handlers == [] and warning is not None and "not read" in warning
+
+
+def test_a_file_tools_arguments_reach_hooks_under_claude_codes_names_too() -> None:
+    arguments = {"path": "a.py", "old_text": "x", "new_text": "y", "replace_all": False}
+    assert hook_input("edit_file", arguments) == {**arguments, "file_path": "a.py", "old_string": "x", "new_string": "y"}
+    assert hook_input("bash", {"command": "ls"}) == {"command": "ls"}
+    # An updatedInput in either naming comes back in ours; Claude Code's name wins over ours.
+    assert from_hook_input("edit_file", {"file_path": "b.py", "path": "a.py", "new_string": "z"}) == {"path": "b.py", "new_text": "z"}
+    assert from_hook_input("write_file", {"path": "c.py", "content": "c"}) == {"path": "c.py", "content": "c"}
