@@ -13,9 +13,8 @@ import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import yaml
-
 from acp_agent.commands.texts import FILE_INPUT_HINT
+from acp_agent.kernel.yamltext import YamlError, load_yaml
 from acp_agent.tools.confined import project_file_head, user_file_head
 from acp_agent.tools.errors import OutsideWorkspace
 
@@ -30,12 +29,9 @@ FILE_LIMIT = 256 * 1024
 """Bytes a command file may hold: a prompt template, never a dump (it is sent whole each time)."""
 FRONT_MATTER_LIMIT = 16 * 1024
 """Bytes a front-matter block may hold: a description and a hint, never a document (what a YAML
-parser is given from a repository is bounded, as its nesting is by the parser's own limits)."""
+parser is given from a repository is bounded, as its nesting is by `load_yaml`)."""
 NAME = re.compile(r"[\w.-]+")
 """What a command file's name (without `.md`) may be: what the editor sends after `/` up to a space."""
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-"""libyaml's safe loader where PyYAML has it: fast, and it refuses nesting past 1000 levels in
-milliseconds (the pure-Python one takes a second to reach its RecursionError)."""
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^---[ \t]*(?:\r?\n|\Z)", re.DOTALL | re.MULTILINE)
 
 
@@ -129,11 +125,7 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     if len(block.encode("utf-8")) > FRONT_MATTER_LIMIT:
         raise FrontMatterError(f"holds more than {FRONT_MATTER_LIMIT} bytes")
     try:
-        meta = yaml.load(block, Loader=_LOADER)
-    except Exception as exc:  # not only YAMLError: an impossible date is a ValueError, deep nesting a RecursionError
-        raise FrontMatterError(f"is not YAML ({type(exc).__name__}: {_first_line(exc)})") from None
+        meta = load_yaml(block)
+    except YamlError as exc:
+        raise FrontMatterError(f"is not YAML ({exc})") from None
     return (meta if isinstance(meta, dict) else {}), text[match.end() :]
-
-
-def _first_line(exc: Exception) -> str:
-    return (str(exc).strip().splitlines() or [""])[0][:200]

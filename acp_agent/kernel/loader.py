@@ -9,12 +9,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from acp_agent.kernel.context import Context
 from acp_agent.kernel.errors import LoaderError
 from acp_agent.kernel.plugin import plugin_problem
+from acp_agent.kernel.yamltext import YamlError, load_yaml
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -77,13 +77,10 @@ def _read(path: Path, including: tuple[Path, ...]) -> list[Row]:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise LoaderError("<file>", f"{path}: cannot be read: {_reason(exc)}") from None
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        data = yaml.load(text, Loader=loader)
-    except yaml.YAMLError as exc:
-        raise LoaderError("<file>", f"{path}: not YAML: {_yaml_reason(exc)}") from None
-    except Exception as exc:  # a value no type can hold (`2024-02-30`, `!!float abc`), nesting past the stack
-        raise LoaderError("<file>", f"{path}: not YAML: {type(exc).__name__}: {exc}") from None
+        data = load_yaml(text)
+    except YamlError as exc:
+        raise LoaderError("<file>", f"{path}: not YAML: {exc}") from None
     if not isinstance(data, list):
         raise LoaderError("<file>", f"{path}: a loader config is a list of rows")
     rows: list[Row] = []
@@ -160,15 +157,6 @@ def _reason(exc: OSError | UnicodeDecodeError) -> str:
     if isinstance(exc, UnicodeDecodeError):
         return f"not UTF-8 text (byte {exc.start})"
     return exc.strerror or str(exc)
-
-
-def _yaml_reason(exc: yaml.YAMLError) -> str:
-    """Where and why the parser stopped, without its own quoting of the text it was given."""
-    if isinstance(exc, yaml.reader.ReaderError):  # a character YAML does not allow
-        return f"character {exc.position + 1}: {str(exc).splitlines()[0]}"
-    mark = getattr(exc, "problem_mark", None)
-    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
-    return where + (getattr(exc, "problem", None) or str(exc))
 
 
 def _brief(exc: ValidationError) -> str:

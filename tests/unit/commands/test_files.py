@@ -51,11 +51,12 @@ def test_front_matter_that_is_not_a_mapping_is_ignored(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("front_matter", "why"),
     [
-        ("description: [unclosed", "is not YAML (ParserError"),
+        ("description: [unclosed", "is not YAML (line 2, column 1: "),
         ("date: 2024-02-30", "is not YAML (ValueError: day is out of range for month)"),
         ("x: !!float abc", "is not YAML (ValueError: could not convert string to float"),
-        ("x: " + "[" * 3000 + "]" * 3000, "is not YAML ("),  # libyaml's ScannerError, else a RecursionError
-        ("x: !!python/object:os.system 1", "is not YAML (ConstructorError"),
+        ("x: " + "[" * 3000 + "]" * 3000, "is not YAML ("),  # past 1000 levels some libyaml builds refuse
+        ("x: " + "[" * 200 + "]" * 200, "is not YAML (nested deeper than 100 levels)"),
+        ("x: !!python/object:os.system 1", "is not YAML (line 1, column 4: could not determine a constructor"),
         ("description: " + "x" * FRONT_MATTER_LIMIT, f"holds more than {FRONT_MATTER_LIMIT} bytes"),
     ],
 )
