@@ -46,7 +46,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     level = os.environ.get("ACP_AGENT_LOG", "WARNING").upper()
     if level not in LOG_LEVELS:
-        print(f"acp-agent: ACP_AGENT_LOG={level.lower()!r} is not a log level ({', '.join(LOG_LEVELS)})", file=sys.stderr)
+        print(
+            f"acp-agent: ACP_AGENT_LOG={level.lower()!r} is not a log level ({', '.join(LOG_LEVELS)})", file=sys.stderr
+        )
         return 2
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
     if args.command == "demo":
@@ -61,7 +63,11 @@ def main(argv: list[str] | None = None) -> int:
         from acp_agent.llm.service import LLM
 
         credentials = ctx.get(LLM).credentials
-        return sign_in(credentials.required(), credentials.store) if args.command == "login" else sign_out(credentials.store)
+        return (
+            sign_in(credentials.required(), credentials.store)
+            if args.command == "login"
+            else sign_out(credentials.store)
+        )
     # Start-up makes many objects that live as long as the server (modules, classes, the
     # composition) and no garbage: the cyclic collector would only walk them again and again.
     # It is off until they are made; they are then frozen (left out of every later collection,

@@ -113,7 +113,9 @@ class GeneratedModel:
     def _answer(self) -> Iterator[StreamChunk]:
         """The answer's chunks: the reasoning's block, if any, the text's, the usage and the
         finish, iterated without a Python frame per chunk (as the replay model iterates its list)."""
-        blocks: list[tuple[Literal["reasoning", "text"], int]] = [("reasoning", self.config.reasoning)] if self.config.reasoning else []
+        blocks: list[tuple[Literal["reasoning", "text"], int]] = (
+            [("reasoning", self.config.reasoning)] if self.config.reasoning else []
+        )
         blocks.append(("text", self.config.text))
         usage = Usage(input_tokens=100, output_tokens=self.config.text + self.config.reasoning)
         ending: list[StreamChunk] = [UsageChunk(usage=usage), Finish(reason=FinishReason(kind="stop"))]

@@ -90,7 +90,9 @@ def main() -> int:
         sessions = Server(Path(tmp) / "sessions", total, child_sessions=True)
         times: dict[str, list[float]] = {"plain": [], "sessions": []}
         for n in range(total):
-            for name, server in (("plain", plain), ("sessions", sessions)) if n % 2 else (("sessions", sessions), ("plain", plain)):
+            for name, server in (
+                (("plain", plain), ("sessions", sessions)) if n % 2 else (("sessions", sessions), ("plain", plain))
+            ):
                 elapsed = server.prompt()
                 if n >= args.warmup:
                     times[name].append(elapsed)
@@ -101,8 +103,12 @@ def main() -> int:
     ratio = measured / anchor
     print(machine())
     print(f"prompts: {args.prompts} each (after {args.warmup} warm-up), one subagent call answered at once")
-    print(f"without child sessions (anchor): {anchor * 1000:7.2f} ms median, {frames['plain'] / total:5.1f} frames a prompt")
-    print(f"with child sessions:             {measured * 1000:7.2f} ms median, {frames['sessions'] / total:5.1f} frames a prompt")
+    print(
+        f"without child sessions (anchor): {anchor * 1000:7.2f} ms median, {frames['plain'] / total:5.1f} frames a prompt"
+    )
+    print(
+        f"with child sessions:             {measured * 1000:7.2f} ms median, {frames['sessions'] / total:5.1f} frames a prompt"
+    )
     print(f"ratio: {ratio:.3f} (budget {BUDGET:.2f}: {'met' if ratio < BUDGET else 'NOT met'})")
     return 0 if ratio < BUDGET else 1
 

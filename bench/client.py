@@ -1,10 +1,10 @@
 """The benchmarks' client of a spawned server: one request at a time, every frame read and parsed.
 
-    server = Spawned(command, env)
-    answer = server.request("initialize", {"protocolVersion": 1})  # the result; an error raises
-    server.frames, server.seconds                                  # frames read before it, time taken
-    server.peak_rss_mb()                                           # the server's VmHWM
-    server.close()
+server = Spawned(command, env)
+answer = server.request("initialize", {"protocolVersion": 1})  # the result; an error raises
+server.frames, server.seconds                                  # frames read before it, time taken
+server.peak_rss_mb()                                           # the server's VmHWM
+server.close()
 """
 
 from __future__ import annotations
@@ -20,7 +20,9 @@ class Spawned:
     """A server process spoken to over its stdio."""
 
     def __init__(self, command: list[str], env: dict[str, str]) -> None:
-        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+        self.process = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+        )
         self.next_id = 0
         self.frames = 0
         """Frames read before the last answer (notifications, the agent's own requests)."""

@@ -90,7 +90,9 @@ def main() -> int:
             os.mkdir(cwd)
         big, matching, alone = base / "big", base / "matching", base / "alone"
         for n in range(args.sessions):
-            write_log(big, str(uuid.uuid4()), cwds[n % 10], 1_700_000_000_000 + n * 1000, f"Task number {n}: fix the tests")
+            write_log(
+                big, str(uuid.uuid4()), cwds[n % 10], 1_700_000_000_000 + n * 1000, f"Task number {n}: fix the tests"
+            )
         for directory in big.iterdir():
             if json.loads((directory / "session.jsonl").open().readline())["cwd"] == cwds[0]:
                 shutil.copytree(directory, matching / directory.name)
@@ -156,7 +158,9 @@ def main() -> int:
     print(f"list over {args.sessions:,}:  {median['list']:.1f} ms (target <= {LIST_TARGET_MS} ms)")
     print(f"list with a cwd:  {cwd_ratio:.2f}x the store of the matching sessions alone (target <= {CWD_TARGET}x)")
     print(f"small load:       {load_ratio:.2f}x the store that holds it alone (target <= {LOAD_TARGET}x)")
-    print(f"new session:      {new_ratio:.2f}x in the store that holds one (no target: it records its entry, lists nothing)")
+    print(
+        f"new session:      {new_ratio:.2f}x in the store that holds one (no target: it records its entry, lists nothing)"
+    )
     met = median["list"] <= LIST_TARGET_MS and cwd_ratio <= CWD_TARGET and load_ratio <= LOAD_TARGET
     print("all targets met" if met else "TARGET MISSED")
     return 0 if met else 1

@@ -66,7 +66,9 @@ def server_once(env: dict[str, str], session_id: str, cwd: str) -> tuple[float, 
 def per_thousand(points: list[tuple[int, float]]) -> list[float]:
     """Each size's time per thousand lines more than the size before it, in ms, from its (lines,
     seconds): the fixed cost of a request, the same at every size, left out."""
-    return [(after - before) / (lines - fewer) * 1000 * 1000 for (fewer, before), (lines, after) in zip(points, points[1:])]
+    return [
+        (after - before) / (lines - fewer) * 1000 * 1000 for (fewer, before), (lines, after) in zip(points, points[1:])
+    ]
 
 
 def growth_of(slopes: list[float]) -> float:
@@ -82,7 +84,9 @@ def main() -> int:
     if len(args.events) < 3:
         parser.error("--events needs three sizes or more: linearity compares the time each adds")
     print(f"{machine()}; median of {args.runs} runs")
-    print(f"{'events':>8} {'lines':>8} {'floor ms':>9} {'load ms':>9} {'ratio':>6} {'peak MB':>8} {'frames':>7} {'ms/1k more':>10}")
+    print(
+        f"{'events':>8} {'lines':>8} {'floor ms':>9} {'load ms':>9} {'ratio':>6} {'peak MB':>8} {'frames':>7} {'ms/1k more':>10}"
+    )
     floors_at: list[tuple[int, float]] = []  # (lines, seconds) of each size: the floor's
     loads_at: list[tuple[int, float]] = []  # and the server's load
     with tempfile.TemporaryDirectory() as tmp:
@@ -115,7 +119,9 @@ def main() -> int:
     growth, floor_growth = growth_of(per_thousand(loads_at)), growth_of(per_thousand(floors_at))
     met = largest[0] <= RATIO_TARGET and largest[1] <= RSS_TARGET_MB and growth <= LINEAR_TARGET
     print(f"targets: load <= {RATIO_TARGET}x floor, peak RSS <= {RSS_TARGET_MB} MB (the largest load's),")
-    print(f"         time per event added, up to the largest size, within {LINEAR_TARGET}x of that up to the smaller ones (now {growth:.2f}x;")
+    print(
+        f"         time per event added, up to the largest size, within {LINEAR_TARGET}x of that up to the smaller ones (now {growth:.2f}x;"
+    )
     print(f"         the floor's own, for context: {floor_growth:.2f}x)")
     print("all targets met" if met else "TARGET MISSED")
     return 0 if met else 1

@@ -107,8 +107,16 @@ def _turn(session: Session, turn: int) -> None:
     # Step 2: the answer.
     session.append("step/start", StepData(turn=turn, step=2))
     answer = _words(turn + 7, 20)
-    _stream(session, turn, 2, [*_deltas(0, "text", answer), UsageChunk(usage=usage), Finish(reason=FinishReason(kind="stop"))])
-    session.append("assistant/message", AssistantMessageData(turn=turn, step=2, content=[TextBlock(text="".join(answer))], usage=usage))
+    _stream(
+        session,
+        turn,
+        2,
+        [*_deltas(0, "text", answer), UsageChunk(usage=usage), Finish(reason=FinishReason(kind="stop"))],
+    )
+    session.append(
+        "assistant/message",
+        AssistantMessageData(turn=turn, step=2, content=[TextBlock(text="".join(answer))], usage=usage),
+    )
     session.append("step/end", StepData(turn=turn, step=2))
     session.append("turn/end", TurnEndData(turn=turn, reason=TurnCompleted()))
 

@@ -40,7 +40,10 @@ BUDGET_MS = 15.0
 def script(prompts: int) -> list[dict[str, Any]]:
     calls: list[dict[str, Any]] = []
     for n in range(prompts):
-        calls += [{"toolCalls": [{"id": f"call_{n}", "name": "bash", "arguments": {"command": "true"}}]}, {"text": "Done."}]
+        calls += [
+            {"toolCalls": [{"id": f"call_{n}", "name": "bash", "arguments": {"command": "true"}}]},
+            {"text": "Done."},
+        ]
     return calls
 
 
@@ -65,7 +68,9 @@ class Server:
         self.spawned.request("session/set_mode", {"sessionId": self.session, "modeId": mode})
 
     def prompt(self) -> float:
-        result = self.spawned.request("session/prompt", {"sessionId": self.session, "prompt": [{"type": "text", "text": "Go."}]})
+        result = self.spawned.request(
+            "session/prompt", {"sessionId": self.session, "prompt": [{"type": "text", "text": "Go."}]}
+        )
         if result != {"stopReason": "end_turn"}:
             raise RuntimeError(f"the prompt answered {result}")
         return self.spawned.seconds
@@ -112,19 +117,27 @@ def main() -> int:
             prefixed[backend] = spawn_median([*prefix, "bash", "-c", "true"], cwd, args.prompts)
     anchor = statistics.median(times["full"])
     print(machine())
-    print(f"prompts: {args.prompts} each (after {args.warmup} warm-up), one bash call of `true`; Landlock ABI {choose('landlock').abi}")
+    print(
+        f"prompts: {args.prompts} each (after {args.warmup} warm-up), one bash call of `true`; Landlock ABI {choose('landlock').abi}"
+    )
     print(f"Full access, no sandbox (anchor): {anchor * 1000:7.2f} ms median a prompt")
     met = True
     for backend in backends:
         measured = statistics.median(times[backend])
         overhead = (measured - anchor) * 1000
         met = met and overhead <= BUDGET_MS
-        print(f"Auto, sandboxed by {backend:<10}:  {measured * 1000:7.2f} ms median a prompt, ratio {measured / anchor:.3f}, "
-              f"overhead {overhead:+.2f} ms (budget {BUDGET_MS:g} ms: {'met' if overhead <= BUDGET_MS else 'NOT met'})")
+        print(
+            f"Auto, sandboxed by {backend:<10}:  {measured * 1000:7.2f} ms median a prompt, ratio {measured / anchor:.3f}, "
+            f"overhead {overhead:+.2f} ms (budget {BUDGET_MS:g} ms: {'met' if overhead <= BUDGET_MS else 'NOT met'})"
+        )
     print(f"spawning `bash -c true` alone:    {bare * 1000:7.2f} ms median")
     for backend, seconds in prefixed.items():
-        print(f"  behind the {backend} prefix:  {seconds * 1000:7.2f} ms median (the prefix's own cost {(seconds - bare) * 1000:+.2f} ms)")
-    print(f"spawning `python -I -S -c pass`:  {interpreter * 1000:7.2f} ms median (the interpreter's start-up: the Landlock launcher's floor)")
+        print(
+            f"  behind the {backend} prefix:  {seconds * 1000:7.2f} ms median (the prefix's own cost {(seconds - bare) * 1000:+.2f} ms)"
+        )
+    print(
+        f"spawning `python -I -S -c pass`:  {interpreter * 1000:7.2f} ms median (the interpreter's start-up: the Landlock launcher's floor)"
+    )
     if "landlock" in prefixed:
         work = (prefixed["landlock"] - bare - interpreter) * 1000
         print(f"  the launcher's work beyond it (imports, rules, exec): {work:+.2f} ms")

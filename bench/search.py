@@ -47,8 +47,21 @@ def make_tree(root: Path, files: int, kb: int) -> None:
 def time_rg(tree: Path, runs: int) -> float:
     binary = ripgrep_binary()
     assert binary is not None, "the ripgrep wheel is not installed"
-    args = [str(binary), "--no-config", "--color=never", "--sort=path", "--null", "--no-heading", "--with-filename",
-            "--line-number", "--context=0", "--regexp", PATTERN, "--", "./"]
+    args = [
+        str(binary),
+        "--no-config",
+        "--color=never",
+        "--sort=path",
+        "--null",
+        "--no-heading",
+        "--with-filename",
+        "--line-number",
+        "--context=0",
+        "--regexp",
+        PATTERN,
+        "--",
+        "./",
+    ]
     times = []
     for _ in range(runs):
         start = time.perf_counter()
@@ -59,7 +72,9 @@ def time_rg(tree: Path, runs: int) -> float:
 
 def rpc(process: subprocess.Popen[bytes], request_id: int, method: str, params: dict[str, object]) -> dict[str, object]:
     assert process.stdin is not None and process.stdout is not None
-    process.stdin.write(json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}).encode() + b"\n")
+    process.stdin.write(
+        json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}).encode() + b"\n"
+    )
     process.stdin.flush()
     while True:
         frame = json.loads(process.stdout.readline())
@@ -75,8 +90,13 @@ def time_tool(cwd: Path, runs: int, work: Path, engine: str) -> float:
     config = work / f"cordis-{engine}.yml"
     config.write_text(f"- include: {CONFIG}\n- id: search\n  config:\n    engine: {engine}\n")
     env = {**os.environ, "ACP_AGENT_SCRIPT": str(script), "ACP_AGENT_SESSIONS": str(work / "sessions")}
-    process = subprocess.Popen([sys.executable, "-m", "acp_agent", "--config", str(config)],
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "acp_agent", "--config", str(config)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
     try:
         rpc(process, 1, "initialize", {"protocolVersion": 1})
         session = rpc(process, 2, "session/new", {"cwd": str(cwd), "mcpServers": []})["result"]["sessionId"]  # type: ignore[index]

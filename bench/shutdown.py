@@ -49,16 +49,23 @@ def stop(process: subprocess.Popen[bytes], how: str) -> float:
 def time_server(env: dict[str, str], cwd: str, how: str) -> float:
     process = subprocess.Popen(
         [sys.executable, "-m", "acp_agent", "--config", str(CONFIG)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=env,
     )
     assert process.stdin is not None and process.stdout is not None
-    process.stdin.write(request(1, "initialize", {"protocolVersion": 1}) + request(2, "session/new", {"cwd": cwd, "mcpServers": []}))
+    process.stdin.write(
+        request(1, "initialize", {"protocolVersion": 1}) + request(2, "session/new", {"cwd": cwd, "mcpServers": []})
+    )
     process.stdin.flush()
     session_id = None
     while session_id is None:
         frame = json.loads(process.stdout.readline())
         session_id = frame.get("result", {}).get("sessionId") if frame.get("id") == 2 else None
-    process.stdin.write(request(3, "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "Go."}]}))
+    process.stdin.write(
+        request(3, "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "Go."}]})
+    )
     process.stdin.flush()
     while b'"text":"partial"' not in process.stdout.readline():  # the turn streams, then hangs
         pass

@@ -69,7 +69,9 @@ def main() -> int:
     (full, closed), (again, closed_again) = rounds
     print(f"{machine()}; {args.sessions} sessions of one prompt each")
     print(f"  server RSS at the start:            {start / 1024:7.1f} MB")
-    print(f"  with the {args.sessions} sessions open:        {full / 1024:7.1f} MB  (+{(full - start) / args.sessions:.1f} KB a session)")
+    print(
+        f"  with the {args.sessions} sessions open:        {full / 1024:7.1f} MB  (+{(full - start) / args.sessions:.1f} KB a session)"
+    )
     print(f"  after closing them all:             {closed / 1024:7.1f} MB")
     print(f"  {args.sessions} more, open / closed:           {again / 1024:7.1f} / {closed_again / 1024:.1f} MB")
     ratio = closed / start

@@ -90,7 +90,9 @@ async def anchor(pieces: list[bytes]) -> list[bytes]:
     return []
 
 
-async def timed(decode: Callable[[list[bytes]], Awaitable[list[Any]]], streams: list[list[bytes]], repeat: int) -> float:
+async def timed(
+    decode: Callable[[list[bytes]], Awaitable[list[Any]]], streams: list[list[bytes]], repeat: int
+) -> float:
     start = time.perf_counter()
     for _ in range(repeat):
         for pieces in streams:
@@ -111,7 +113,9 @@ async def main() -> int:
     events = sum(len(f) for f in frames)
     size = sum(len(piece) for f in frames for piece in f)
     print(f"machine: nproc {os.cpu_count()}, Python {platform.python_version()}, httpx-sse {httpx_sse.__version__}")
-    print(f"input: {len(calls)} recorded calls, {events} events, {size} bytes; {args.runs} runs of {args.repeat} passes\n")
+    print(
+        f"input: {len(calls)} recorded calls, {events} events, {size} bytes; {args.runs} runs of {args.repeat} passes\n"
+    )
 
     same = True
     for name, framing in FRAMINGS.items():
@@ -121,7 +125,9 @@ async def main() -> int:
                 same = False
     print(f"events: {'the same' if same else 'NOT the same'} on every stream and framing\n")
 
-    print(f"{'framing':<10} {'anchor ms':>10} {'ours ms':>9} {'httpx-sse ms':>13} {'ours/anchor':>12} {'httpx-sse/ours':>15}")
+    print(
+        f"{'framing':<10} {'anchor ms':>10} {'ours ms':>9} {'httpx-sse ms':>13} {'ours/anchor':>12} {'httpx-sse/ours':>15}"
+    )
     for name, framing in FRAMINGS.items():
         streams = [framing(call) for call in frames]
         times: dict[str, list[float]] = {"anchor": [], "ours": [], "library": []}
@@ -129,7 +135,9 @@ async def main() -> int:
             for key, decode in (("anchor", anchor), ("ours", ours), ("library", library)):
                 times[key].append(await timed(decode, streams, args.repeat))
         base, own, lib = (statistics.median(times[key]) for key in ("anchor", "ours", "library"))
-        print(f"{name:<10} {base * 1e3:>10.1f} {own * 1e3:>9.1f} {lib * 1e3:>13.1f} {own / base:>11.2f}x {lib / own:>14.2f}x")
+        print(
+            f"{name:<10} {base * 1e3:>10.1f} {own * 1e3:>9.1f} {lib * 1e3:>13.1f} {own / base:>11.2f}x {lib / own:>14.2f}x"
+        )
 
     print("\nwhere they differ (each input fed whole):")
     for label, body in EDGES.items():

@@ -73,7 +73,9 @@ def handshake(cwd: str) -> bytes:
 def time_once(command: list[str], env: dict[str, str], payload: bytes) -> float:
     """Seconds from spawn until two response lines came back."""
     start = time.perf_counter()
-    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    process = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+    )
     assert process.stdin and process.stdout
     process.stdin.write(payload)
     process.stdin.flush()
@@ -94,7 +96,9 @@ def mcp_ready_once(env: dict[str, str], cwd: str) -> float:
     which waits for the server's tools."""
     server = {"name": "fixture", "command": sys.executable, "args": [str(MCP_SERVER)], "env": []}
     command = [sys.executable, "-m", "acp_agent", "--config", str(ROOT / "cordis.record.yml")]
-    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    process = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+    )
     assert process.stdin and process.stdout
 
     def send(frame: dict[str, object]) -> None:
@@ -153,7 +157,9 @@ def paired_ms(commands: list[list[str]], env: dict[str, str], payload: bytes, ru
 
 def slowest_imports(command: list[str], env: dict[str, str], payload: bytes, count: int = 10) -> list[tuple[int, str]]:
     """The server's `count` slowest imports, cumulative microseconds, from `-X importtime`."""
-    process = subprocess.run([command[0], "-X", "importtime", *command[1:]], input=payload, capture_output=True, env=env)
+    process = subprocess.run(
+        [command[0], "-X", "importtime", *command[1:]], input=payload, capture_output=True, env=env
+    )
     found = []
     for line in process.stderr.decode().splitlines():
         if line.startswith("import time:") and "|" in line:
@@ -194,10 +200,14 @@ def main() -> int:
     print(f"machine:                    {machine()}")
     print(f"runs per command:           {args.runs}")
     print(f"anchor (imports, echo):     {anchor:7.1f} ms median")
-    print(f"anchor using them:          {using:7.1f} ms median ({using / anchor:.2f}x the first; one model, an event loop)")
+    print(
+        f"anchor using them:          {using:7.1f} ms median ({using / anchor:.2f}x the first; one model, an event loop)"
+    )
     print(f"acp-agent to a session:     {agent:7.1f} ms median")
     print(f"ratio:                      {agent / anchor:7.2f}x (target <= {TARGET}x)")
-    print(f"ratio to the anchor using:  {agent / using:7.2f}x ({'within' if agent / using <= TARGET else 'over'} {TARGET}x; context)")
+    print(
+        f"ratio to the anchor using:  {agent / using:7.2f}x ({'within' if agent / using <= TARGET else 'over'} {TARGET}x; context)"
+    )
     print("slowest imports (-X importtime, cumulative):")
     for micros, name in imports:
         print(f"  {micros / 1000:7.1f} ms  {name.strip()}")

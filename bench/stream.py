@@ -66,7 +66,9 @@ def answer_events(count: int) -> list[bytes]:
     events += [event({"content": " " + WORDS[i % len(WORDS)]}) for i in range(third)]
     call = {"index": 0, "id": "call_0", "type": "function", "function": {"name": "bash", "arguments": ""}}
     events.append(event({"tool_calls": [call]}))
-    events += [event({"tool_calls": [{"index": 0, "function": {"arguments": f"x{i}"}}]}) for i in range(count - 2 * third)]
+    events += [
+        event({"tool_calls": [{"index": 0, "function": {"arguments": f"x{i}"}}]}) for i in range(count - 2 * third)
+    ]
     usage = {"prompt_tokens": 900, "completion_tokens": count, "prompt_cache_hit_tokens": 768}
     events.append(event({"content": ""}, "tool_calls", usage))
     events.append(b"data: [DONE]\n\n")
@@ -91,12 +93,15 @@ async def serve(listener: Any, bodies: dict[str, bytes]) -> None:
                 while True:
                     head = (await reader.receive_until(b"\r\n\r\n", 1 << 20)).decode("latin-1")
                     length = next(
-                        int(line.split(":", 1)[1]) for line in head.split("\r\n") if line.lower().startswith("content-length:")
+                        int(line.split(":", 1)[1])
+                        for line in head.split("\r\n")
+                        if line.lower().startswith("content-length:")
                     )
                     request = json.loads(await reader.receive_exactly(length))
                     body = bodies[request["metadata"]["framing"]]
                     await stream.send(
-                        b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n" + body
+                        b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+                        + body
                     )
             except (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError):
                 pass
@@ -164,7 +169,9 @@ async def main_async(events: int, runs: int) -> float:
         tasks.start_soon(serve, listener, bodies)
         print(f"events per answer: {events + 3}; median of {runs} runs")
         for framing in bodies:
-            config = Config(base_url=f"http://127.0.0.1:{port}", api_key_env=KEY_ENV, extra_body={"metadata": {"framing": framing}})
+            config = Config(
+                base_url=f"http://127.0.0.1:{port}", api_key_env=KEY_ENV, extra_body={"metadata": {"framing": framing}}
+            )
             adapter = OpenAICompat(Context(), config)
             (floor_s, lines), (adapter_s, chunks) = await medians(
                 lambda: time_httpx(adapter, framing), lambda: time_adapter(adapter, framing), runs
@@ -175,8 +182,12 @@ async def main_async(events: int, runs: int) -> float:
             if framing == GATED:
                 gated = ratio
             print(f"[{framing}]")
-            print(f"  httpx alone (aiter_lines):     {floor_rate:12,.0f} events/s  ({lines} data lines in {floor_s * 1000:.1f} ms)")
-            print(f"  adapter -> StreamChunks:       {adapter_rate:12,.0f} chunks/s  ({chunks} chunks in {adapter_s * 1000:.1f} ms)")
+            print(
+                f"  httpx alone (aiter_lines):     {floor_rate:12,.0f} events/s  ({lines} data lines in {floor_s * 1000:.1f} ms)"
+            )
+            print(
+                f"  adapter -> StreamChunks:       {adapter_rate:12,.0f} chunks/s  ({chunks} chunks in {adapter_s * 1000:.1f} ms)"
+            )
             floor_note = f"floor {FLOOR_RATIO}" if framing == GATED else "reference, not gated"
             print(f"  ratio:                         {ratio:12.2f} ({floor_note})")
         tasks.cancel_scope.cancel()

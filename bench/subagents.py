@@ -164,7 +164,13 @@ async def measure_background(children: int, sessions: Path) -> dict[str, float]:
         turns = sum(1 for event in parent.session.events if event.type == "turn/end")
         await parent.dispose()
         left = sum(1 for _ in agents)
-    return {"one_shot_ms": one_shot * 1000, "background_ms": per_child * 1000, "held_kb": held / 1024, "woken": turns, "left": left}
+    return {
+        "one_shot_ms": one_shot * 1000,
+        "background_ms": per_child * 1000,
+        "held_kb": held / 1024,
+        "woken": turns,
+        "left": left,
+    }
 
 
 def main() -> int:
@@ -186,8 +192,10 @@ def main() -> int:
     print(f"agents still alive:            {figures['live_agents']:7d} (the parent)")
     print(f"background children:           {args.background:7d} (started at once, messaged once, settled twice each)")
     print(f"one-shot round trip (anchor):  {back['one_shot_ms']:7.2f} ms a child")
-    print(f"background start..2nd settle:  {back['background_ms']:7.2f} ms a child "
-          f"({back['background_ms'] / back['one_shot_ms']:.2f}x the anchor; budget 2x)")
+    print(
+        f"background start..2nd settle:  {back['background_ms']:7.2f} ms a child "
+        f"({back['background_ms'] / back['one_shot_ms']:.2f}x the anchor; budget 2x)"
+    )
     print(f"memory a live background child: {back['held_kb']:6.1f} KB (traced: its agent, log, conversation, notice)")
     print(f"parent turns (notices woke):   {back['woken']:7d}; agents left after its dispose: {back['left']}")
     return 0

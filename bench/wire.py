@@ -90,7 +90,9 @@ def produce_sdk(deltas: int) -> None:
 
         async def prompt(self, prompt: Any, session_id: str, **kwargs: Any) -> PromptResponse:
             for text in words(deltas):
-                chunk = AgentMessageChunk(session_update="agent_message_chunk", content=TextContentBlock(type="text", text=text))
+                chunk = AgentMessageChunk(
+                    session_update="agent_message_chunk", content=TextContentBlock(type="text", text=text)
+                )
                 await self.conn.session_update(session_id=session_id, update=chunk)
             return PromptResponse(stop_reason="end_turn")
 
@@ -110,7 +112,9 @@ async def time_prompt(command: list[str], env: dict[str, str], cwd: str, deltas:
     stdin, stdout = process.stdin, process.stdout
 
     async def request(request_id: int, method: str, params: dict[str, Any]) -> tuple[dict[str, Any], int]:
-        stdin.write(json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}).encode() + b"\n")
+        stdin.write(
+            json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}).encode() + b"\n"
+        )
         await stdin.drain()
         chunks = 0
         while True:
@@ -126,7 +130,9 @@ async def time_prompt(command: list[str], env: dict[str, str], cwd: str, deltas:
     new, _ = await request(2, "session/new", {"cwd": cwd, "mcpServers": []})
     session_id = new["result"]["sessionId"]
     start = time.perf_counter()
-    answer, chunks = await request(3, "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "Go."}]})
+    answer, chunks = await request(
+        3, "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "Go."}]}
+    )
     elapsed = time.perf_counter() - start
     if answer.get("result") != {"stopReason": "end_turn"} or chunks != deltas:
         raise RuntimeError(f"{command[-3:]}: answered {answer} after {chunks} of {deltas} chunks")
@@ -174,7 +180,11 @@ def main() -> int:
     print(f"{machine()}; {args.deltas:,} deltas, median of {args.runs} runs")
     print(f"session logs written by the server runs, each with every delta: {logged} of {len(logs)}")
     rates = {name: args.deltas / statistics.median(seconds) for name, seconds in timings.items()}
-    labels = {"server": "acp-agent server (persistence on)", "raw": "raw Python writer (floor)", "sdk": "official ACP SDK agent"}
+    labels = {
+        "server": "acp-agent server (persistence on)",
+        "raw": "raw Python writer (floor)",
+        "sdk": "official ACP SDK agent",
+    }
     for name, rate in rates.items():
         print(
             f"  {labels[name]:36} {rate:10,.0f} deltas/s  ({statistics.median(timings[name]) * 1000:7.1f} ms)"

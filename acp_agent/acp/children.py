@@ -104,6 +104,7 @@ def stop_reason(reason: TurnEndReason) -> StopReason:
     """A prompt's stop reason (a failed turn has none: its prompt answers an error)."""
     return STOP_REASONS[reason.kind]
 
+
 Frame = tuple[str, SessionUpdate]
 """An update and the session it goes out on."""
 
@@ -162,7 +163,9 @@ class ChildSession:
         return isinstance(self.task, dict) and self.task.get("run_in_background") is True
 
     @classmethod
-    def opened(cls, header: SessionHeader, route: str, parent_id: str, parent: UpdateMapper) -> tuple[ChildSession, list[Frame]]:
+    def opened(
+        cls, header: SessionHeader, route: str, parent_id: str, parent: UpdateMapper
+    ) -> tuple[ChildSession, list[Frame]]:
         """The child session of `header`'s agent, started by a call that `parent` mapped on
         `parent_id`'s session, and the frames that open it: its announce, then the link on the
         call's card."""
@@ -234,7 +237,11 @@ class ChildSession:
         return self._final("answer", texts, reason, None)
 
     def _final(
-        self, kind: str, texts: list[str], reason: TurnEndReason | None, capabilities: SubagentSessionCapabilities | None
+        self,
+        kind: str,
+        texts: list[str],
+        reason: TurnEndReason | None,
+        capabilities: SubagentSessionCapabilities | None,
     ) -> list[Frame]:
         """A run's answer (`texts`, as message `kind`), then its `idle` state."""
         content: list[MessageBlock] = [Text(text=text) for text in texts]

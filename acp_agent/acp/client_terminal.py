@@ -100,7 +100,9 @@ class TerminalRunner(CommandRunner):
             if refused is not None:
                 raise refused
             if created is None:
-                raise TerminalFailed(f"the editor's terminal failed: no answer to terminal/create within {timeout_seconds:g} s")
+                raise TerminalFailed(
+                    f"the editor's terminal failed: no answer to terminal/create within {timeout_seconds:g} s"
+                )
             ids = _ids(self.session_id, created)
             call.show(terminal_id=created.terminal_id)
             with anyio.move_on_after(timeout_seconds):
@@ -122,7 +124,9 @@ class TerminalRunner(CommandRunner):
         try:
             result = await self.conn.request(method, params)
         except ClientError as exc:
-            raise TerminalFailed(f"the editor's terminal failed: {method} answered error {exc.code}: {exc.message}") from None
+            raise TerminalFailed(
+                f"the editor's terminal failed: {method} answered error {exc.code}: {exc.message}"
+            ) from None
         if model is None:
             return result
         try:

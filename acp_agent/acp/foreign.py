@@ -68,7 +68,11 @@ def foreign_update(
                     fields.setdefault("status", "pending")
                     return ToolCallStart.model_validate({**fields, "toolCallId": call_id, "_meta": meta})
                 return ToolCallProgress.model_validate(
-                    {**{k: v for k, v in fields.items() if k not in ("title", "kind")}, "toolCallId": call_id, "_meta": meta}
+                    {
+                        **{k: v for k, v in fields.items() if k not in ("title", "kind")},
+                        "toolCallId": call_id,
+                        "_meta": meta,
+                    }
                 )
     except ValidationError as exc:
         log.debug("an ACP child's %s update is not shown: %s", kind, exc)

@@ -213,7 +213,9 @@ class _Deltas:
 def _chunk_event(at: SessionEvent, chunk: StreamChunk) -> AssistantChunkEvent:
     """A chunk as the replay shows it, where `at` (a chunk or its step's message) is in the log."""
     data = at.data
-    return AssistantChunkEvent(seq=at.seq, time=at.time, data=AssistantChunkData(turn=data.turn, step=data.step, chunk=chunk))
+    return AssistantChunkEvent(
+        seq=at.seq, time=at.time, data=AssistantChunkData(turn=data.turn, step=data.step, chunk=chunk)
+    )
 
 
 def _children_by_call(log: StoredLog) -> dict[str, list[StoredLog]]:

@@ -699,10 +699,23 @@ class SessionMessageChunk(Model):
 
 
 SessionUpdate = Annotated[
-    ContentChunk | ToolCallStart | ToolCallProgress | Plan | PlanUpdate | PlanRemoved | UsageUpdate | SessionInfoUpdate
-    | CurrentModeUpdate | ConfigOptionUpdate | AvailableCommandsUpdate | Notice
-    | CompactionUpdate | CompactionSummaryChunk
-    | SubagentUpdate | SessionMessage | SessionMessageChunk,
+    ContentChunk
+    | ToolCallStart
+    | ToolCallProgress
+    | Plan
+    | PlanUpdate
+    | PlanRemoved
+    | UsageUpdate
+    | SessionInfoUpdate
+    | CurrentModeUpdate
+    | ConfigOptionUpdate
+    | AvailableCommandsUpdate
+    | Notice
+    | CompactionUpdate
+    | CompactionSummaryChunk
+    | SubagentUpdate
+    | SessionMessage
+    | SessionMessageChunk,
     Field(discriminator="session_update"),
 ]
 

@@ -655,7 +655,6 @@ class AcpServer:
         for entry in self.wire.sessions.values():
             entry.agent.cancel("the client closed the connection")
 
-
     def _client_prompt(self, system_prompt: SystemPrompt | None) -> tuple[ClientPromptMode, str] | None:
         """The request's `systemPrompt` as (mode, text), checked before anything is opened."""
         if system_prompt is None:
@@ -761,9 +760,7 @@ def _forked_turns(meta: dict[str, Any] | None) -> int | None:
 
 
 def _brief(exc: ValidationError) -> str:
-    return "; ".join(
-        f"{'.'.join(map(str, err['loc'])) or 'params'}: {err['msg']}" for err in exc.errors()
-    )
+    return "; ".join(f"{'.'.join(map(str, err['loc'])) or 'params'}: {err['msg']}" for err in exc.errors())
 
 
 def _method(
@@ -829,7 +826,14 @@ class _Forward:
     __slots__ = ("wire", "session_id", "mapper", "shown_on", "child", "top_level", "woken")
 
     def __init__(
-        self, wire: Wire, session_id: str, mapper: UpdateMapper, shown_on: AgentWire, child: ChildSession | None, *, top_level: bool
+        self,
+        wire: Wire,
+        session_id: str,
+        mapper: UpdateMapper,
+        shown_on: AgentWire,
+        child: ChildSession | None,
+        *,
+        top_level: bool,
     ) -> None:
         self.wire = wire
         self.session_id = session_id

@@ -66,9 +66,12 @@ class AcpTrustAsker(TrustAsker):
         session_id, card_id = shown.session_id, f"trust-{next(self._ids)}"
         content = text_content(question.paragraphs())
         self._wire.update(
-            session_id, ToolCallStart(tool_call_id=card_id, title=question.title, kind="other", status="pending", content=content)
+            session_id,
+            ToolCallStart(tool_call_id=card_id, title=question.title, kind="other", status="pending", content=content),
         )
-        asked = PermissionToolCall(tool_call_id=card_id, title=question.title, kind="other", status="pending", content=content)
+        asked = PermissionToolCall(
+            tool_call_id=card_id, title=question.title, kind="other", status="pending", content=content
+        )
         params = RequestPermissionParams(session_id=session_id, tool_call=asked, options=_OPTIONS)
         found: TrustAnswer = "cancelled"
         try:
@@ -78,7 +81,9 @@ class AcpTrustAsker(TrustAsker):
         except (ClientError, ValidationError):
             pass  # no answer: untrusted
         trusted = found in ("allow_once", "allow_always")
-        self._wire.update(session_id, ToolCallProgress(tool_call_id=card_id, status="completed" if trusted else "failed"))
+        self._wire.update(
+            session_id, ToolCallProgress(tool_call_id=card_id, status="completed" if trusted else "failed")
+        )
         return found
 
     def tell(self, agent: Agent, text: str) -> None:
@@ -88,4 +93,6 @@ class AcpTrustAsker(TrustAsker):
         if self._wire.client.notices:
             self._wire.update(shown.session_id, Notice(severity="warning", title=text))
         else:
-            self._wire.update(shown.session_id, ContentChunk(session_update="agent_message_chunk", content=Text(text=f"{text}\n\n")))
+            self._wire.update(
+                shown.session_id, ContentChunk(session_update="agent_message_chunk", content=Text(text=f"{text}\n\n"))
+            )

@@ -76,7 +76,9 @@ from acp_agent.subagents.acp import AcpUpdateEvent
 from acp_agent.tools.todo import TodoUpdateData, TodoUpdateEvent
 
 ToolLookup = Callable[[str], "Tool[Any] | None"]
-CHILD_SHOWS: frozenset[type[SessionEvent]] = frozenset({ToolCallEvent, ToolDisplayEvent, ToolResultEvent, AcpUpdateEvent})
+CHILD_SHOWS: frozenset[type[SessionEvent]] = frozenset(
+    {ToolCallEvent, ToolDisplayEvent, ToolResultEvent, AcpUpdateEvent}
+)
 """What a child agent shows on its top-level session when the client does not take child
 sessions: its tool calls (opened, shown while they run, finished), and its answer as it grows on
 the card of the call that started it (an ACP child: its tool calls, as `acp/update` events). Its
@@ -312,11 +314,18 @@ class UpdateMapper:
         compaction_id = self._compaction = f"compaction-{step.turn}-{step.step}"
         if self._compaction_updates:
             return CompactionUpdate(compaction_id=compaction_id, status="in_progress")
-        return ToolCallStart(tool_call_id=compaction_id, title=compaction_texts.CARD_TITLE, kind="think", status="in_progress")
+        return ToolCallStart(
+            tool_call_id=compaction_id, title=compaction_texts.CARD_TITLE, kind="think", status="in_progress"
+        )
 
     def _summary_chunk(self, event: AssistantChunkEvent) -> SessionUpdate | None:
         shown = self.text(event.data.chunk)  # the summary's text, however it streamed; thoughts are not shown
-        if shown is None or shown[0] != "agent_message_chunk" or self._compaction is None or not self._compaction_updates:
+        if (
+            shown is None
+            or shown[0] != "agent_message_chunk"
+            or self._compaction is None
+            or not self._compaction_updates
+        ):
             return None
         return CompactionSummaryChunk(compaction_id=self._compaction, content=Text(text=shown[1]))
 
@@ -345,7 +354,9 @@ class UpdateMapper:
         if self._compaction_updates:
             if status == "completed":
                 return CompactionUpdate(compaction_id=compaction_id, status=status, summary=[Text(text=text)])
-            return CompactionUpdate(compaction_id=compaction_id, status=status, error=text if status == "failed" else None)
+            return CompactionUpdate(
+                compaction_id=compaction_id, status=status, error=text if status == "failed" else None
+            )
         card_status: ToolCallStatus = "completed" if status == "completed" else "failed"  # no `cancelled` for a card
         return ToolCallProgress(tool_call_id=compaction_id, status=card_status, content=text_content([text]))
 

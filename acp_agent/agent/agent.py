@@ -293,4 +293,3 @@ class Agent:
             self._idle_again()
             if self._stopped is not None:
                 self._stopped.set()
-

@@ -107,7 +107,9 @@ def choose(agent: Agent, config_id: str, value: str) -> None:
     agent.options = options
 
 
-def restored(options: AgentOptions, models: Sequence[ModelEntry], events: Iterable[SessionEvent], session: str) -> AgentOptions:
+def restored(
+    options: AgentOptions, models: Sequence[ModelEntry], events: Iterable[SessionEvent], session: str
+) -> AgentOptions:
     """A loaded session's options: its choices applied again, in order; a choice no longer
     offered is skipped, with a warning."""
     for event in events:
@@ -117,7 +119,12 @@ def restored(options: AgentOptions, models: Sequence[ModelEntry], events: Iterab
         try:
             options = with_choice(options, models, data.config_id, data.value)
         except UnknownModel:
-            log.warning("session %s chose the model %r, which is no longer offered; using %r", session, data.value, options.model)
+            log.warning(
+                "session %s chose the model %r, which is no longer offered; using %r",
+                session,
+                data.value,
+                options.model,
+            )
         except UnknownThoughtLevel:
             log.warning(
                 "session %s chose the thought level %r, which %r no longer offers; using %r",

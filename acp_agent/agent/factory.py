@@ -149,7 +149,9 @@ class AgentFactory:
         (the store continues `loaded`'s file, or starts a new one)."""
         ctx = self._ctx
         store = ctx.get(SESSIONS)
-        session = Session(header, registry=store.registry, seed=seed, state=loaded.state if loaded is not None else None)
+        session = Session(
+            header, registry=store.registry, seed=seed, state=loaded.state if loaded is not None else None
+        )
         scope = ctx.scope.child()
         agent = Agent(ctx, session, options, scope, route)
         try:

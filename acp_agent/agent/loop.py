@@ -307,7 +307,9 @@ async def model_call(agent: Agent, progress: TurnProgress, request: LlmRequest) 
         assembler = progress.assembler = BlockAssembler()
     assert finish is not None  # each attempt raised without one
     usage = assembler.usage
-    message = AssistantMessageData(turn=turn, step=step, content=assembler.blocks(), usage=usage, cost=call_cost(agent, usage))
+    message = AssistantMessageData(
+        turn=turn, step=step, content=assembler.blocks(), usage=usage, cost=call_cost(agent, usage)
+    )
     progress.message_logged = True  # even if its append raises: a subscriber may fail once it is logged
     session.append("assistant/message", message)
     if finish.kind == "error":
@@ -325,7 +327,9 @@ async def _run_tools(agent: Agent, progress: TurnProgress, calls: list[ToolCallB
         for call in calls
     ]
     for call in calls:
-        session.append("tool/call", ToolCallData(turn=turn, step=step, call_id=call.id, name=call.name, arguments=call.arguments))
+        session.append(
+            "tool/call", ToolCallData(turn=turn, step=step, call_id=call.id, name=call.name, arguments=call.arguments)
+        )
     cwd = Path(session.cwd or ".")
 
     def context(call_id: str) -> ToolCallContext:
@@ -427,7 +431,9 @@ def call_cost(agent: Agent, usage: Usage | None) -> CallCost | None:
     """What a call of the agent's model that used `usage` cost: at its model entry's prices, else
     at those its adapter row declares (None without usage or prices)."""
     options = agent.options
-    pricing = model_entry(agent.ctx.get(AGENTS).models, options.model).pricing or agent.ctx.get(LLM).pricing.get(options.provider)
+    pricing = model_entry(agent.ctx.get(AGENTS).models, options.model).pricing or agent.ctx.get(LLM).pricing.get(
+        options.provider
+    )
     return None if usage is None or pricing is None else pricing.cost(usage)
 
 

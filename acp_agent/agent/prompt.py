@@ -72,7 +72,9 @@ class SystemPrompt:
         return sorted(chosen, key=lambda section: section.order)
 
     def render(self, owner: Scope | None, variables: Mapping[str, str], tools: Sequence[ToolSchema]) -> str:
-        parts = [section.text if section.literal else _fill(section.text, variables) for section in self.sections(owner)]
+        parts = [
+            section.text if section.literal else _fill(section.text, variables) for section in self.sections(owner)
+        ]
         if tools:
             listing = "\n".join(f"- {t.name}: {t.description}" for t in tools)
             parts.append(_fill("Tools you can call:\n" + listing, variables))

@@ -67,7 +67,9 @@ class Titler:
         self._considered.add(agent)
         if any(isinstance(event, TitleEvent) for event in session.events):
             return
-        asked = next((e for e in session.events if isinstance(e, UserMessageEvent) and e.data.source.kind in USER_SOURCES), None)
+        asked = next(
+            (e for e in session.events if isinstance(e, UserMessageEvent) and e.data.source.kind in USER_SOURCES), None
+        )
         answered = next((e for e in reversed(session.events) if isinstance(e, AssistantMessageEvent)), None)
         if asked is None:
             return  # only commands so far (a `/compact`): nothing names the thread yet

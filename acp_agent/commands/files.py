@@ -84,7 +84,9 @@ def read_command_file(path: Path, project: Path | None = None) -> CommandFile | 
         log.warning("ignoring the command file %s: a command name has no spaces or slashes", path)
         return None
     try:
-        data, size = project_file_head(project, path, FILE_LIMIT + 1) if project else user_file_head(path, FILE_LIMIT + 1)
+        data, size = (
+            project_file_head(project, path, FILE_LIMIT + 1) if project else user_file_head(path, FILE_LIMIT + 1)
+        )
         if size > FILE_LIMIT:
             log.warning("ignoring the command file %s: %d bytes, more than a command's %d", path, size, FILE_LIMIT)
             return None

@@ -5,4 +5,14 @@ from __future__ import annotations
 from acp_agent.credentials.keys import UNUSABLE, ApiKey, Credentials, KeyCheck, MissingKey, scrub, usable
 from acp_agent.credentials.store import CredentialsError, CredentialStore
 
-__all__ = ["UNUSABLE", "ApiKey", "CredentialStore", "Credentials", "CredentialsError", "KeyCheck", "MissingKey", "scrub", "usable"]
+__all__ = [
+    "UNUSABLE",
+    "ApiKey",
+    "CredentialStore",
+    "Credentials",
+    "CredentialsError",
+    "KeyCheck",
+    "MissingKey",
+    "scrub",
+    "usable",
+]

@@ -62,4 +62,3 @@ def child_environment(ctx: Context, environ: Mapping[str, str] | None = None) ->
     the environment to start a child process with."""
     hidden = credential_names(ctx)
     return {name: value for name, value in (os.environ if environ is None else environ).items() if name not in hidden}
-

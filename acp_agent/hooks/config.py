@@ -177,4 +177,6 @@ def _matcher(value: Any, source: HookSource, event: str) -> Matcher:
     try:
         return Matcher.parse(value, source.dialect)
     except re.error as exc:
-        raise InvalidHooks(f"the matcher {value!r} of `hooks.{event}` is not a valid regular expression ({exc})") from None
+        raise InvalidHooks(
+            f"the matcher {value!r} of `hooks.{event}` is not a valid regular expression ({exc})"
+        ) from None

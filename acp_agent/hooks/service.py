@@ -44,7 +44,14 @@ from acp_agent.kernel.scope import Scope
 from acp_agent.permissions.service import PERMISSIONS
 from acp_agent.processes.registry import PROCESSES
 from acp_agent.session.content import TextContent
-from acp_agent.session.events import USER_SOURCES, Source, TurnCompleted, TurnEndReason, UserMessageData, UserMessageEvent
+from acp_agent.session.events import (
+    USER_SOURCES,
+    Source,
+    TurnCompleted,
+    TurnEndReason,
+    UserMessageData,
+    UserMessageEvent,
+)
 from acp_agent.session.persistence import SESSIONS
 from acp_agent.tools.base import ToolCallContext, ToolResult
 from acp_agent.tools.pipeline import PreparedCall
@@ -199,7 +206,9 @@ class Hooks:
             return ToolResult.failure(texts.denied(call.block.name, verdict.reason), "hook_denied")
         if verdict.updated_input is not None:
             try:
-                params = tool.Params.model_validate({**arguments, **from_hook_input(call.block.name, verdict.updated_input)})
+                params = tool.Params.model_validate(
+                    {**arguments, **from_hook_input(call.block.name, verdict.updated_input)}
+                )
             except ValidationError as exc:
                 return ToolResult.failure(texts.bad_input(call.block.name, exc), "hook_invalid_input")
             call = call._replace(params=params)

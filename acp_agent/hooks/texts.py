@@ -44,7 +44,7 @@ def stop_limit(count: int) -> str:
 
 def hook_context(event: str, text: str) -> str:
     """A hook's additional context, as the model reads it."""
-    return f"<hook-context event=\"{event}\">\n{text}\n</hook-context>"
+    return f'<hook-context event="{event}">\n{text}\n</hook-context>'
 
 
 HOOKS_DESCRIPTION: Final = "List the hooks this session runs, and where they come from"

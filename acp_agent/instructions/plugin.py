@@ -59,7 +59,9 @@ class ProjectInstructions:
         """Read the files again; log the section if it changed, and give it to the agent."""
         cwd = Path(agent.session.cwd) if agent.session.cwd else None
         joined = [path for files in self._nested.get(agent.scope, {}).values() for path in files]
-        found = read_instructions([*instruction_files(cwd, self._config()), *joined], project_root(cwd) if cwd else None)
+        found = read_instructions(
+            [*instruction_files(cwd, self._config()), *joined], project_root(cwd) if cwd else None
+        )
         logged = self._logged.get(agent.scope)
         if found.text != (last_logged(agent.session.events) if logged is None else logged):
             files = [InstructionFile(path=f.path, size=f.size, shown=f.shown) for f in found.files]
@@ -74,7 +76,6 @@ class ProjectInstructions:
         if found.text:
             section = Section(order=INSTRUCTIONS_ORDER, name="instructions", text=found.text, literal=True)
             self._installed[agent.scope] = (found.text, self._prompt.add(section, owner=agent.scope))
-
 
     async def gate(self, call: PreparedCall, context: ToolCallContext) -> None:
         """Before a file tool's call: the instructions of the subdirectories of the cwd on the way

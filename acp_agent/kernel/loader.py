@@ -160,6 +160,4 @@ def _reason(exc: OSError | UnicodeDecodeError) -> str:
 
 
 def _brief(exc: ValidationError) -> str:
-    return "; ".join(
-        f"{'.'.join(map(str, err['loc'])) or '<row>'}: {err['msg']}" for err in exc.errors()
-    )
+    return "; ".join(f"{'.'.join(map(str, err['loc'])) or '<row>'}: {err['msg']}" for err in exc.errors())

@@ -48,9 +48,7 @@ class ScriptExhausted(ReplayError):
     """Raised when an agent makes more model calls than its script recorded."""
 
     def __init__(self, route: str, index: int, length: int) -> None:
-        super().__init__(
-            f"replay script for route {route!r} is exhausted: call {index + 1} asked, {length} recorded"
-        )
+        super().__init__(f"replay script for route {route!r} is exhausted: call {index + 1} asked, {length} recorded")
         self.route = route
 
 

@@ -97,7 +97,9 @@ class Config(PluginConfig, RequestOptions):
 
     provider: str = "deepseek"
     """The provider name requests must carry (the agents row's `provider`) for this adapter to serve them."""
-    base_url: str = Field(default_factory=lambda: os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL, validate_default=True)
+    base_url: str = Field(
+        default_factory=lambda: os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL, validate_default=True
+    )
     """Where the API lives; `/chat/completions` is appended. Default: `$DEEPSEEK_BASE_URL`, else DeepSeek's."""
     api_key_env: str | None = DEFAULT_KEY_ENV
     """The environment variable holding the API key; empty or null for a server that needs none."""
@@ -110,9 +112,7 @@ class Config(PluginConfig, RequestOptions):
     """The provider's prices per million tokens (a model entry of the agents row that declares its
     own wins): each call's cost is logged and the session's total shown (`usage_update.cost`)."""
 
-    @field_validator(
-        "api_key_env", "model", "max_tokens", "temperature", "reasoning_effort", "thinking", mode="before"
-    )
+    @field_validator("api_key_env", "model", "max_tokens", "temperature", "reasoning_effort", "thinking", mode="before")
     @classmethod
     def _unset_is_none(cls, value: object) -> object:
         # `${VAR:-}` expands to "" when the variable is not set.
@@ -152,9 +152,13 @@ def translate(exc: Exception, config: Config, key: str | None, *, streaming: boo
     elif isinstance(exc, HttpFailure):
         error = _status_error(exc.status, f"{provider} answered HTTP {exc.status}", _provider_message(exc.body), config)
     elif isinstance(exc, StreamFailure):
-        error = _status_error(exc.status or 500, f"{provider} reported an error mid-stream", _provider_message(exc.error), config)
+        error = _status_error(
+            exc.status or 500, f"{provider} reported an error mid-stream", _provider_message(exc.error), config
+        )
     elif isinstance(exc, httpx.ReadTimeout):
-        error = LlmError(f"{provider} sent nothing for {config.stream_idle_timeout:g} s (streamIdleTimeout)", codes.TIMEOUT)
+        error = LlmError(
+            f"{provider} sent nothing for {config.stream_idle_timeout:g} s (streamIdleTimeout)", codes.TIMEOUT
+        )
     elif isinstance(exc, httpx.RemoteProtocolError) and streaming:
         error = LlmError(f"the {provider} stream was cut before it finished: {_brief(exc)}", codes.STREAM_CLOSED)
     elif isinstance(exc, httpx.HTTPError):
@@ -178,7 +182,9 @@ def _status_error(status: int, what: str, message: str, config: Config) -> LlmEr
     if status == 408:
         return LlmError(said, codes.TIMEOUT, status)
     if _OVERFLOW.search(message):
-        return LlmError(f"the conversation no longer fits the model's context window ({said})", codes.CONTEXT_OVERFLOW, status)
+        return LlmError(
+            f"the conversation no longer fits the model's context window ({said})", codes.CONTEXT_OVERFLOW, status
+        )
     return LlmError(said, codes.INVALID_REQUEST, status)
 
 
@@ -239,7 +245,9 @@ class OpenAICompat:
         self.config = config
         self._credentials = credentials if credentials is not None else Credentials()
         self.api_key = (
-            None if config.api_key_env is None else ApiKey(config.api_key_env, config.provider, config.base_url, self.check_key)
+            None
+            if config.api_key_env is None
+            else ApiKey(config.api_key_env, config.provider, config.base_url, self.check_key)
         )
         """The key this row needs (None: the server takes none)."""
         self.url = f"{config.base_url}/chat/completions"
@@ -288,7 +296,9 @@ class OpenAICompat:
 
             timeout = self.config.connect_timeout
             self._client = httpx.AsyncClient(
-                timeout=httpx.Timeout(connect=timeout, read=self.config.stream_idle_timeout, write=timeout, pool=timeout),
+                timeout=httpx.Timeout(
+                    connect=timeout, read=self.config.stream_idle_timeout, write=timeout, pool=timeout
+                ),
                 headers=USER_AGENT,
             )
         return self._client
@@ -355,7 +365,12 @@ class OpenAICompat:
         attempts = self.config.retry.attempts
         log.warning(
             "%s: %s [%s]; retry %d of %d in %.2f s",
-            self.config.provider, error.message, error.code, attempt, attempts - 1, delay,
+            self.config.provider,
+            error.message,
+            error.code,
+            attempt,
+            attempts - 1,
+            delay,
         )
         if request.on_retry is not None:
             retry = RetryData(

@@ -206,7 +206,11 @@ def _assistant(message: AssistantMessage, answered: set[str], carry_reasoning: b
         wire["reasoning_content"] = "".join(reasoning)
     if calls:
         wire["tool_calls"] = [
-            {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": arguments_text(call.arguments)}}
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": arguments_text(call.arguments)},
+            }
             for call in calls
         ]
     return wire
@@ -322,7 +326,9 @@ class WireUsage(BaseModel):
 class _Block:
     __slots__ = ("index", "kind", "parts", "id", "name")
 
-    def __init__(self, index: int, kind: Literal["text", "reasoning", "tool-call"], id: str = "", name: str = "") -> None:
+    def __init__(
+        self, index: int, kind: Literal["text", "reasoning", "tool-call"], id: str = "", name: str = ""
+    ) -> None:
         self.index = index
         self.kind = kind
         self.parts: list[str] = []
@@ -333,7 +339,9 @@ class _Block:
         text = "".join(self.parts)
         if self.kind == "tool-call":
             return BlockEnd(index=self.index, block=ToolCallBlock(id=self.id, name=self.name, arguments=text))
-        return BlockEnd(index=self.index, block=ReasoningBlock(text=text) if self.kind == "reasoning" else TextBlock(text=text))
+        return BlockEnd(
+            index=self.index, block=ReasoningBlock(text=text) if self.kind == "reasoning" else TextBlock(text=text)
+        )
 
 
 def new_call_id() -> str:
@@ -442,7 +450,9 @@ class StreamTranslator:
             arguments = function.get("arguments") or ""
             if not isinstance(arguments, str):  # some local servers send the arguments as an object
                 arguments = json.dumps(arguments)
-            out.append(ToolCallDelta(index=block.index, id=block.id, name=block.name or None, arguments_delta=arguments))
+            out.append(
+                ToolCallDelta(index=block.index, id=block.id, name=block.name or None, arguments_delta=arguments)
+            )
             block.parts.append(arguments)
 
     def _close(self, out: list[StreamChunk]) -> None:
@@ -472,7 +482,9 @@ class StreamTranslator:
         if reason in ("stop", "tool_calls"):
             return FinishReason(kind="tool-calls" if self._calls else "stop")
         if reason == "content_filter":
-            return FinishReason(kind="error", message="the provider's content filter stopped the answer", code=codes.CONTENT_FILTER)
+            return FinishReason(
+                kind="error", message="the provider's content filter stopped the answer", code=codes.CONTENT_FILTER
+            )
         if reason == "insufficient_system_resource":
             return FinishReason(kind="error", message="the provider ran out of resources mid-answer", code=codes.SERVER)
         return FinishReason(kind="error", message=f"unknown finish_reason {reason!r}", code=codes.MALFORMED_RESPONSE)

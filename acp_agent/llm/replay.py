@@ -181,7 +181,12 @@ def derive_gates(logs: dict[str, list[dict[str, Any]]], routes: dict[str, str], 
 
 
 def _stop_gates(
-    lines: list[dict[str, Any]], route: str, by_route: dict[str, list[dict[str, Any]]], ids: dict[str, str], skip: int, gates: Gates
+    lines: list[dict[str, Any]],
+    route: str,
+    by_route: dict[str, list[dict[str, Any]]],
+    ids: dict[str, str],
+    skip: int,
+    gates: Gates,
 ) -> None:
     """The gates of `route`'s calls that ask `stop_agent` to stop a child: each waits until the
     child's calls up to its first aborted turn have streamed."""
@@ -194,7 +199,11 @@ def _stop_gates(
         if child is None or key not in keys or keys.index(key) < skip:
             continue
         child_lines = by_route[child]
-        aborted = [e["data"]["turn"] for e in child_lines[1:] if e["type"] == "turn/end" and e["data"]["reason"]["kind"] == "aborted"]
+        aborted = [
+            e["data"]["turn"]
+            for e in child_lines[1:]
+            if e["type"] == "turn/end" and e["data"]["reason"]["kind"] == "aborted"
+        ]
         if aborted:
             made = sum(1 for turn, _ in call_keys(child_lines) if turn <= aborted[0])
             gate = gates.setdefault(route, {}).setdefault(keys.index(key) - skip, Gate())
@@ -209,7 +218,9 @@ def _argument(arguments: str, name: str) -> Any:
     return value.get(name) if isinstance(value, dict) else None
 
 
-def _sending_call(child: list[dict[str, Any]], notice: dict[str, Any], reports_used: dict[tuple[str, int], int]) -> int | None:
+def _sending_call(
+    child: list[dict[str, Any]], notice: dict[str, Any], reports_used: dict[tuple[str, int], int]
+) -> int | None:
     """The index of the child's call whose end sent `notice` (None: its parent stopped it)."""
     turn, keys = notice["turn"], call_keys(child)
     if notice["kind"] == "report":
@@ -287,8 +298,14 @@ def substitute(chunks: list[StreamChunk], replacements: dict[str, str]) -> list[
     lengths: dict[int, list[int]] = {}
     for chunk in chunks:
         if isinstance(chunk, (TextDelta, ReasoningDelta, ToolCallDelta)):
-            lengths.setdefault(chunk.index, []).append(len(chunk.arguments_delta if isinstance(chunk, ToolCallDelta) else chunk.text))
-    pieces = {index: _recut(text, lengths[index], replacements) for (index, which), text in _joined(chunks).items() if which == "delta"}
+            lengths.setdefault(chunk.index, []).append(
+                len(chunk.arguments_delta if isinstance(chunk, ToolCallDelta) else chunk.text)
+            )
+    pieces = {
+        index: _recut(text, lengths[index], replacements)
+        for (index, which), text in _joined(chunks).items()
+        if which == "delta"
+    }
     out: list[StreamChunk] = []
     for chunk in chunks:
         match chunk:
@@ -297,7 +314,13 @@ def substitute(chunks: list[StreamChunk], replacements: dict[str, str]) -> list[
             case ToolCallDelta():
                 chunk = chunk.model_copy(update={"arguments_delta": pieces[chunk.index].pop(0)})
             case BlockEnd(block=TextBlock() | ReasoningBlock() as block):
-                chunk = chunk.model_copy(update={"block": block.model_copy(update={"text": _recut(block.text, [len(block.text)], replacements)[0]})})
+                chunk = chunk.model_copy(
+                    update={
+                        "block": block.model_copy(
+                            update={"text": _recut(block.text, [len(block.text)], replacements)[0]}
+                        )
+                    }
+                )
             case BlockEnd(block=ToolCallBlock() as block):
                 arguments = _recut(block.arguments, [len(block.arguments)], replacements)[0]
                 chunk = chunk.model_copy(update={"block": block.model_copy(update={"arguments": arguments})})
@@ -307,7 +330,10 @@ def substitute(chunks: list[StreamChunk], replacements: dict[str, str]) -> list[
 
 def _recut(text: str, lengths: list[int], replacements: dict[str, str]) -> list[str]:
     """`text` (pieces of `lengths`) with the replacements made, cut into as many pieces."""
-    found = sorted((match.start(), match.end(), replacements[match[0]]) for match in re.finditer("|".join(map(re.escape, replacements)), text))
+    found = sorted(
+        (match.start(), match.end(), replacements[match[0]])
+        for match in re.finditer("|".join(map(re.escape, replacements)), text)
+    )
     new, moved, cuts, last = [], 0, [], 0
     boundaries = list(itertools.accumulate(lengths[:-1]))
     for start, end, replacement in found:
@@ -338,7 +364,11 @@ class ReplayModel:
     """Serves `llm/stream` from per-route scripts; never defers to a real model."""
 
     def __init__(
-        self, scripts: dict[str, Script], jitter: int | None = None, gates: Gates | None = None, aliases: dict[str, str] | None = None
+        self,
+        scripts: dict[str, Script],
+        jitter: int | None = None,
+        gates: Gates | None = None,
+        aliases: dict[str, str] | None = None,
     ) -> None:
         self.scripts = scripts
         self.used: dict[str, int] = dict.fromkeys(scripts, 0)
@@ -386,8 +416,10 @@ class ReplayModel:
         gate = self._gate(request.route)
         if gate is not None:  # the other routes' calls this one follows
             await self._until(
-                lambda: all(self.used.get(other, 0) >= n for other, n in gate.after.items())
-                and all(self.streamed.get(other, 0) >= n for other, n in gate.streamed.items())
+                lambda: (
+                    all(self.used.get(other, 0) >= n for other, n in gate.after.items())
+                    and all(self.streamed.get(other, 0) >= n for other, n in gate.streamed.items())
+                )
             )
         try:
             entry = self._take(request.route)
@@ -402,11 +434,15 @@ class ReplayModel:
         """`entry` with each alias it streams replaced by its agent's session id in this run
         (waiting until that agent has asked for a call, so its id is known)."""
         joined = _joined(entry.chunks)
-        named = {alias: route for alias, route in self.aliases.items() if any(alias in text for text in joined.values())}
+        named = {
+            alias: route for alias, route in self.aliases.items() if any(alias in text for text in joined.values())
+        }
         if not named:
             return entry
         await self._until(lambda: all(route in self.live for route in named.values()))
-        return entry.model_copy(update={"chunks": substitute(entry.chunks, {alias: self.live[route] for alias, route in named.items()})})
+        return entry.model_copy(
+            update={"chunks": substitute(entry.chunks, {alias: self.live[route] for alias, route in named.items()})}
+        )
 
     def _take(self, route: str) -> ReplayEntry:
         script = self.scripts.get(route)

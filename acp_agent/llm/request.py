@@ -157,7 +157,9 @@ def message_of(event: SessionEvent) -> Message | None:
             return compacted(AssistantMessage.model_construct(content=event.data.content))
         case ToolResultEvent():
             data = event.data
-            return compacted(ToolMessage.model_construct(call_id=data.call_id, content=data.content, is_error=data.is_error))
+            return compacted(
+                ToolMessage.model_construct(call_id=data.call_id, content=data.content, is_error=data.is_error)
+            )
         case _ if (seen := getattr(event, "model_content", None)) is not None:
             # A plugin's event the model reads as a user message (a background child's notice).
             return compacted(UserMessage.model_construct(content=seen()))

@@ -211,7 +211,9 @@ class Connection:
             self._listed.set()  # nothing to wait for from a connection that ended
             self._kill_group()
             if self._not_protocol:
-                log.warning("MCP server %s: %d lines of its stdout were not JSON-RPC (ignored)", self.name, self._not_protocol)
+                log.warning(
+                    "MCP server %s: %d lines of its stdout were not JSON-RPC (ignored)", self.name, self._not_protocol
+                )
         if not self._closing:
             self._set("disconnected" if was_ready else "failed", reason)
         self._settled.set()
@@ -338,7 +340,10 @@ class Connection:
         elif isinstance(message, ValidationError):  # a stdout line that is not JSON-RPC
             self._not_protocol += 1
             if self._not_protocol == 1:
-                log.warning("MCP server %s wrote a line that is not JSON-RPC on stdout; such lines are ignored (counted)", self.name)
+                log.warning(
+                    "MCP server %s wrote a line that is not JSON-RPC on stdout; such lines are ignored (counted)",
+                    self.name,
+                )
         elif isinstance(message, Exception):  # a transport error the SDK passes on
             log.debug("MCP server %s: transport error %r", self.name, message)
 
@@ -479,4 +484,3 @@ def _info(server: str, tool: types.Tool) -> ToolInfo:
         destructive=bool(annotations and annotations.destructiveHint),
         open_world=bool(annotations and annotations.openWorldHint),
     )
-

@@ -8,7 +8,8 @@ from collections.abc import Iterable, Mapping
 from acp_agent.mcp.servers import NameValue
 
 
-def server_environment(defaults: Mapping[str, str], entries: Iterable[NameValue], hidden: frozenset[str]) -> dict[str, str]:
+def server_environment(
+    defaults: Mapping[str, str], entries: Iterable[NameValue], hidden: frozenset[str]
+) -> dict[str, str]:
     env = {**defaults, **{entry.name: entry.value for entry in entries}}
     return {name: value for name, value in env.items() if name not in hidden}
-

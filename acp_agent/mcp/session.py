@@ -125,7 +125,9 @@ class McpSession:
         if not self.connections:
             return [ServerStatus(spec.name, spec.type, "connecting", 0, None) for spec in self.specs]
         return [
-            ServerStatus(c.name, c.spec.type, c.state, len(c.tools) if c.state in ("ready", "disconnected") else 0, c.error)
+            ServerStatus(
+                c.name, c.spec.type, c.state, len(c.tools) if c.state in ("ready", "disconnected") else 0, c.error
+            )
             for c in self.connections
         ]
 

@@ -22,7 +22,10 @@ OPTION_KINDS: Final[tuple[OptionKind, ...]] = ("allow_once", "allow_always", "re
 """The options every request offers, in the order they are shown (each option's id is its kind)."""
 SERVER_ALWAYS: Final = "allow_server_always"
 """The fifth option of a request for an MCP server's tool: allow every tool of that server."""
-PREFIX_OPTIONS: Final[tuple[tuple[OptionId, OptionKind], ...]] = (("allow_prefix", "allow_always"), ("reject_prefix", "reject_always"))
+PREFIX_OPTIONS: Final[tuple[tuple[OptionId, OptionKind], ...]] = (
+    ("allow_prefix", "allow_always"),
+    ("reject_prefix", "reject_always"),
+)
 """The options of an ordinary command's request that save a rule for the project."""
 SCOPE_ALWAYS: Final = "allow_scope_always"
 """The fifth option of a request for a call with a grant scope: allow its scope (web_fetch: the
@@ -67,11 +70,17 @@ class PermissionRequest(NamedTuple):
         options = [Option(kind, kind, texts.option_name(kind, self.tool)) for kind in OPTION_KINDS]
         if self.server is not None:
             options.insert(2, Option(SERVER_ALWAYS, "allow_always", texts.server_option_name(self.server)))
-        scope = self.call.tool.grant_scope(self.call.params) if self.call.tool is not None and self.call.params is not None else None
+        scope = (
+            self.call.tool.grant_scope(self.call.params)
+            if self.call.tool is not None and self.call.params is not None
+            else None
+        )
         if scope is not None:
             options.insert(2, Option(SCOPE_ALWAYS, "allow_always", scope.label))
         if self.prefix is not None:
-            allow, reject = (Option(id, kind, texts.prefix_option_name(kind, self.prefix)) for id, kind in PREFIX_OPTIONS)
+            allow, reject = (
+                Option(id, kind, texts.prefix_option_name(kind, self.prefix)) for id, kind in PREFIX_OPTIONS
+            )
             options[2:2] = [allow]
             options.append(reject)
         return options

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from acp_agent.agent.agent import Ticket
     from acp_agent.permissions.service import Permissions
 
+
 def permissions_command(permissions: Permissions) -> Command:
     def run(invocation: Invocation) -> Ticket:
         project = project_root(Path(invocation.agent.session.cwd or "."))
@@ -54,6 +55,8 @@ def sandbox_command(permissions: Permissions) -> Command:
         scratch = agent_scratch(agent)
         writable = [] if kind == FULL_ACCESS else list(sandbox.writable(kind, cwd, scratch))
         writable = [texts.scratch_root(root) if Path(root) == scratch.resolve() else root for root in writable]
-        return answer(invocation, sandbox_texts.report(sandbox.backend, kind, writable, list(sandbox.hidden), sandbox.network))
+        return answer(
+            invocation, sandbox_texts.report(sandbox.backend, kind, writable, list(sandbox.hidden), sandbox.network)
+        )
 
     return Command("sandbox", texts.SANDBOX_DESCRIPTION, run)

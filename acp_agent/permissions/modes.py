@@ -25,7 +25,9 @@ class ModeInfo(Model):
 
 
 MODES: Final = (
-    ModeInfo(id=ASK, name="Ask", description="Ask before running commands (sandboxed to the project) or changing files"),
+    ModeInfo(
+        id=ASK, name="Ask", description="Ask before running commands (sandboxed to the project) or changing files"
+    ),
     ModeInfo(
         id=AUTO,
         name="Auto",
@@ -36,7 +38,9 @@ MODES: Final = (
         name="Read-only",
         description="Explore and plan: commands run in a read-only sandbox without asking; no file changes",
     ),
-    ModeInfo(id=FULL, name="Full access", description="Run commands without a sandbox and change files, without asking"),
+    ModeInfo(
+        id=FULL, name="Full access", description="Run commands without a sandbox and change files, without asking"
+    ),
 )
 MODE_IDS: Final[tuple[str, ...]] = tuple(mode.id for mode in MODES)
 

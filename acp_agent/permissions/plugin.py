@@ -57,7 +57,11 @@ def apply(ctx: Context, config: Config) -> Disposer:
     trust = ctx.find(TRUST)
     return combine(
         *([trust.add_items(permissions.trust_items)] if trust is not None else []),
-        *([commands.add(permissions_command(permissions)), commands.add(sandbox_command(permissions))] if commands else []),
+        *(
+            [commands.add(permissions_command(permissions)), commands.add(sandbox_command(permissions))]
+            if commands
+            else []
+        ),
         registry.register(ModeEvent, "free"),
         registry.register(GrantEvent, "free"),
         ctx.provide(PERMISSIONS, permissions),

@@ -64,7 +64,9 @@ def match(rules: Sequence[CommandRule], command: str) -> CommandRule | None:
     parts = [words for words in map(_words, _SEPARATORS.split(command)) if words]
 
     def rule_of(words: list[str], decision: Decision) -> CommandRule | None:
-        return next((r for r in rules if r.decision == decision and words[: len(r.prefix.split())] == r.prefix.split()), None)
+        return next(
+            (r for r in rules if r.decision == decision and words[: len(r.prefix.split())] == r.prefix.split()), None
+        )
 
     for words in parts:
         denying = rule_of(words, "deny")
@@ -117,7 +119,11 @@ class RuleFile:
             data = json.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return {"version": 1, "projects": {}}
-        return data if isinstance(data, dict) and isinstance(data.get("projects"), dict) else {"version": 1, "projects": {}}
+        return (
+            data
+            if isinstance(data, dict) and isinstance(data.get("projects"), dict)
+            else {"version": 1, "projects": {}}
+        )
 
     def _write(self, data: object) -> None:
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)

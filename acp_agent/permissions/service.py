@@ -234,7 +234,9 @@ class Permissions:
             if answer == SCOPE_ALWAYS and call.tool is not None and call.params is not None:
                 granted = call.tool.grant_scope(call.params)
                 scope = granted.key if granted is not None else None
-            grant = GrantData(tool=name, decision=decision, route=route, call_id=call.block.id, server=server, scope=scope)
+            grant = GrantData(
+                tool=name, decision=decision, route=route, call_id=call.block.id, server=server, scope=scope
+            )
             root.session.append(GRANT_EVENT, grant)
         return None if answer.startswith("allow") else ToolResult.failure(texts.declined(name), "declined")
 

@@ -77,7 +77,9 @@ def settings_rules(cwd: Path | None, home: Path) -> list[SettingsRule]:
     found: list[SettingsRule] = []
     for path, project in settings_files(cwd, home):
         try:
-            data, size = project_file_head(project, path, FILE_LIMIT + 1) if project else user_file_head(path, FILE_LIMIT + 1)
+            data, size = (
+                project_file_head(project, path, FILE_LIMIT + 1) if project else user_file_head(path, FILE_LIMIT + 1)
+            )
             if size > FILE_LIMIT:
                 raise ValueError(f"larger than {FILE_LIMIT} bytes")
             document = json.loads(data)
@@ -118,7 +120,9 @@ def first_match(
     return None
 
 
-def covers(rule: SettingsRule, tool: str, arguments: dict[str, Any], command: str | None, cwd: Path, home: Path) -> bool:
+def covers(
+    rule: SettingsRule, tool: str, arguments: dict[str, Any], command: str | None, cwd: Path, home: Path
+) -> bool:
     if rule.tool.startswith("mcp__"):
         return rule.spec is None and (tool == rule.tool or tool.startswith(rule.tool + "__"))
     if tool not in TOOLS.get(rule.tool, ()):

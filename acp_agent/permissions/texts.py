@@ -71,7 +71,7 @@ def server_option_name(server: str) -> str:
     return f"Always allow every tool of {server}"
 
 
-NO_RULES = "No saved command rules for this project ({project}). Answer a command's approval with \"Always allow commands starting with ...\" to add one."
+NO_RULES = 'No saved command rules for this project ({project}). Answer a command\'s approval with "Always allow commands starting with ..." to add one.'
 
 
 def rules_list(project: str, rules: Sequence[tuple[str, str]]) -> str:

@@ -111,7 +111,12 @@ def abi() -> int:
 
 def handled(version: int) -> tuple[int, int, int]:
     """The (file, network, scope) rights a ruleset handles at ABI `version`."""
-    fs = _ABI1_FS | (REFER if version >= 2 else 0) | (TRUNCATE if version >= 3 else 0) | (IOCTL_DEV if version >= 5 else 0)
+    fs = (
+        _ABI1_FS
+        | (REFER if version >= 2 else 0)
+        | (TRUNCATE if version >= 3 else 0)
+        | (IOCTL_DEV if version >= 5 else 0)
+    )
     return fs, NET_BIND_TCP | NET_CONNECT_TCP if version >= 4 else 0, SCOPE_SIGNAL if version >= 6 else 0
 
 

@@ -38,9 +38,14 @@ def report(backend: Backend, kind: str, writable: Sequence[str], hidden: Sequenc
     else:
         lines.append("Writable: " + (", ".join(writable) or "nothing"))
         lines.append("Hidden from commands: " + (", ".join(hidden) or "nothing"))
-        lines.append(f"Network: {network}" + (" (cannot be enforced)" if network == "deny" and backend.name == "landlock" and backend.abi < 4 else ""))
+        lines.append(
+            f"Network: {network}"
+            + (" (cannot be enforced)" if network == "deny" and backend.name == "landlock" and backend.abi < 4 else "")
+        )
         if backend.name == "landlock":
-            lines.append("`.git` inside a writable root stays writable: Landlock cannot make it read-only (bubblewrap can).")
+            lines.append(
+                "`.git` inside a writable root stays writable: Landlock cannot make it read-only (bubblewrap can)."
+            )
         elif backend.name == "bubblewrap":
             lines.append("`.git` inside a writable root stays read-only.")
         else:

@@ -108,7 +108,11 @@ def block_problem(block: ContentBlock) -> str | None:
         if block.mime_type.lower() not in IMAGE_TYPES:
             return f"mimeType {block.mime_type!r} is not an image type this agent sends ({', '.join(IMAGE_TYPES)})"
         return None if _base64(block.data) else "data is not base64 (or is empty)"
-    if isinstance(block, EmbeddedResource) and isinstance(block.resource, BlobResourceContents) and not _base64(block.resource.blob):
+    if (
+        isinstance(block, EmbeddedResource)
+        and isinstance(block.resource, BlobResourceContents)
+        and not _base64(block.resource.blob)
+    ):
         return "resource.blob is not base64"
     return None
 
@@ -123,6 +127,7 @@ def _base64(data: str) -> bool:
 def is_blank(content: Sequence[ContentBlock]) -> bool:
     """Whether a prompt says nothing: no block, or only text blocks of blanks."""
     return all(isinstance(block, TextContent) and not block.text.strip() for block in content)
+
 
 # --- assistant output -------------------------------------------------------------------------
 

@@ -202,13 +202,7 @@ class TurnInterrupted(Model):
 
 
 TurnEndReason = Annotated[
-    TurnCompleted
-    | TurnAborted
-    | TurnFailed
-    | TurnDisposed
-    | TurnMaxTokens
-    | TurnMaxSteps
-    | TurnInterrupted,
+    TurnCompleted | TurnAborted | TurnFailed | TurnDisposed | TurnMaxTokens | TurnMaxSteps | TurnInterrupted,
     Field(discriminator="kind"),
 ]
 

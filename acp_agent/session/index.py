@@ -136,7 +136,9 @@ class SessionIndex:
                     if row[2] is not None:
                         continue  # a child
                     try:
-                        log_stat = stat(f"{root}/{session_id}/{SESSION_FILE}")  # a str: pathlib costs more than the stat
+                        log_stat = stat(
+                            f"{root}/{session_id}/{SESSION_FILE}"
+                        )  # a str: pathlib costs more than the stat
                     except FileNotFoundError:
                         continue  # gone: not listed (its entry goes once its directory does)
                     if log_stat.st_size != row[7] or log_stat.st_mtime_ns != row[8]:
@@ -426,7 +428,17 @@ def _dump(rows: dict[str, _Row]) -> bytes:
 
 
 _NONE = type(None)
-_ROW_TYPES: tuple[set[type], ...] = ({str}, {str, _NONE}, {str, _NONE}, {int}, {int}, {str, _NONE}, {bool}, {int}, {int})
+_ROW_TYPES: tuple[set[type], ...] = (
+    {str},
+    {str, _NONE},
+    {str, _NONE},
+    {int},
+    {int},
+    {str, _NONE},
+    {bool},
+    {int},
+    {int},
+)
 """The types each field of an entry may have, in `_Row`'s order."""
 
 
@@ -456,15 +468,23 @@ def _rows(data: Any, cwd: _Key) -> dict[str, _Row]:
         raise ValueError(f"the line of {cwd!r} is not one this version wrote")
     ids, parents, created, updated, titles, prompted, sizes, mtimes = columns
     expected = (_ROW_TYPES[0], *_ROW_TYPES[2:])  # a line's columns: its cwd is the line's own
-    if len({len(column) for column in columns}) != 1 or any(not set(map(type, c)) <= t for c, t in zip(columns, expected)):
+    if len({len(column) for column in columns}) != 1 or any(
+        not set(map(type, c)) <= t for c, t in zip(columns, expected)
+    ):
         raise ValueError(f"the line of {cwd!r} is not one this version wrote: its columns")
     cwds = [cwd] * len(ids)
-    return dict(zip(ids, zip(ids, cwds, parents, created, updated, titles, prompted, sizes, mtimes, strict=True), strict=True))
+    return dict(
+        zip(ids, zip(ids, cwds, parents, created, updated, titles, prompted, sizes, mtimes, strict=True), strict=True)
+    )
 
 
 def _journal_row(data: Any) -> _Row:
     """An entry from a journal line; ValueError for anything this version did not write."""
-    if type(data) is not list or len(data) != len(_ROW_TYPES) or any(type(v) not in t for v, t in zip(data, _ROW_TYPES)):
+    if (
+        type(data) is not list
+        or len(data) != len(_ROW_TYPES)
+        or any(type(v) not in t for v, t in zip(data, _ROW_TYPES))
+    ):
         raise ValueError("not an entry this version wrote")
     return tuple(data)
 

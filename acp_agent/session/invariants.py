@@ -143,7 +143,9 @@ def _check_compaction(state: LogState, event: Any) -> None:
     if state.open_turn is None or data.turn != state.open_turn or state.open_step is not None:
         raise InvariantViolation("compaction-between-steps", f"compaction names turn {data.turn} but {state._where()}")
     if not 0 <= data.cut_seq <= event.seq:
-        raise InvariantViolation("compaction-cut", f"cutSeq {data.cut_seq} is not a seq before the compaction ({event.seq})")
+        raise InvariantViolation(
+            "compaction-cut", f"cutSeq {data.cut_seq} is not a seq before the compaction ({event.seq})"
+        )
 
 
 _CHECKS: dict[str, Callable[[LogState, Any], None]] = {

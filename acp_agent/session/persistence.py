@@ -32,7 +32,16 @@ from acp_agent.session.errors import (
     UnsupportedVersion,
 )
 from acp_agent.session.files import LogFile, SessionLock, append_line, check_sessions_directory, private_dir
-from acp_agent.session.index import CHILDREN_FILE, INDEX_DIR, SESSION_FILE, SessionIndex, SessionSummary, gc_paused, json_object, read_header
+from acp_agent.session.index import (
+    CHILDREN_FILE,
+    INDEX_DIR,
+    SESSION_FILE,
+    SessionIndex,
+    SessionSummary,
+    gc_paused,
+    json_object,
+    read_header,
+)
 from acp_agent.session.titles import TitleEvent, Titles, session_title
 from acp_agent.session.events import (
     USER_SOURCES,

@@ -60,7 +60,9 @@ def find_skills(cwd: Path | None, home: Path) -> dict[str, Skill]:
 
 def read_skill(path: Path, project: Path | None) -> Skill | None:
     try:
-        data, size = project_file_head(project, path, FILE_LIMIT + 1) if project else user_file_head(path, FILE_LIMIT + 1)
+        data, size = (
+            project_file_head(project, path, FILE_LIMIT + 1) if project else user_file_head(path, FILE_LIMIT + 1)
+        )
         if size > FILE_LIMIT:
             raise OSError(f"{size} bytes, more than a skill's {FILE_LIMIT}")
         meta, body = split_front_matter(data.decode("utf-8"))

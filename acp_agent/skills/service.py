@@ -100,7 +100,9 @@ class Skills:
         if text != _last_logged(agent):
             agent.session.append(SKILLS_EVENT, SkillsData(text=text, skills=sorted(found)), ignorable=True)
         if loadable:
-            self._ctx.get(PROMPT).add(Section(order=texts.SKILLS_ORDER, name="skills", text=text, literal=True), owner=agent.scope)
+            self._ctx.get(PROMPT).add(
+                Section(order=texts.SKILLS_ORDER, name="skills", text=text, literal=True), owner=agent.scope
+            )
             self._ctx.get(TOOLS).register(self.tool, owner=agent.scope)
 
 

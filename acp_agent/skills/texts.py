@@ -40,4 +40,6 @@ def loaded(skill: Skill) -> str:
 
 def unknown(name: str, known: list[str]) -> str:
     return f"there is no skill '{name}'; the skills are: {', '.join(known) or 'none'}"
+
+
 SKILL_HINT: Final = "what the skill should work on (optional)"

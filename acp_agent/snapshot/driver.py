@@ -298,7 +298,11 @@ def _shows(session_id: str, kind: str = "agent_message_chunk") -> Callable[[Fram
 
     def ready(frame: Frame) -> bool:
         update = session_update(frame)
-        return update is not None and frame["params"].get("sessionId") == session_id and update.get("sessionUpdate") == kind
+        return (
+            update is not None
+            and frame["params"].get("sessionId") == session_id
+            and update.get("sessionUpdate") == kind
+        )
 
     return ready
 
@@ -405,7 +409,9 @@ def _child_shows_tool_call(title: str, child: list[str]) -> Callable[[Frame], bo
             return False
         if not child and update.get("sessionUpdate") == "subagent_update" and update.get("title") == title:
             child.append(str(update.get("sessionId")))
-        return bool(child) and frame["params"].get("sessionId") == child[0] and update.get("sessionUpdate") == "tool_call"
+        return (
+            bool(child) and frame["params"].get("sessionId") == child[0] and update.get("sessionUpdate") == "tool_call"
+        )
 
     return ready
 

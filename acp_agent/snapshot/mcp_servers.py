@@ -69,7 +69,9 @@ def _acp(directory: Path, entry: McpServer, urls: dict[str, str]) -> dict[str, A
         return {"name": entry.name, "command": command, "args": args, "env": [e.dump() for e in entry.env]}
     url = urls.get(entry.name, entry.url)
     if url is None:
-        raise InvalidScenario(directory / INPUT, f"MCP server {entry.name!r}: an {entry.type} server needs a url or serve")
+        raise InvalidScenario(
+            directory / INPUT, f"MCP server {entry.name!r}: an {entry.type} server needs a url or serve"
+        )
     return {"type": entry.type, "name": entry.name, "url": url, "headers": [h.dump() for h in entry.headers]}
 
 
@@ -78,7 +80,10 @@ def _absolute(directory: Path, command: Sequence[str]) -> list[str]:
     (not resolved: the snapshot shows it as `{{scenario}}/<word>`, the same on every machine)."""
     head, *rest = command
     words = [sys.executable if head == PYTHON else head, *rest]
-    return [str(directory / word) if not Path(word).is_absolute() and (directory / word).exists() else word for word in words]
+    return [
+        str(directory / word) if not Path(word).is_absolute() and (directory / word).exists() else word
+        for word in words
+    ]
 
 
 def _free_port() -> int:

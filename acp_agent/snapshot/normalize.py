@@ -64,7 +64,12 @@ class Placeholders:
     def __init__(self, cwd: str, config: str | None = None, scenario: str | None = None) -> None:
         self.paths = [(cwd, CWD)]
         """The run's own paths (the client's lines name them: the MCP servers it configures)."""
-        for path, placeholder in ((config, CONFIG), (scenario, SCENARIO), (LAUNCHER, LAUNCHER_PATH), (sys.executable, PYTHON)):
+        for path, placeholder in (
+            (config, CONFIG),
+            (scenario, SCENARIO),
+            (LAUNCHER, LAUNCHER_PATH),
+            (sys.executable, PYTHON),
+        ):
             if path:
                 self.paths.append((path, placeholder))
         # Last: the directory the run's cwd is in (what a command writes beside the project),

@@ -62,7 +62,9 @@ async def record_scenario(
     for route, name in fixture_names(result.logs).items():
         lines = (encode(map_strings(line, placeholders)) for line in result.logs[route])
         (directory / name).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    overrides = {route: [entry.dump() for entry in entries] for route, entries in scripts.items() if _unloggable(entries)}
+    overrides = {
+        route: [entry.dump() for entry in entries] for route, entries in scripts.items() if _unloggable(entries)
+    }
     if overrides:
         (directory / OVERRIDE).write_text(json.dumps(overrides, indent=2) + "\n", encoding="utf-8")
     if script is not None and script.resolve() != (directory / SCRIPT).resolve():

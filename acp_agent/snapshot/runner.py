@@ -146,7 +146,16 @@ async def run_scenario(
     if check_fixtures:
         failures += fixtures.check_fixtures(directory, logs)
     return RunResult(
-        client.stdout, stderr_text, logs, cwd, client.sent, process.returncode, failures, user_config, directory, client.sent_after
+        client.stdout,
+        stderr_text,
+        logs,
+        cwd,
+        client.sent,
+        process.returncode,
+        failures,
+        user_config,
+        directory,
+        client.sent_after,
     )
 
 

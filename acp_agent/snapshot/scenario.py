@@ -17,7 +17,14 @@ CONFIG = "config"
 """A scenario's user configuration directory (`ACP_AGENT_CONFIG`): copied for the run, else empty."""
 
 PermissionKind = Literal[
-    "allow_once", "allow_always", "reject_once", "reject_always", "allow_server_always", "allow_prefix", "reject_prefix", "cancelled"
+    "allow_once",
+    "allow_always",
+    "reject_once",
+    "reject_always",
+    "allow_server_always",
+    "allow_prefix",
+    "reject_prefix",
+    "cancelled",
 ]
 """An option to pick, by id or (the first of that) kind, or `cancelled`: the outcome a client gives
 when the prompt turn was cancelled before the user answered."""
@@ -161,7 +168,9 @@ class PromptWhileBusy(Model):
     def _a_stop_reason_per_prompt(self) -> PromptWhileBusy:
         prompts = 1 + sum(isinstance(item, QueuedPrompt) for item in self.then)
         if len(self.stop_reasons) != prompts:
-            raise ValueError(f"stopReasons: {prompts} prompt(s) need {prompts} stop reason(s), got {len(self.stop_reasons)}")
+            raise ValueError(
+                f"stopReasons: {prompts} prompt(s) need {prompts} stop reason(s), got {len(self.stop_reasons)}"
+            )
         return self
 
 

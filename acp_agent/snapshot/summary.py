@@ -95,7 +95,9 @@ class Tree:
 
     def render(self, lines: Sequence[Line]) -> list[str]:
         names, delegations = _calls_in_logs(self.logs)
-        self._headers = {log[0]["id"]: log[0] for log in self.logs.values() if log and isinstance(log[0], dict) and "id" in log[0]}
+        self._headers = {
+            log[0]["id"]: log[0] for log in self.logs.values() if log and isinstance(log[0], dict) and "id" in log[0]
+        }
         out: list[str] = []
         for line in lines:
             frame: Frame = line.frame
@@ -162,12 +164,20 @@ class Tree:
         if request.get("method") == "session/prompt":
             params = request["params"]
             session = str(params.get("sessionId"))
-            to = f"  (to the child session {session})" if (self._headers.get(session) or {}).get("parentSession") is not None else ""
+            to = (
+                f"  (to the child session {session})"
+                if (self._headers.get(session) or {}).get("parentSession") is not None
+                else ""
+            )
             return ["", f"> {_prompt_text(params['prompt'])}{to}", "", *items, f"  {_outcome(response)}", ""]
         if not self.requests:
             return []
         if not request:  # the answer to a line that is no request of ours: garbage, on purpose
-            request = {"method": self._stray.pop(0) if self._stray else f"(a line answered with id {encode(response.get('id'))})"}
+            request = {
+                "method": self._stray.pop(0)
+                if self._stray
+                else f"(a line answered with id {encode(response.get('id'))})"
+            }
         return [f"{request['method']}: {_outcome(response)}", *items]
 
     def _flush(self, names: dict[str, str], delegations: set[str]) -> list[str]:
@@ -205,7 +215,9 @@ class Tree:
             compaction_id = str(update.get("compactionId"))
             compaction = self._calls.get(compaction_id)
             if compaction is None:
-                compaction = self._calls[compaction_id] = Call(compaction_id, "the conversation so far", "", kind="compaction")
+                compaction = self._calls[compaction_id] = Call(
+                    compaction_id, "the conversation so far", "", kind="compaction"
+                )
                 self._items.append(compaction)
             compaction.status = update.get("status") or compaction.status
             shown = [block.get("text", "") for block in update.get("summary") or []] + [update.get("error") or ""]
@@ -245,7 +257,6 @@ class Tree:
         if header is None or header.get("parentSession") is None:
             return call_id
         return f"{header.get('route') or session}/{call_id}"
-
 
     def _text(self, item: Text) -> list[str]:
         lines = _lines(item)

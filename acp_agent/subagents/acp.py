@@ -128,7 +128,9 @@ class StandIn:
                 return await serve_fs(agent, method, params)
 
             try:
-                stop_reason = await self.child.prompt(self.session_id, _prompt_text(agent), Handlers(update, ask, serve))
+                stop_reason = await self.child.prompt(
+                    self.session_id, _prompt_text(agent), Handlers(update, ask, serve)
+                )
             except AcpChildError as exc:
                 return TurnFailed(message=str(exc), code=texts.ACP_CHILD_FAILED)
             finally:

@@ -121,7 +121,9 @@ class AcpChild:
                 },
             )
             capabilities = _field(_field(initialized, "agentCapabilities"), "mcpCapabilities")
-            taken = [server for server in mcp_servers if "type" not in server or capabilities.get(server["type"]) is True]
+            taken = [
+                server for server in mcp_servers if "type" not in server or capabilities.get(server["type"]) is True
+            ]
             answer = await self.request("session/new", {"cwd": str(cwd), "mcpServers": taken})
         if waited.cancelled_caught:
             raise AcpChildError(texts.acp_start_timeout(self.title, timeout))

@@ -47,7 +47,9 @@ class SendMessageTool(Tool[SendMessageParams]):
     concurrency_safe = True
 
     def present(self, params: SendMessageParams) -> ToolPresentation:
-        return ToolPresentation(title=f"{texts.SEND_MESSAGE_TOOL} {params.agent_id}", kind="other", content=[params.message])
+        return ToolPresentation(
+            title=f"{texts.SEND_MESSAGE_TOOL} {params.agent_id}", kind="other", content=[params.message]
+        )
 
     async def run(self, params: SendMessageParams, call: ToolCallContext) -> ToolResult:
         found = _find(call, params.agent_id)

@@ -136,11 +136,15 @@ class BackgroundChild:
             case TurnEndEvent(data=data):
                 reason = data.reason
                 self.state = reason.kind
-                self.result = describe(read_result(self.agent.session.events_from(self.turn_start), reason, None), False)
+                self.result = describe(
+                    read_result(self.agent.session.events_from(self.turn_start), reason, None), False
+                )
                 if self.current is not None and self.current in self.awaited:
                     return None
                 is_error, text = self.result
-                return self.notice("settled", data.turn, texts.notice_settled(self.id, self.description, text, is_error), is_error)
+                return self.notice(
+                    "settled", data.turn, texts.notice_settled(self.id, self.description, text, is_error), is_error
+                )
         return None
 
     def notice(self, kind: Literal["settled", "report"], turn: int, text: str, is_error: bool = False) -> NoticeData:

@@ -108,7 +108,9 @@ class InProcessRun:
             await self.child.dispose()
 
 
-def read_result(own: Sequence[SessionEvent], reason: TurnEndReason, capture: StructuredCapture | None) -> SubagentResult:
+def read_result(
+    own: Sequence[SessionEvent], reason: TurnEndReason, capture: StructuredCapture | None
+) -> SubagentResult:
     """The child's last assistant text (its own events only) and how its turn ended."""
     output = None
     for event in reversed(own):
@@ -154,9 +156,7 @@ async def start_in_process_run(request: SubagentRequest, seed: Sequence[SessionE
         route=child_route(parent, request.spawn_call_id),
         options=request.agent_options or parent.options,
         seed=seed or (),
-        lineage=Lineage(
-            parent_session=parent.id, delegation_depth=depth, spawn_call_id=request.spawn_call_id
-        ),
+        lineage=Lineage(parent_session=parent.id, delegation_depth=depth, spawn_call_id=request.spawn_call_id),
         setup=setup,
     )
     try:
@@ -208,4 +208,3 @@ def describe(result: SubagentResult, structured: bool) -> tuple[bool, str]:
     else:
         headline = texts.run_abnormal(kind)
     return True, headline + (texts.partial_output(result.output) if result.output else "")
-

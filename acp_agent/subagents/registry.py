@@ -95,7 +95,9 @@ class SubagentRegistry:
     def get(self, name: str) -> SubagentProvider:
         provider = self._providers.get(name)
         if provider is None:
-            raise UnknownProvider(f"no subagent provider named {name!r}; known: {', '.join(sorted(self._providers)) or 'none'}")
+            raise UnknownProvider(
+                f"no subagent provider named {name!r}; known: {', '.join(sorted(self._providers)) or 'none'}"
+            )
         return provider
 
     async def start(self, name: str, request: SubagentRequest) -> SubagentRun:

@@ -37,7 +37,7 @@ def check_schema(schema: Any) -> None:
     from jsonschema.exceptions import SchemaError
 
     if not isinstance(schema, dict) or schema.get("type") != "object":
-        raise UnsupportedSchema("a structured output schema must be an object schema (`\"type\": \"object\"`)")
+        raise UnsupportedSchema('a structured output schema must be an object schema (`"type": "object"`)')
     for path, node in _nodes(schema, "#"):
         for keyword in node:
             if keyword not in SCHEMA_KEYWORDS:
@@ -120,7 +120,9 @@ class StructuredOutputTool(Tool[StructuredParams]):
             for error in self._validator.iter_errors(params.root)
         )
         if problems:
-            return ToolResult.failure(f"the value does not match the schema: {'; '.join(problems)}", "invalid_arguments")
+            return ToolResult.failure(
+                f"the value does not match the schema: {'; '.join(problems)}", "invalid_arguments"
+            )
         self._capture.stage(call.call_id, params.root)
         return ToolResult(content=[TextContent(text=texts.STRUCTURED_RECORDED)], ends_turn=True)
 

@@ -37,6 +37,8 @@ reads why after the headline."""
 
 def run_failed_because(why: str) -> str:
     return f"{RUN_FAILED}: {why}"
+
+
 RUN_TOKEN_LIMIT = "subagent run hit its token limit before finishing"
 
 

@@ -114,6 +114,7 @@ class SubagentTool(Tool[SubagentParams]):
             background=params.run_in_background,
         )
 
+
 name = "subagent-tool"
 inject = ("subagents", "tools")
 

@@ -28,7 +28,6 @@ ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think
 """The ACP tool kinds: the editor picks an icon and a treatment from it."""
 
 
-
 class ToolParams(BaseModel):
     """The base of a tool's parameters model: its validator and schema are built at the first call
     or model request that needs them, not when the tool's module is imported (at start-up)."""
@@ -111,7 +110,11 @@ def bounded_raw_output(raw_output: Any) -> Any:
         size = len(to_json(raw_output))
     except Exception as exc:  # the serializer's refusal, whatever its kind
         return f"[raw output not shown: it cannot be written as JSON ({_first_line(exc)})]"
-    return raw_output if size <= RAW_OUTPUT_LIMIT else f"[raw output not shown: {size} bytes, more than {RAW_OUTPUT_LIMIT}]"
+    return (
+        raw_output
+        if size <= RAW_OUTPUT_LIMIT
+        else f"[raw output not shown: {size} bytes, more than {RAW_OUTPUT_LIMIT}]"
+    )
 
 
 def _first_line(exc: Exception) -> str:

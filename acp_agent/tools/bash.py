@@ -31,7 +31,15 @@ from acp_agent.processes.spawn import open_leader
 from acp_agent.processes.registry import PROCESSES, CommandGroup
 from acp_agent.session.content import TextContent
 from acp_agent.session.events import ToolError
-from acp_agent.tools.base import Tool, ToolCallContext, ToolParams, ToolPresentation, ToolPreview, ToolResult, code_block
+from acp_agent.tools.base import (
+    Tool,
+    ToolCallContext,
+    ToolParams,
+    ToolPresentation,
+    ToolPreview,
+    ToolResult,
+    code_block,
+)
 from acp_agent.tools.errors import CommandNotStarted
 from acp_agent.tools import texts
 from acp_agent.tools.overflow import Overflow
@@ -51,9 +59,7 @@ class BashParams(ToolParams):
     """Arguments of the bash tool."""
 
     command: str = Field(description="The shell command to run.")
-    description: str = Field(
-        default="", description="A few words saying what the command does, shown to the user."
-    )
+    description: str = Field(default="", description="A few words saying what the command does, shown to the user.")
     escalate: bool = Field(
         default=False,
         description=(
@@ -62,7 +68,8 @@ class BashParams(ToolParams):
         ),
     )
     justification: str = Field(
-        default="", description="Required with escalate: why the command needs to run outside the sandbox, shown to the user."
+        default="",
+        description="Required with escalate: why the command needs to run outside the sandbox, shown to the user.",
     )
 
     @model_validator(mode="after")
@@ -70,6 +77,7 @@ class BashParams(ToolParams):
         if self.escalate and not self.justification.strip():
             raise ValueError("justification is required when escalate is true")
         return self
+
     run_in_background: bool = Field(
         default=False,
         description="Run it as a background job (a dev server, a watcher): the answer is its job id and "
@@ -292,9 +300,7 @@ class _OutputBuffer:
             note = f"\n{texts.output_kept(self._omitted, self.overflow.total, self.overflow.path)}\n"
         else:
             note = f"\n[... {self._omitted} bytes of output omitted ...]\n"
-        return (
-            self._head.decode("utf-8", "replace") + note + self._tail.decode("utf-8", "replace")
-        )
+        return self._head.decode("utf-8", "replace") + note + self._tail.decode("utf-8", "replace")
 
 
 def cut_middle(text: str, max_bytes: int) -> str:

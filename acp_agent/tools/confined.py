@@ -222,7 +222,12 @@ def replace(target: Target, data: bytes) -> None:
                 raise NotOwned(errno.EPERM, "the file belongs to another user", str(target.path))
         temp = f".{os.urandom(6).hex()}.acp-agent.tmp"  # secrets.token_hex, without importing secrets
         # A new file gets the mode any new file would (0o666 less the umask); a replaced one its own.
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600 if old else 0o666, dir_fd=parent)
+        fd = os.open(
+            temp,
+            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+            0o600 if old else 0o666,
+            dir_fd=parent,
+        )
         try:
             with os.fdopen(fd, "wb") as file:
                 file.write(data)
@@ -322,5 +327,3 @@ def _regular(target: Target, info: os.stat_result) -> None:
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(target.path))
     if not stat.S_ISREG(info.st_mode):
         raise OSError(errno.EINVAL, "not a regular file", str(target.path))
-
-

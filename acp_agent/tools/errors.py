@@ -36,4 +36,12 @@ class BinaryFile(ToolsError):
     """Raised when read_file meets a NUL byte in the first 8 KiB it reads (`texts.BINARY_PROBE`)."""
 
 
-__all__ = ["BinaryFile", "CommandNotStarted", "DuplicateTool", "NotOwned", "OutsideWorkspace", "ScratchGone", "ToolsError"]
+__all__ = [
+    "BinaryFile",
+    "CommandNotStarted",
+    "DuplicateTool",
+    "NotOwned",
+    "OutsideWorkspace",
+    "ScratchGone",
+    "ToolsError",
+]

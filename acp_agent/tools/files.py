@@ -53,7 +53,9 @@ class ReadFileParams(PathParams):
     """Arguments of read_file."""
 
     offset: int | None = Field(default=None, ge=1, description="The 1-based line to start at (default 1).")
-    limit: int | None = Field(default=None, ge=1, description="How many lines to read (default: as many as a call returns).")
+    limit: int | None = Field(
+        default=None, ge=1, description="How many lines to read (default: as many as a call returns)."
+    )
 
 
 class WriteFileParams(PathParams):

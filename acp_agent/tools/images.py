@@ -25,7 +25,12 @@ from acp_agent.tools.workspace import Workspace
 MAX_BYTES = 5 * 1024 * 1024
 """The largest image read_image takes by default (5 MB)."""
 
-_SIGNATURES = ((b"\x89PNG\r\n\x1a\n", "image/png"), (b"\xff\xd8\xff", "image/jpeg"), (b"GIF87a", "image/gif"), (b"GIF89a", "image/gif"))
+_SIGNATURES = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+)
 
 
 def image_type(head: bytes) -> str | None:

@@ -345,6 +345,13 @@ def apply(ctx: Context, config: Config) -> Disposer:
     registry = ctx.get(TOOLS)
     return combine(
         ctx.provide(JOBS, jobs),
-        *(registry.register(tool) for tool in (JobOutputTool(jobs), JobKillTool(jobs, grace_seconds=config.kill_grace_seconds), JobListTool(jobs))),
+        *(
+            registry.register(tool)
+            for tool in (
+                JobOutputTool(jobs),
+                JobKillTool(jobs, grace_seconds=config.kill_grace_seconds),
+                JobListTool(jobs),
+            )
+        ),
         ctx.events.on(BEFORE_MODEL_CALL, jobs.before_model_call),
     )

@@ -39,7 +39,7 @@ class Overflow:
             head = data[: self._head_room]
             self._file.write(head)
             self._head_room -= len(head)
-            data = data[len(head):]
+            data = data[len(head) :]
         while data:
             if self._ring is None:
                 self._ring = tempfile.TemporaryFile(dir=self.path.parent)
@@ -48,7 +48,7 @@ class Overflow:
             self._ring.seek(at)
             self._ring.write(piece)
             self._ring_written += len(piece)
-            data = data[len(piece):]
+            data = data[len(piece) :]
 
     def close(self) -> None:
         """Put the ring's bytes, oldest first, after the head; the file is complete."""

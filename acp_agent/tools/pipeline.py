@@ -44,9 +44,7 @@ def prepare(call: ToolCallBlock, registry: ToolRegistry, owner: Scope | None) ->
     """Find the tool the agent of scope `owner` may call by `call.name`, validate the arguments."""
     tool = registry.get(call.name, owner)
     if tool is None:
-        return PreparedCall(
-            call, None, None, ToolResult.failure(f"unknown tool '{call.name}'", "unknown_tool")
-        )
+        return PreparedCall(call, None, None, ToolResult.failure(f"unknown tool '{call.name}'", "unknown_tool"))
     try:
         arguments = parse_arguments(call.arguments)
     except ArgumentsRefused as exc:
@@ -113,9 +111,7 @@ def _parallel(call: PreparedCall) -> bool:
     return call.error is not None or (call.tool is not None and call.tool.concurrency_safe)
 
 
-async def _run_one(
-    call: PreparedCall, make_context: Callable[[str], ToolCallContext], gate: Gate | None
-) -> ToolResult:
+async def _run_one(call: PreparedCall, make_context: Callable[[str], ToolCallContext], gate: Gate | None) -> ToolResult:
     if call.error is not None:
         return call.error
     assert call.tool is not None and call.params is not None  # prepare() sets both without error
@@ -132,6 +128,5 @@ async def _run_one(
 def _brief(exc: ValidationError) -> str:
     """One line per pydantic error, `field.path: message`, joined with '; '."""
     return "; ".join(
-        f"{'.'.join(map(str, err['loc']))}: {err['msg']}" if err["loc"] else err["msg"]
-        for err in exc.errors()
+        f"{'.'.join(map(str, err['loc']))}: {err['msg']}" if err["loc"] else err["msg"] for err in exc.errors()
     )

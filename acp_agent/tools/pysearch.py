@@ -65,7 +65,7 @@ class _Level(NamedTuple):
     specs: tuple[pathspec.GitIgnoreSpec, ...]
 
     def verdict(self, below: str, is_dir: bool) -> bool | None:
-        path = self.prepend + below[len(self.strip):] + ("/" if is_dir else "")
+        path = self.prepend + below[len(self.strip) :] + ("/" if is_dir else "")
         found: bool | None = None
         for spec in self.specs:  # .gitignore, then .ignore: the later one wins
             result = spec.check_file(path).include
@@ -145,7 +145,9 @@ def _grep(
         _grep_file(fd, root.name(below), query, regex, out, printed)
 
 
-def _grep_file(fd: int, name: str, query: GrepQuery, regex: re.Pattern[str], out: Collected, printed: list[bool]) -> None:
+def _grep_file(
+    fd: int, name: str, query: GrepQuery, regex: re.Pattern[str], out: Collected, printed: list[bool]
+) -> None:
     with os.fdopen(fd, "rb") as file:
         if not stat.S_ISREG(os.fstat(fd).st_mode) or b"\0" in file.peek(texts.BINARY_PROBE)[: texts.BINARY_PROBE]:
             return

@@ -52,11 +52,15 @@ class GrepParams(ToolParams):
     """Arguments of grep."""
 
     pattern: str = Field(min_length=1, description="The regular expression (Rust regex syntax).")
-    path: str | None = Field(default=None, description="The directory or file to search (default: the working directory).")
+    path: str | None = Field(
+        default=None, description="The directory or file to search (default: the working directory)."
+    )
     glob: str | None = Field(default=None, description="Only files matching this glob: `*.py`, `src/**/*.ts`.")
     type: str | None = Field(default=None, description="Only files of this type: `py`, `js`, `ts`, `rust`, `go`...")
     ignore_case: bool = Field(default=False, description="Match case-insensitively.")
-    context: int = Field(default=0, ge=0, le=20, description="Lines of context before and after each match (content mode).")
+    context: int = Field(
+        default=0, ge=0, le=20, description="Lines of context before and after each match (content mode)."
+    )
     output_mode: Literal["content", "files", "count"] = Field(
         default="content", description="`content`: matching lines; `files`: paths only; `count`: matches per file."
     )
@@ -146,6 +150,7 @@ def _newest_first(directory: int, paths: list[str]) -> list[str]:
             return os.stat(below, dir_fd=directory, follow_symlinks=False).st_mtime_ns
         except OSError:
             return 0  # gone since it was listed: last
+
     stamps = {below: stamp(below) for below in paths}
     return sorted(paths, key=lambda below: -stamps[below])  # a stable sort keeps path order
 

@@ -184,7 +184,7 @@ class RipgrepSearcher(Searcher):
                 out.add(f"{name}:{rest}")
             else:  # "12:text" for a match, "12-text" for context: rg's own separators
                 digits = len(rest) - len(rest.lstrip("0123456789"))
-                out.add(f"{name}{rest[digits:digits + 1]}{rest}")
+                out.add(f"{name}{rest[digits : digits + 1]}{rest}")
 
         await self._run(root, args, b"\n", line, call, query.pattern)
 

@@ -139,10 +139,7 @@ def no_files(pattern: str, shown: str) -> str:
 
 
 def files_left_out(shown: int, total: int) -> str:
-    return (
-        f"[{shown} of {total} files shown, the newest; {total - shown} left out: "
-        "narrow the pattern or the path]"
-    )
+    return f"[{shown} of {total} files shown, the newest; {total - shown} left out: narrow the pattern or the path]"
 
 
 def no_matches(pattern: str, shown: str) -> str:
@@ -150,10 +147,7 @@ def no_matches(pattern: str, shown: str) -> str:
 
 
 def lines_left_out(omitted: int) -> str:
-    return (
-        f"[{plural(omitted, 'more line')} not shown: narrow the search (path, glob, type) "
-        "or raise head_limit]"
-    )
+    return f"[{plural(omitted, 'more line')} not shown: narrow the search (path, glob, type) or raise head_limit]"
 
 
 def not_a_directory(shown: str) -> str:

@@ -75,7 +75,9 @@ class TodoWriteTool(Tool[TodoParams]):
         return ToolResult.text(f"Plan recorded ({counts}).")
 
     def present(self, params: TodoParams) -> ToolPresentation:
-        return ToolPresentation(title="Update plan", kind="think", content=[checklist(params.todos)] if params.todos else [])
+        return ToolPresentation(
+            title="Update plan", kind="think", content=[checklist(params.todos)] if params.todos else []
+        )
 
 
 def checklist(todos: list[Todo]) -> str:

@@ -75,16 +75,23 @@ class WebFetchTool(Tool[WebFetchParams]):
         url = params.url
         hops: list[str] = []
         timeout = httpx.Timeout(self.timeout_seconds)
-        headers = {"User-Agent": "acp-agent (web_fetch)", "Accept": "text/html, text/plain, application/json;q=0.9, */*;q=0.5"}
+        headers = {
+            "User-Agent": "acp-agent (web_fetch)",
+            "Accept": "text/html, text/plain, application/json;q=0.9, */*;q=0.5",
+        }
         try:
-            async with httpx.AsyncClient(timeout=timeout, trust_env=False, follow_redirects=False, headers=headers) as client:
+            async with httpx.AsyncClient(
+                timeout=timeout, trust_env=False, follow_redirects=False, headers=headers
+            ) as client:
                 while True:
                     client.cookies.clear()  # a cookie one hop sets never travels to the next
                     async with client.stream("GET", url) as response:
                         if response.is_redirect and response.next_request is not None:
                             following = str(response.next_request.url)
                             if len(hops) == MAX_REDIRECTS:
-                                return ToolResult.failure(texts.too_many_redirects(MAX_REDIRECTS, hops), "too_many_redirects")
+                                return ToolResult.failure(
+                                    texts.too_many_redirects(MAX_REDIRECTS, hops), "too_many_redirects"
+                                )
                             refused = self._refused(following)
                             if refused is not None:
                                 return refused
@@ -108,7 +115,7 @@ class WebFetchTool(Tool[WebFetchParams]):
         async for chunk in response.aiter_bytes():
             body += chunk
             if len(body) > self.max_bytes:
-                del body[self.max_bytes:]
+                del body[self.max_bytes :]
                 cut = True
                 break
         text = bytes(body).decode(response.charset_encoding or "utf-8", "replace")
@@ -121,7 +128,9 @@ class WebFetchTool(Tool[WebFetchParams]):
         if len(text) > limit:
             text = text[:limit] + "\n" + texts.chars_cut(limit, len(text))
         result = ToolResult.text("\n".join(notes) + "\n\n" + text)
-        return result.model_copy(update={"raw_output": {"url": url, "status": response.status_code, "contentType": kind}})
+        return result.model_copy(
+            update={"raw_output": {"url": url, "status": response.status_code, "contentType": kind}}
+        )
 
     def _refused(self, url: str) -> ToolResult | None:
         host = _host(url)

@@ -18,6 +18,7 @@ from acp_agent.tools.base import ToolCallContext
 from acp_agent.tools.confined import Target
 from acp_agent.tools.lines import Lines, Window, read_window
 
+
 class Workspace(ABC):
     """Text file access for the file tools, on targets checked to lie inside the session's cwd.
     Failures are OSErrors: `FileNotFoundError` when there is no such file, `IsADirectoryError`

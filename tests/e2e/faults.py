@@ -112,7 +112,9 @@ async def _model(request: LlmRequest, next: Callable[[], Awaitable[Any]]) -> Asy
     if isinstance(request.messages[-1], ToolMessage):
         call = ScriptedCall(text="done.")
     else:
-        call = ScriptedCall(tool_calls=[ScriptedToolCall(id="call_1", name="read_file", arguments={"path": "notes.txt"})])
+        call = ScriptedCall(
+            tool_calls=[ScriptedToolCall(id="call_1", name="read_file", arguments={"path": "notes.txt"})]
+        )
     entry = compile_call(call)
 
     async def stream() -> AsyncIterator[StreamChunk]:

@@ -24,7 +24,9 @@ pytestmark = pytest.mark.anyio
 RECORD = (ROOT / "cordis.record.yml").resolve()
 
 
-def provider_row(row_id: str, name: str, args: list[str], *, env: dict[str, str] | None = None, timeout: float = 30) -> str:
+def provider_row(
+    row_id: str, name: str, args: list[str], *, env: dict[str, str] | None = None, timeout: float = 30
+) -> str:
     config = {
         "providerName": name,
         "command": sys.executable,
@@ -121,8 +123,24 @@ async def test_a_background_acp_child_messaged_twice_keeps_its_session(tmp_path:
     script = {
         "s1": [
             {"toolCalls": [delegate("call_bg", "ask_second", "Count.", run_in_background=True)]},
-            {"toolCalls": [{"id": "call_m1", "name": "send_message", "arguments": {"agent_id": child, "message": "Again.", "wait": True}}]},
-            {"toolCalls": [{"id": "call_m2", "name": "send_message", "arguments": {"agent_id": child, "message": "Once more.", "wait": True}}]},
+            {
+                "toolCalls": [
+                    {
+                        "id": "call_m1",
+                        "name": "send_message",
+                        "arguments": {"agent_id": child, "message": "Again.", "wait": True},
+                    }
+                ]
+            },
+            {
+                "toolCalls": [
+                    {
+                        "id": "call_m2",
+                        "name": "send_message",
+                        "arguments": {"agent_id": child, "message": "Once more.", "wait": True},
+                    }
+                ]
+            },
             {"text": "done"},
         ],
         "s1/call_bg": [],  # the ACP child's stand-in: it never asks this model
@@ -148,14 +166,20 @@ async def test_an_acp_childs_permission_requests_file_reads_and_commands_go_thro
     read = {"toolCalls": [{"id": "call_read", "name": "read_file", "arguments": {"path": "note.txt"}}]}
     rows = second_agent(tmp_path, [touch, read, "Touched."], env={"ACP_AGENT_PERMISSIONS": "ask"})
     rows += tool_row("ask_second", "second")
-    server = Scripted(tmp_path, {"s1": [{"toolCalls": [delegate("call_second", "ask_second", "Touch a file.")]}, {"text": "done"}]})
+    server = Scripted(
+        tmp_path, {"s1": [{"toolCalls": [delegate("call_second", "ask_second", "Touch a file.")]}, {"text": "done"}]}
+    )
     asked: list[Frame] = []
 
     async def approve(request: Frame) -> Frame:
         asked.append(request)
         if request["method"] == "fs/read_text_file":  # the editor's buffer, not the disk
             return {"jsonrpc": "2.0", "id": request["id"], "result": {"content": "in the editor\n"}}
-        return {"jsonrpc": "2.0", "id": request["id"], "result": {"outcome": {"outcome": "selected", "optionId": "allow_once"}}}
+        return {
+            "jsonrpc": "2.0",
+            "id": request["id"],
+            "result": {"outcome": {"outcome": "selected", "optionId": "allow_once"}},
+        }
 
     async with server.serve(config=composition(tmp_path, rows)) as wire:
         wire.answer = approve
@@ -166,7 +190,9 @@ async def test_an_acp_childs_permission_requests_file_reads_and_commands_go_thro
         await prompt(wire, session_id, "Have it touch a file.")
         found = results(wire, session_id)
         [announced] = [
-            params["update"] for params in wire.updates(session_id) if params["update"]["sessionUpdate"] == "subagent_update"
+            params["update"]
+            for params in wire.updates(session_id)
+            if params["update"]["sessionUpdate"] == "subagent_update"
         ][:1]
         child_id = announced["sessionId"]
         child_updates = [params["update"] for params in wire.updates(child_id)]
@@ -194,11 +220,15 @@ async def test_an_acp_childs_permission_requests_file_reads_and_commands_go_thro
     assert said == "Touched."
     (child_log,) = (tmp_path / "child-sessions").rglob("session.jsonl")
     assert '"terminalId":"term-1"' in child_log.read_text()  # its command ran in a terminal of ours
-    results_read = [line for line in child_log.read_text().splitlines() if '"tool/result"' in line and "call_read" in line]
+    results_read = [
+        line for line in child_log.read_text().splitlines() if '"tool/result"' in line and "call_read" in line
+    ]
     assert "in the editor" in results_read[0]
 
 
-async def test_a_cancelled_prompt_cancels_the_acp_childs_turn_and_the_child_ends_with_the_session(tmp_path: Path) -> None:
+async def test_a_cancelled_prompt_cancels_the_acp_childs_turn_and_the_child_ends_with_the_session(
+    tmp_path: Path,
+) -> None:
     rows = second_agent(tmp_path, [{"hang": True}]) + tool_row("ask_second", "second")
     server = Scripted(tmp_path, {"s1": [{"toolCalls": [delegate("call_second", "ask_second", "Think forever.")]}]})
     async with server.serve(config=composition(tmp_path, rows)) as wire:
@@ -226,7 +256,17 @@ async def _child_log_when_prompted(tmp_path: Path) -> Path:
 
 
 NPM_BIN = ROOT / ".ci" / "npm" / "node_modules" / ".bin"
-EXAMPLE_AGENT = ROOT / ".ci" / "npm" / "node_modules" / "@zed-industries" / "agent-client-protocol" / "typescript" / "examples" / "agent.ts"
+EXAMPLE_AGENT = (
+    ROOT
+    / ".ci"
+    / "npm"
+    / "node_modules"
+    / "@zed-industries"
+    / "agent-client-protocol"
+    / "typescript"
+    / "examples"
+    / "agent.ts"
+)
 """The example agent of the ACP TypeScript library (Zed's), shipped as source: `.ci/run` installs it
 and `tsx`, which runs it, when npm exists. It needs no key and no network: it streams text, a tool
 call, and asks permission for an edit."""
@@ -239,13 +279,21 @@ async def test_an_acp_agent_nobody_here_wrote_answers_as_a_child(tmp_path: Path)
         print(reason)
         pytest.skip(reason)
     config = {"providerName": "example", "command": str(tsx), "args": [str(EXAMPLE_AGENT)], "title": "example"}
-    rows = f"- id: acp-example\n  name: acp_agent.subagents.acp\n  config: {json.dumps(config)}\n" + tool_row("ask_example", "example")
-    server = Scripted(tmp_path, {"s1": [{"toolCalls": [delegate("call_ex", "ask_example", "Fix the config.")]}, {"text": "done"}]})
+    rows = f"- id: acp-example\n  name: acp_agent.subagents.acp\n  config: {json.dumps(config)}\n" + tool_row(
+        "ask_example", "example"
+    )
+    server = Scripted(
+        tmp_path, {"s1": [{"toolCalls": [delegate("call_ex", "ask_example", "Fix the config.")]}, {"text": "done"}]}
+    )
     asked: list[Frame] = []
 
     async def allow(request: Frame) -> Frame:
         asked.append(request)
-        return {"jsonrpc": "2.0", "id": request["id"], "result": {"outcome": {"outcome": "selected", "optionId": "allow"}}}
+        return {
+            "jsonrpc": "2.0",
+            "id": request["id"],
+            "result": {"outcome": {"outcome": "selected", "optionId": "allow"}},
+        }
 
     async with server.serve(config=composition(tmp_path, rows)) as wire:
         wire.answer = allow
@@ -253,7 +301,9 @@ async def test_an_acp_agent_nobody_here_wrote_answers_as_a_child(tmp_path: Path)
         await prompt(wire, session_id, "Have the example agent fix the config.")
         updates = [params["update"] for params in wire.updates(session_id)]
     cards = [update for update in updates if update.get("toolCallId", "").startswith("s1/call_ex/")]
-    [answer] = [update for update in updates if update.get("toolCallId") == "call_ex" and update.get("status") == "completed"]
+    [answer] = [
+        update for update in updates if update.get("toolCallId") == "call_ex" and update.get("status") == "completed"
+    ]
     assert server.exit_code == 0
     assert answer["content"][0]["content"]["text"] == (
         "I'll help you with that. Let me start by reading some files to understand the current situation."

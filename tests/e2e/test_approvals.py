@@ -51,18 +51,26 @@ async def test_a_write_waiting_for_approval_is_pending_and_its_request_shows_the
     cwd.mkdir()
     (cwd / "notes.md").write_text("draft\n", encoding="utf-8")
     write = {"path": "notes.md", "content": "final\n"}
-    read = {"toolCalls": [{"id": "call_read", "name": "read_file", "arguments": {"path": "notes.md"}}]}  # read before write
+    read = {
+        "toolCalls": [{"id": "call_read", "name": "read_file", "arguments": {"path": "notes.md"}}]
+    }  # read before write
     script = [read, {"toolCalls": [{"id": "call_write", "name": "write_file", "arguments": write}]}, {"text": "Done."}]
     asked: list[Frame] = []
 
     async def allow_once(request: Frame) -> Frame:
         asked.append(request)
-        return {"jsonrpc": "2.0", "id": request["id"], "result": {"outcome": {"outcome": "selected", "optionId": "allow_once"}}}
+        return {
+            "jsonrpc": "2.0",
+            "id": request["id"],
+            "result": {"outcome": {"outcome": "selected", "optionId": "allow_once"}},
+        }
 
     async with spawn_server(config=RECORD_CONFIG, env=env_for(tmp_path, script)) as wire:
         wire.answer = allow_once
         session_id = await new_session(wire, cwd)
-        answered = await wire.request("session/prompt", {"sessionId": session_id, "prompt": [text("Finish the notes.")]})
+        answered = await wire.request(
+            "session/prompt", {"sessionId": session_id, "prompt": [text("Finish the notes.")]}
+        )
     assert answered["result"] == {"stopReason": "end_turn"}
     assert (cwd / "notes.md").read_text() == "final\n"
     [request] = asked
@@ -84,7 +92,10 @@ async def test_a_write_waiting_for_approval_is_pending_and_its_request_shows_the
 async def test_a_cancel_while_the_user_is_asked_withdraws_the_request_and_its_late_answer_is_ignored(
     tmp_path: Path,
 ) -> None:
-    script = [{"toolCalls": [{"id": "call_rm", "name": "bash", "arguments": {"command": "touch ran"}}]}, {"text": "No."}]
+    script = [
+        {"toolCalls": [{"id": "call_rm", "name": "bash", "arguments": {"command": "touch ran"}}]},
+        {"text": "No."},
+    ]
     asked: list[Frame] = []
 
     async def leave_unanswered(request: Frame) -> None:

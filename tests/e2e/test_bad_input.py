@@ -179,7 +179,11 @@ def frames(draw: st.DrawFn) -> Render:
         deep = b'{"jsonrpc":"2.0","id":null,"method":"initialize","params":' + b"[" * depth + b"]" * depth + b"}"
         return lambda numbers: [(deep, None)]
     if shape == "response":
-        response = {"jsonrpc": "2.0", "id": draw(json_values), draw(st.sampled_from(["result", "error"])): draw(json_values)}
+        response = {
+            "jsonrpc": "2.0",
+            "id": draw(json_values),
+            draw(st.sampled_from(["result", "error"])): draw(json_values),
+        }
         return lambda numbers: [(json.dumps(response).encode(), None)]
     frame: dict[str, Any] = {}
     if draw(st.integers(0, 9)):

@@ -30,7 +30,11 @@ async def test_a_long_read_leaves_the_connection_free_and_a_large_write_shows_a_
     read = {"path": "big.txt", "offset": LAST_LINE}
     calls: Any = [
         {"toolCalls": [{"id": "call_read", "name": "read_file", "arguments": read}]},
-        {"toolCalls": [{"id": "call_write", "name": "write_file", "arguments": {"path": "large.txt", "content": LARGE}}]},
+        {
+            "toolCalls": [
+                {"id": "call_write", "name": "write_file", "arguments": {"path": "large.txt", "content": LARGE}}
+            ]
+        },
         {"text": "Done."},
     ]
     server = Scripted(tmp_path, calls)
@@ -52,14 +56,21 @@ async def long_read_and_large_write(server: Scripted) -> None:
     read_done = next(i for i, f in enumerate(frames) if update_of(f, "call_read", "completed"))
     assert answered < read_done  # the list was answered while the read ran, not after it
     content = frames[read_done]["params"]["update"]["content"]
-    assert content[0]["content"]["text"] == f"```\n  {LAST_LINE}\tthe last line\n[lines {LAST_LINE}-{LAST_LINE} of {LAST_LINE}]\n```"
+    assert (
+        content[0]["content"]["text"]
+        == f"```\n  {LAST_LINE}\tthe last line\n[lines {LAST_LINE}-{LAST_LINE} of {LAST_LINE}]\n```"
+    )
 
     assert (server.cwd / "large.txt").read_text() == LARGE
     written = next(f for f in frames if update_of(f, "call_write", "completed"))["params"]["update"]["content"]
     note = "large.txt is over 1 MiB (1.1 MiB): the change is not shown as a diff."
     assert [item["type"] for item in written] == ["content", "content"]
     assert written[1]["content"]["text"] == note
-    [display] = [e["data"] for e in session_log(server.sessions, session_id) if e.get("type") == "tool/display" and e["data"]["callId"] == "call_write"]
+    [display] = [
+        e["data"]
+        for e in session_log(server.sessions, session_id)
+        if e.get("type") == "tool/display" and e["data"]["callId"] == "call_write"
+    ]
     assert display == {"callId": "call_write", "locations": [{"path": f"{server.cwd}/large.txt"}], "notes": [note]}
 
 

@@ -49,7 +49,10 @@ AGENT_METHODS: dict[str, Models] = {
     "session/delete": (official.DeleteSessionRequest, official.DeleteSessionResponse),
     "session/fork": (official.ForkSessionRequest, official.ForkSessionResponse),
     "session/set_mode": (official.SetSessionModeRequest, official.SetSessionModeResponse),
-    "session/set_config_option": (official.SetSessionConfigOptionSelectRequest, official.SetSessionConfigOptionResponse),
+    "session/set_config_option": (
+        official.SetSessionConfigOptionSelectRequest,
+        official.SetSessionConfigOptionResponse,
+    ),
     "session/prompt": (official.PromptRequest, official.PromptResponse),
     "session/cancel": (official.CancelNotification, None),
 }
@@ -91,11 +94,17 @@ SCRIPTED: dict[str, tuple[list[dict[str, Any]], Any]] = {
             {"op": "prompt", "text": "Write until you are cut off."},
             {"op": "promptExpectError", "text": "Now fail."},
             {"op": "cancel"},
-            {"op": "raw", "line": '{"jsonrpc":"2.0","id":"auth","method":"authenticate","params":{"methodId":"x"}}',
-             "expectError": -32602},
-            {"op": "raw", "line": '{"jsonrpc":"2.0","id":"link","method":"session/prompt","params":'
-             '{"sessionId":"nope","prompt":[{"type":"resource_link","uri":"file:///a.txt","name":"a.txt"}]}}',
-             "expectError": -32002},
+            {
+                "op": "raw",
+                "line": '{"jsonrpc":"2.0","id":"auth","method":"authenticate","params":{"methodId":"x"}}',
+                "expectError": -32602,
+            },
+            {
+                "op": "raw",
+                "line": '{"jsonrpc":"2.0","id":"link","method":"session/prompt","params":'
+                '{"sessionId":"nope","prompt":[{"type":"resource_link","uri":"file:///a.txt","name":"a.txt"}]}}',
+                "expectError": -32002,
+            },
         ],
         [
             {
@@ -202,7 +211,8 @@ def transcripts(tmp_path_factory: pytest.TempPathFactory, scenario_run: Scenario
     }
     scenario_run.prefetch(replayed.values(), AT_ONCE)
     scripted = {
-        f"scripted/{name}": partial(run_scripted, name, tmp_path_factory.mktemp(f"scripted-{name}")) for name in SCRIPTED
+        f"scripted/{name}": partial(run_scripted, name, tmp_path_factory.mktemp(f"scripted-{name}"))
+        for name in SCRIPTED
     }
     return {name: scenario_run(*run) for name, run in replayed.items()} | side_by_side(scripted, AT_ONCE)
 
@@ -361,7 +371,10 @@ def modelled_part(item: Checked) -> Any:
     session = item.body.get("clientCapabilities", {}).get("session")
     if not isinstance(session, dict) or "compaction" not in session:
         return item.body
-    capabilities = {**item.body["clientCapabilities"], "session": {k: v for k, v in session.items() if k != "compaction"}}
+    capabilities = {
+        **item.body["clientCapabilities"],
+        "session": {k: v for k, v in session.items() if k != "compaction"},
+    }
     return {**item.body, "clientCapabilities": capabilities}
 
 
@@ -436,7 +449,9 @@ def unstable_errors(result: RunResult) -> list[str]:
 
 
 @pytest.mark.parametrize("name", [s.name for s in SOURCES])
-def test_child_session_frames_validate_against_the_unstable_schema(name: str, transcripts: dict[str, RunResult]) -> None:
+def test_child_session_frames_validate_against_the_unstable_schema(
+    name: str, transcripts: dict[str, RunResult]
+) -> None:
     assert unstable_errors(transcripts[name]) == []
 
 
@@ -528,13 +543,27 @@ GOOD_UPDATE = {
 }
 BROKEN: list[tuple[str, type[BaseModel], str, Any, bool]] = [
     # (what is wrong, official model, schema definition, body, whether the open schema sees it)
-    ("an unknown member", official.SessionNotification, "SessionNotification",
-     {**GOOD_UPDATE, "update": {**GOOD_UPDATE["update"], "extra": 1}}, False),
-    ("a status outside the enum", official.SessionNotification, "SessionNotification",
-     {"sessionId": "s", "update": {"sessionUpdate": "tool_call", "toolCallId": "c", "title": "t", "status": "done"}},
-     True),
-    ("an agentInfo the package would salvage to null", official.InitializeResponse, "InitializeResponse",
-     {"protocolVersion": 1, "agentInfo": {"name": "a", "version": 1}}, True),
+    (
+        "an unknown member",
+        official.SessionNotification,
+        "SessionNotification",
+        {**GOOD_UPDATE, "update": {**GOOD_UPDATE["update"], "extra": 1}},
+        False,
+    ),
+    (
+        "a status outside the enum",
+        official.SessionNotification,
+        "SessionNotification",
+        {"sessionId": "s", "update": {"sessionUpdate": "tool_call", "toolCallId": "c", "title": "t", "status": "done"}},
+        True,
+    ),
+    (
+        "an agentInfo the package would salvage to null",
+        official.InitializeResponse,
+        "InitializeResponse",
+        {"protocolVersion": 1, "agentInfo": {"name": "a", "version": 1}},
+        True,
+    ),
     ("a missing required member", official.PromptResponse, "PromptResponse", {}, True),
     ("a stop reason outside the enum", official.PromptResponse, "PromptResponse", {"stopReason": "done"}, True),
 ]

@@ -71,4 +71,8 @@ async def test_the_cost_adds_up_over_turns_and_is_restored_by_load(tmp_path: Pat
     assert costs(loaded) == [(FIRST, "EUR"), (SECOND, "EUR"), (THIRD, "EUR")]  # replayed, then on from there
     log = [json.loads(line) for line in (sessions / session.session_id / "session.jsonl").read_text().splitlines()]
     logged = [e["data"]["cost"] for e in log if e.get("type") == "assistant/message"]
-    assert logged == [{"amount": 0.004, "currency": "EUR"}, {"amount": 0.0015, "currency": "EUR"}, {"amount": 0.0003, "currency": "EUR"}]
+    assert logged == [
+        {"amount": 0.004, "currency": "EUR"},
+        {"amount": 0.0015, "currency": "EUR"},
+        {"amount": 0.0003, "currency": "EUR"},
+    ]

@@ -29,7 +29,11 @@ async def listed(wire: Wire, *, titled: bool = False) -> list[Any]:
 
 
 async def test_delete_closes_the_open_session_and_removes_its_log_and_its_childrens(store: Store) -> None:
-    script = {"s1": [{"toolCalls": [CHILD_CALL]}, {"text": "Two."}], "s1/call_kid": [{"text": "2"}], "s2": [{"text": "Kept."}, {"text": "Yes."}]}
+    script = {
+        "s1": [{"toolCalls": [CHILD_CALL]}, {"text": "Two."}],
+        "s1/call_kid": [{"text": "2"}],
+        "s2": [{"text": "Kept."}, {"text": "Yes."}],
+    }
     async with store.serve(script) as wire:
         initialized = wire.responses()[0]
         doomed = await store.new_session(wire)
@@ -77,7 +81,10 @@ async def test_a_stored_session_is_deleted_without_being_opened_and_a_child_is_r
         after = await listed(wire)
     message = f"Invalid params: session {child!r} is a subagent's session; delete its top-level session {session_id!r}"
     assert error_of(by_child) == (-32602, message)
-    assert error_of(open_child) == (-32602, f"Invalid params: session {child} is a subagent session; it accepts only session/cancel")
+    assert error_of(open_child) == (
+        -32602,
+        f"Invalid params: session {child} is a subagent session; it accepts only session/cancel",
+    )
     assert result_of(damaged) == {} and error_of(no_log)[0] == -32002
     assert result_of(deleted) == {} and after == []
     assert sorted(os.listdir(store.sessions)) == [".index", "no-log"]

@@ -11,10 +11,23 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_sessions import Store, error_of, load, opened, partial_shown, prompt, result_of, said, text, turns, updates_of
+from tests.e2e.test_sessions import (
+    Store,
+    error_of,
+    load,
+    opened,
+    partial_shown,
+    prompt,
+    result_of,
+    said,
+    text,
+    turns,
+    updates_of,
+)
 from tests.e2e.wire import RECORD_CONFIG, Wire, spawn_server
 
 pytestmark = pytest.mark.anyio
+
 
 @pytest.fixture
 def store(tmp_path: Path) -> Store:
@@ -44,7 +57,9 @@ def agent_text(updates: list[dict[str, Any]]) -> str:
     return "".join(u["content"]["text"] for u in updates if u["sessionUpdate"] == "agent_message_chunk")
 
 
-@pytest.mark.parametrize("first_answer", [pytest.param("Hello there.", id="short"), pytest.param(LONG_TEXT, id="past 64 KiB")])
+@pytest.mark.parametrize(
+    "first_answer", [pytest.param("Hello there.", id="short"), pytest.param(LONG_TEXT, id="past 64 KiB")]
+)
 async def test_a_kill_9_mid_turn_loses_nothing_the_client_saw(store: Store, first_answer: str) -> None:
     """Every event was handed to the OS before the update it caused was written: after kill -9,
     the next process's load shows the completed turn, the killed turn's user message and what it

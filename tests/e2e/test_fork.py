@@ -31,7 +31,9 @@ async def test_a_fork_continues_the_source_history_as_its_own_and_leaves_the_sou
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     script = tmp_path / "script.json"
-    script.write_text(json.dumps({"s1": [{"text": "One."}, {"text": "Two."}], "s2": [{"text": "Three."}]}), encoding="utf-8")
+    script.write_text(
+        json.dumps({"s1": [{"text": "One."}, {"text": "Two."}], "s2": [{"text": "Three."}]}), encoding="utf-8"
+    )
     sessions = tmp_path / "sessions"
     env = {**os.environ, "ACP_AGENT_SCRIPT": str(script), "ACP_AGENT_SESSIONS": str(sessions)}
     command, *args = agent_command()
@@ -48,7 +50,9 @@ async def test_a_fork_continues_the_source_history_as_its_own_and_leaves_the_sou
         listed = await conn.list_sessions(cwd=str(workspace))
         refusals = []
         wrong: list[dict[str, Any]] = [
-            {"session_id": "nobody"}, {"session_id": source, "acpAgent": {"turns": 3}}, {"session_id": source, "acpAgent": {"turns": -1}}
+            {"session_id": "nobody"},
+            {"session_id": source, "acpAgent": {"turns": 3}},
+            {"session_id": source, "acpAgent": {"turns": -1}},
         ]
         for kwargs in wrong:
             with pytest.raises(RequestError) as refused:

@@ -80,7 +80,11 @@ def is_trust_question(request: Frame) -> bool:
 async def trust_once(request: Frame) -> Frame:
     """The client's answer: trust the project for the session (any other request: not found)."""
     if request["method"] == "session/request_permission" and is_trust_question(request):
-        return {"jsonrpc": "2.0", "id": request["id"], "result": {"outcome": {"outcome": "selected", "optionId": "allow_once"}}}
+        return {
+            "jsonrpc": "2.0",
+            "id": request["id"],
+            "result": {"outcome": {"outcome": "selected", "optionId": "allow_once"}},
+        }
     return await method_not_found(request)
 
 
@@ -98,9 +102,7 @@ def of_type(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
 
 def hook_messages(events: list[dict[str, Any]]) -> list[str]:
     """What hooks told the model (user messages of source `hook`)."""
-    return [
-        data["content"][0]["text"] for data in of_type(events, "user/message") if data["source"]["kind"] == "hook"
-    ]
+    return [data["content"][0]["text"] for data in of_type(events, "user/message") if data["source"]["kind"] == "hook"]
 
 
 def agent_text(wire: Wire) -> str:
@@ -114,27 +116,43 @@ def agent_text(wire: Wire) -> str:
 
 async def test_claude_hooks_guard_tools_add_context_and_hold_the_stop(tmp_path: Path) -> None:
     script = [
-        {"toolCalls": [
-            {"id": "call_rm", "name": "bash", "arguments": {"command": "rm -rf build"}},
-            {"id": "call_write", "name": "write_file", "arguments": {"path": "notes.md", "content": "hi\n"}},
-        ]},
+        {
+            "toolCalls": [
+                {"id": "call_rm", "name": "bash", "arguments": {"command": "rm -rf build"}},
+                {"id": "call_write", "name": "write_file", "arguments": {"path": "notes.md", "content": "hi\n"}},
+            ]
+        },
         {"text": "Done."},
         {"text": "The tests pass."},
     ]
     run = Run(tmp_path, script)
     (run.cwd / "build").mkdir()
-    write_json(run.cwd / ".claude" / "settings.json", {"hooks": {
-        "SessionStart": [{"hooks": [command(CONTEXT)]}],
-        "UserPromptSubmit": [{"hooks": [command(f"{HOOK} record")]}],
-        "PreToolUse": [{"matcher": "Bash", "hooks": [command(f"{HOOK} deny-rm")]}],
-        "PostToolUse": [{"matcher": "Write|Edit", "hooks": [command(
-            f"{HOOK} print '{json.dumps({'hookSpecificOutput': {'additionalContext': 'notes.md was formatted.'}})}'"
-        )]}],
-        "Stop": [{"hooks": [command(f"{HOOK} stop-once")]}],
-    }})
+    write_json(
+        run.cwd / ".claude" / "settings.json",
+        {
+            "hooks": {
+                "SessionStart": [{"hooks": [command(CONTEXT)]}],
+                "UserPromptSubmit": [{"hooks": [command(f"{HOOK} record")]}],
+                "PreToolUse": [{"matcher": "Bash", "hooks": [command(f"{HOOK} deny-rm")]}],
+                "PostToolUse": [
+                    {
+                        "matcher": "Write|Edit",
+                        "hooks": [
+                            command(
+                                f"{HOOK} print '{json.dumps({'hookSpecificOutput': {'additionalContext': 'notes.md was formatted.'}})}'"
+                            )
+                        ],
+                    }
+                ],
+                "Stop": [{"hooks": [command(f"{HOOK} stop-once")]}],
+            }
+        },
+    )
     async with spawn_server(config=run.config, env=run.env) as wire:
         session_id = await open_session(wire, run.cwd)
-        answered = await wire.request("session/prompt", {"sessionId": session_id, "prompt": [text("Clean up, then write notes.")]})
+        answered = await wire.request(
+            "session/prompt", {"sessionId": session_id, "prompt": [text("Clean up, then write notes.")]}
+        )
         listed = await wire.request("session/prompt", {"sessionId": session_id, "prompt": [text("/hooks")]})
     assert answered["result"] == {"stopReason": "end_turn"}
     assert listed["result"] == {"stopReason": "end_turn"}
@@ -159,7 +177,13 @@ async def test_claude_hooks_guard_tools_add_context_and_hold_the_stop(tmp_path: 
         ("Stop", 0, None),
     ]
     inputs = run.hook_inputs()
-    assert [i["input"]["hook_event_name"] for i in inputs] == ["UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "Stop"]
+    assert [i["input"]["hook_event_name"] for i in inputs] == [
+        "UserPromptSubmit",
+        "PreToolUse",
+        "PostToolUse",
+        "Stop",
+        "Stop",
+    ]
     prompt, pre, post, first_stop, second_stop = (i["input"] for i in inputs)
     assert prompt["prompt"] == "Clean up, then write notes."
     assert prompt["session_id"] == session_id and prompt["cwd"] == str(run.cwd)
@@ -179,28 +203,55 @@ def printing(document: Any) -> str:
 
 async def test_codex_hooks_rewrite_ask_block_a_prompt_and_stop_blocking_after_eight(tmp_path: Path) -> None:
     script = [
-        {"toolCalls": [
-            {"id": "call_echo", "name": "bash", "arguments": {"command": "echo original"}},
-            {"id": "call_write", "name": "write_file", "arguments": {"path": "out.txt", "content": "x\n"}},
-        ]},
+        {
+            "toolCalls": [
+                {"id": "call_echo", "name": "bash", "arguments": {"command": "echo original"}},
+                {"id": "call_write", "name": "write_file", "arguments": {"path": "out.txt", "content": "x\n"}},
+            ]
+        },
         *({"text": f"Answer {n}."} for n in range(9)),
     ]
     run = Run(tmp_path, script)
-    write_json(run.home / ".codex" / "hooks.json", {"hooks": {
-        "PreToolUse": [
-            {"matcher": "^Bash$", "hooks": [command(printing({"hookSpecificOutput": {
-                "hookEventName": "PreToolUse", "permissionDecision": "allow", "updatedInput": {"command": "echo rewritten"},
-            }}))]},
-            {"matcher": "apply_patch", "hooks": [command(printing({"hookSpecificOutput": {"permissionDecision": "ask"}}))]},
-        ],
-        "UserPromptSubmit": [{"hooks": [command(f"{HOOK} block-secret")]}],
-        "Stop": [{"hooks": [command(printing({"decision": "block", "reason": "Keep going."}))]}],
-    }})
+    write_json(
+        run.home / ".codex" / "hooks.json",
+        {
+            "hooks": {
+                "PreToolUse": [
+                    {
+                        "matcher": "^Bash$",
+                        "hooks": [
+                            command(
+                                printing(
+                                    {
+                                        "hookSpecificOutput": {
+                                            "hookEventName": "PreToolUse",
+                                            "permissionDecision": "allow",
+                                            "updatedInput": {"command": "echo rewritten"},
+                                        }
+                                    }
+                                )
+                            )
+                        ],
+                    },
+                    {
+                        "matcher": "apply_patch",
+                        "hooks": [command(printing({"hookSpecificOutput": {"permissionDecision": "ask"}}))],
+                    },
+                ],
+                "UserPromptSubmit": [{"hooks": [command(f"{HOOK} block-secret")]}],
+                "Stop": [{"hooks": [command(printing({"decision": "block", "reason": "Keep going."}))]}],
+            }
+        },
+    )
     asked: list[Frame] = []
 
     async def reject(request: Frame) -> Frame:
         asked.append(request)
-        return {"jsonrpc": "2.0", "id": request["id"], "result": {"outcome": {"outcome": "selected", "optionId": "reject_once"}}}
+        return {
+            "jsonrpc": "2.0",
+            "id": request["id"],
+            "result": {"outcome": {"outcome": "selected", "optionId": "reject_once"}},
+        }
 
     async with spawn_server(config=run.config, env=run.env) as wire:
         wire.answer = reject
@@ -217,7 +268,8 @@ async def test_codex_hooks_rewrite_ask_block_a_prompt_and_stop_blocking_after_ei
     assert results["call_echo"]["content"][0]["text"] == "rewritten\n"
     assert results["call_write"]["isError"]
     assert [r.get("updatedInput") for r in of_type(events, "hook/run") if r["event"] == "PreToolUse"] == [
-        {"command": "echo rewritten"}, None,
+        {"command": "echo rewritten"},
+        None,
     ]
     assert hook_messages(events) == ["Keep going."] * 8
     said = agent_text(wire)
@@ -244,15 +296,30 @@ async def wait_for_file(path: Path) -> str:
 
 
 async def test_broken_hooks_are_logged_and_never_block(tmp_path: Path) -> None:
-    script = [{"toolCalls": [{"id": "call_echo", "name": "bash", "arguments": {"command": "echo ran"}}]}, {"text": "Done."}]
+    script = [
+        {"toolCalls": [{"id": "call_echo", "name": "bash", "arguments": {"command": "echo ran"}}]},
+        {"text": "Done."},
+    ]
     run = Run(tmp_path, script)
     pid_file = tmp_path / "slow.pid"
-    write_json(run.config_dir / "hooks.json", {"hooks": {"PreToolUse": [{"matcher": "bash", "hooks": [
-        command(f"{HOOK} garbage"),
-        command(f"{HOOK} fail"),
-        command(f"{HOOK} sleep {pid_file}", timeout=1),
-        {"type": "prompt", "prompt": "Is this command safe?"},
-    ]}]}})
+    write_json(
+        run.config_dir / "hooks.json",
+        {
+            "hooks": {
+                "PreToolUse": [
+                    {
+                        "matcher": "bash",
+                        "hooks": [
+                            command(f"{HOOK} garbage"),
+                            command(f"{HOOK} fail"),
+                            command(f"{HOOK} sleep {pid_file}", timeout=1),
+                            {"type": "prompt", "prompt": "Is this command safe?"},
+                        ],
+                    }
+                ]
+            }
+        },
+    )
     invalid = {"hooks": {"PreToolUse": [{"matcher": "Bash(", "hooks": [command(printing({"decision": "block"}))]}]}}
     write_json(run.cwd / ".claude" / "settings.local.json", invalid)
     async with spawn_server(config=run.config, env=run.env) as wire:
@@ -269,7 +336,10 @@ async def test_broken_hooks_are_logged_and_never_block(tmp_path: Path) -> None:
     assert runs["sleep"]["error"] == "timed out after 1 s" and runs["sleep"].get("exitCode") is None
     assert not alive(int(pid_file.read_text()))
     listing = agent_text(wire)
-    assert "settings.local.json not read: the matcher 'Bash(' of `hooks.PreToolUse` is not a valid regular expression" in listing
+    assert (
+        "settings.local.json not read: the matcher 'Bash(' of `hooks.PreToolUse` is not a valid regular expression"
+        in listing
+    )
     assert "handlers of type prompt skipped" in listing
     assert "garbage" in listing
 
@@ -278,7 +348,10 @@ async def test_a_cancel_ends_a_running_hook(tmp_path: Path) -> None:
     script = [{"toolCalls": [{"id": "call_echo", "name": "bash", "arguments": {"command": "echo ran"}}]}]
     run = Run(tmp_path, script)
     pid_file = tmp_path / "slow.pid"
-    write_json(run.cwd / ".claude" / "settings.json", {"hooks": {"PreToolUse": [{"hooks": [command(f"{HOOK} sleep {pid_file}")]}]}})
+    write_json(
+        run.cwd / ".claude" / "settings.json",
+        {"hooks": {"PreToolUse": [{"hooks": [command(f"{HOOK} sleep {pid_file}")]}]}},
+    )
     async with spawn_server(config=run.config, env=run.env) as wire:
         session_id = await open_session(wire, run.cwd)
         prompt = await wire.start("session/prompt", {"sessionId": session_id, "prompt": [text("Echo.")]})
@@ -294,18 +367,31 @@ async def test_a_cancel_ends_a_running_hook(tmp_path: Path) -> None:
 async def test_subagent_hooks_run_for_the_child(tmp_path: Path) -> None:
     script = {
         "s1": [
-            {"toolCalls": [{"id": "call_sub", "name": "subagent", "arguments": {"description": "Look", "prompt": "Look around."}}]},
+            {
+                "toolCalls": [
+                    {
+                        "id": "call_sub",
+                        "name": "subagent",
+                        "arguments": {"description": "Look", "prompt": "Look around."},
+                    }
+                ]
+            },
             {"text": "Parent done."},
         ],
         "s1/call_sub": [{"text": "Child done."}, {"text": "Child tested."}],
     }
     run = Run(tmp_path, script)
     context = {"hookSpecificOutput": {"hookEventName": "SubagentStart", "additionalContext": "You are a child."}}
-    write_json(run.cwd / ".claude" / "settings.json", {"hooks": {
-        "SubagentStart": [{"hooks": [command(printing(context))]}],
-        "SubagentStop": [{"hooks": [command(f"{HOOK} stop-once")]}],
-        "Stop": [{"hooks": [command(f"{HOOK} record")]}],
-    }})
+    write_json(
+        run.cwd / ".claude" / "settings.json",
+        {
+            "hooks": {
+                "SubagentStart": [{"hooks": [command(printing(context))]}],
+                "SubagentStop": [{"hooks": [command(f"{HOOK} stop-once")]}],
+                "Stop": [{"hooks": [command(f"{HOOK} record")]}],
+            }
+        },
+    )
     async with spawn_server(config=run.config, env=run.env) as wire:
         session_id = await open_session(wire, run.cwd)
         answered = await wire.request("session/prompt", {"sessionId": session_id, "prompt": [text("Delegate.")]})
@@ -326,21 +412,51 @@ async def test_subagent_hooks_run_for_the_child(tmp_path: Path) -> None:
 
 async def test_post_hooks_block_a_result_or_end_the_turn_and_a_bad_rewrite_fails_the_call(tmp_path: Path) -> None:
     script = [
-        {"toolCalls": [
-            {"id": "call_echo", "name": "bash", "arguments": {"command": "echo hidden"}},
-            {"id": "call_edit", "name": "edit_file", "arguments": {"path": "a.txt", "old_text": "a", "new_text": "b"}},
-        ]},
+        {
+            "toolCalls": [
+                {"id": "call_echo", "name": "bash", "arguments": {"command": "echo hidden"}},
+                {
+                    "id": "call_edit",
+                    "name": "edit_file",
+                    "arguments": {"path": "a.txt", "old_text": "a", "new_text": "b"},
+                },
+            ]
+        },
         {"toolCalls": [{"id": "call_read", "name": "read_file", "arguments": {"path": "a.txt"}}]},
     ]
     run = Run(tmp_path, script)
     (run.cwd / "a.txt").write_text("a\n", encoding="utf-8")
-    write_json(run.cwd / ".claude" / "settings.json", {"hooks": {
-        "PreToolUse": [{"matcher": "Edit", "hooks": [command(printing({"hookSpecificOutput": {"updatedInput": {"replace_all": "maybe"}}}))]}],
-        "PostToolUse": [
-            {"matcher": "Bash", "hooks": [command(printing({"decision": "block", "reason": "Output withheld.", "systemMessage": "Linted."}))]},
-            {"matcher": "Read", "hooks": [command(printing({"continue": False, "stopReason": "Enough reading."}))]},
-        ],
-    }})
+    write_json(
+        run.cwd / ".claude" / "settings.json",
+        {
+            "hooks": {
+                "PreToolUse": [
+                    {
+                        "matcher": "Edit",
+                        "hooks": [
+                            command(printing({"hookSpecificOutput": {"updatedInput": {"replace_all": "maybe"}}}))
+                        ],
+                    }
+                ],
+                "PostToolUse": [
+                    {
+                        "matcher": "Bash",
+                        "hooks": [
+                            command(
+                                printing(
+                                    {"decision": "block", "reason": "Output withheld.", "systemMessage": "Linted."}
+                                )
+                            )
+                        ],
+                    },
+                    {
+                        "matcher": "Read",
+                        "hooks": [command(printing({"continue": False, "stopReason": "Enough reading."}))],
+                    },
+                ],
+            }
+        },
+    )
     async with spawn_server(config=run.config, env=run.env) as wire:
         session_id = await open_session(wire, run.cwd)
         answered = await wire.request("session/prompt", {"sessionId": session_id, "prompt": [text("Work.")]})

@@ -102,7 +102,10 @@ async def test_an_exception_at_any_place_fails_only_its_sessions_method_or_turn(
         await works(wire, healthy)
 
         # Publication: session/new answers what failed; nothing of the session stays open.
-        for kind, said in [("ValueError", "ValueError: forced: a value out of range"), ("OSError", "OSError: [Errno 5]")]:
+        for kind, said in [
+            ("ValueError", "ValueError: forced: a value out of range"),
+            ("OSError", "OSError: [Errno 5]"),
+        ]:
             server.fault("published", kind)
             code, message = error_of(await wire.request("session/new", {"cwd": str(server.faulty), "mcpServers": []}))
             assert code == -32603 and message.startswith(f"Internal error: session/new failed: {said}"), message

@@ -24,7 +24,15 @@ pytestmark = pytest.mark.anyio
 async def test_a_job_outlives_its_turn_is_announced_when_it_ends_and_ends_with_the_server(tmp_path: Path) -> None:
     ending = "echo $$ > b.pid; until [ -e go ]; do sleep 0.01; done; echo finished"
     calls: Any = [
-        {"toolCalls": [{"id": "call_a", "name": "bash", "arguments": {"command": "echo $$ > a.pid; exec sleep 60", "run_in_background": True}}]},
+        {
+            "toolCalls": [
+                {
+                    "id": "call_a",
+                    "name": "bash",
+                    "arguments": {"command": "echo $$ > a.pid; exec sleep 60", "run_in_background": True},
+                }
+            ]
+        },
         {"toolCalls": [{"id": "call_b", "name": "bash", "arguments": {"command": ending, "run_in_background": True}}]},
         {"text": "Both run."},
         {"text": "Noted."},
@@ -32,7 +40,9 @@ async def test_a_job_outlives_its_turn_is_announced_when_it_ends_and_ends_with_t
     server = Scripted(tmp_path, calls)
     async with server.serve() as wire:
         session_id = await server.new_session(wire)
-        first = await wire.request("session/prompt", {"sessionId": session_id, "prompt": [text("Start both.")]}, timeout=30)
+        first = await wire.request(
+            "session/prompt", {"sessionId": session_id, "prompt": [text("Start both.")]}, timeout=30
+        )
         assert first["result"] == {"stopReason": "end_turn"}
         pid = int((server.cwd / "a.pid").read_text())
         (server.cwd / "go").touch()
@@ -41,13 +51,17 @@ async def test_a_job_outlives_its_turn_is_announced_when_it_ends_and_ends_with_t
         with anyio.fail_after(10):
             while job_b.exists():  # gone once the server reaped it: its end is queued before the next prompt
                 await anyio.sleep(0.01)
-        second = await wire.request("session/prompt", {"sessionId": session_id, "prompt": [text("And now?")]}, timeout=30)
+        second = await wire.request(
+            "session/prompt", {"sessionId": session_id, "prompt": [text("And now?")]}, timeout=30
+        )
         assert second["result"] == {"stopReason": "end_turn"}
         assert alive(pid)  # the job outlived both turns
     assert server.exit_code == 0
     assert not alive(pid)  # the server's exit ended it
     told = _job_lines(server, session_id)
-    assert told == [f"[background job: job-2 exited with code 0: {ending}; job_output job-2 reads what it printed last]"]
+    assert told == [
+        f"[background job: job-2 exited with code 0: {ending}; job_output job-2 reads what it printed last]"
+    ]
 
 
 def _job_lines(server: Scripted, session_id: str) -> list[str]:
@@ -88,11 +102,17 @@ async def test_a_dev_server_in_the_background_fetched_read_and_stopped(tmp_path:
             wire.answer = allow_once  # the packaged composition asks before bash and web_fetch run
             await wire.request("initialize", {"protocolVersion": 1})
             session_id = result_of(await wire.request("session/new", {"cwd": str(cwd), "mcpServers": []}))["sessionId"]
-            answered = await wire.request("session/prompt", {"sessionId": session_id, "prompt": [text("Serve it and check.")]}, timeout=60)
+            answered = await wire.request(
+                "session/prompt", {"sessionId": session_id, "prompt": [text("Serve it and check.")]}, timeout=60
+            )
             pid = int((cwd / "job.pid").read_text())
             exit_code = await wire.finish()
     assert result_of(answered) == {"stopReason": "end_turn"} and exit_code == 0
-    results = {e["data"]["callId"]: e["data"]["content"][0]["text"] for e in session_log(sessions, session_id) if e["type"] == "tool/result"}
+    results = {
+        e["data"]["callId"]: e["data"]["content"][0]["text"]
+        for e in session_log(sessions, session_id)
+        if e["type"] == "tool/result"
+    }
     assert results["c1"].startswith("Started job-1 in the background; job-1 is running.")
     assert "# Dev page" in results["c3"] and "It works." in results["c3"]
     assert "GET /index.html" in results["c1"] + results["c4"]

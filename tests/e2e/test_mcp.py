@@ -173,7 +173,11 @@ async def test_a_server_failing_after_the_first_prompt_came_is_told_in_its_answe
 
 def git_repository(path: Path) -> Path:
     path.mkdir()
-    for command in (["init", "-q"], ["add", "notes.txt"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "first"]):
+    for command in (
+        ["init", "-q"],
+        ["add", "notes.txt"],
+        ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "first"],
+    ):
         if command[0] == "add":
             (path / "notes.txt").write_text("draft\n", encoding="utf-8")
         subprocess.run(["git", *command], cwd=path, check=True)
@@ -187,8 +191,18 @@ def interop(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     tmp_path = tmp_path_factory.mktemp("interop")
     repo = git_repository(tmp_path / "repo")
     servers = [
-        {"name": "time", "command": sys.executable, "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"], "env": []},
-        {"name": "git", "command": sys.executable, "args": ["-m", "mcp_server_git", "--repository", str(repo)], "env": []},
+        {
+            "name": "time",
+            "command": sys.executable,
+            "args": ["-m", "mcp_server_time", "--local-timezone", "UTC"],
+            "env": [],
+        },
+        {
+            "name": "git",
+            "command": sys.executable,
+            "args": ["-m", "mcp_server_git", "--repository", str(repo)],
+            "env": [],
+        },
     ]
     calls = [
         {"id": "call_time", "name": "mcp__time__get_current_time", "arguments": {"timezone": "Europe/Paris"}},
@@ -238,7 +252,9 @@ async def test_a_kill_9_of_the_server_ends_its_mcp_servers_and_what_they_started
     assert await gone(pids)
 
 
-async def test_a_flood_of_output_is_bounded_on_the_card_and_in_the_log_and_stdout_noise_logged_once(tmp_path: Path) -> None:
+async def test_a_flood_of_output_is_bounded_on_the_card_and_in_the_log_and_stdout_noise_logged_once(
+    tmp_path: Path,
+) -> None:
     script = [
         call("call_flood", "mcp__fixture__flood", {"megabytes": 2}),
         call("call_noise", "mcp__fixture__noise", {"lines": 500}),

@@ -159,7 +159,9 @@ async def test_the_official_client_lists_loads_resumes_and_closes_a_stored_sessi
     # Each opening of the session (new; load, then resume) sent its command list once.
     for updates, opened in ((first.updates, 1), (client.updates, 2)):
         lists = [u for _, u in updates if isinstance(u, AvailableCommandsUpdate)]
-        assert [[c.name for c in u.available_commands] for u in lists] == [["compact", "init", "permissions", "rename", "sandbox"]] * opened  # no MCP servers: no /mcp
+        assert [[c.name for c in u.available_commands] for u in lists] == [
+            ["compact", "init", "permissions", "rename", "sandbox"]
+        ] * opened  # no MCP servers: no /mcp
 
 
 def shown(updates: list[tuple[str, Any]]) -> list[Any]:
@@ -213,7 +215,9 @@ class EditorClient(RecordingClient):
         self.calls.append(f"create {terminal_id}")
         return CreateTerminalResponse(terminal_id=terminal_id)
 
-    async def wait_for_terminal_exit(self, session_id: str, terminal_id: str, **kwargs: Any) -> WaitForTerminalExitResponse:
+    async def wait_for_terminal_exit(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> WaitForTerminalExitResponse:
         self.calls.append(f"wait {terminal_id}")
         return WaitForTerminalExitResponse(exit_code=self.terminals[terminal_id][1])
 
@@ -229,8 +233,15 @@ class EditorClient(RecordingClient):
 
 EDITOR_SCRIPT = [
     {"toolCalls": [{"id": "call_read", "name": "read_file", "arguments": {"path": "draft.md"}}]},
-    {"toolCalls": [{"id": "call_edit", "name": "edit_file",
-                    "arguments": {"path": "draft.md", "old_text": "draft", "new_text": "final"}}]},  # fmt: skip
+    {
+        "toolCalls": [
+            {
+                "id": "call_edit",
+                "name": "edit_file",
+                "arguments": {"path": "draft.md", "old_text": "draft", "new_text": "final"},
+            }
+        ]
+    },  # fmt: skip
     {"toolCalls": [{"id": "call_ls", "name": "bash", "arguments": {"command": "ls; echo EDITOR_OK"}}]},
     {"text": "Done."},
 ]
@@ -265,9 +276,13 @@ async def test_the_official_client_serves_files_from_its_buffers_and_runs_bash_i
     (title,) = [u for u in updates if isinstance(u, SessionInfoUpdate)]
     assert title.title == "Finalize the draft."
     assert [u.used for u in updates if isinstance(u, UsageUpdate)] == [120] * 4  # the scripted usage
-    read_result = next(u for u in updates if isinstance(u, ToolCallProgress) and u.tool_call_id == "call_read" and u.status)
+    read_result = next(
+        u for u in updates if isinstance(u, ToolCallProgress) and u.tool_call_id == "call_read" and u.status
+    )
     assert read_result.content is not None and "status: draft" in str(read_result.content[0])
     bash = [u for u in updates if isinstance(u, ToolCallProgress) and u.tool_call_id == "call_ls"]
     assert [type(c) for u in bash for c in u.content or []] == [TerminalToolCallContent, TerminalToolCallContent]
-    assert {c.terminal_id for u in bash for c in u.content or [] if isinstance(c, TerminalToolCallContent)} == {"term-1"}
+    assert {c.terminal_id for u in bash for c in u.content or [] if isinstance(c, TerminalToolCallContent)} == {
+        "term-1"
+    }
     assert client.terminals["term-1"] == ("on-disk.txt\nEDITOR_OK\n", 0)

@@ -94,7 +94,11 @@ async def test_a_tool_turn_against_an_openai_compatible_server(tmp_path: Path) -
         finish("tool_calls"),
         DONE,
     ]
-    replies = [Reply.error(429, {"error": {"message": "Rate Limit Reached"}}, Retry_After="0"), stream(first), stream(answer("Done."))]
+    replies = [
+        Reply.error(429, {"error": {"message": "Rate Limit Reached"}}, Retry_After="0"),
+        stream(first),
+        stream(answer("Done.")),
+    ]
     async with fake_openai(*replies) as server:
         env = {"DEEPSEEK_API_KEY": DUMMY_KEY, "ACP_AGENT_SESSIONS": str(sessions), "ACP_AGENT_MODEL": "deepseek-chat"}
         async with spawn_server(config=composition(tmp_path, server.url), env=env) as wire:
@@ -149,7 +153,9 @@ async def test_an_html_page_instead_of_a_stream_fails_the_turn_as_a_malformed_re
         env = {"DEEPSEEK_API_KEY": DUMMY_KEY, "ACP_AGENT_SESSIONS": str(tmp_path / "sessions")}
         async with spawn_server(config=composition(tmp_path, server.url), env=env) as wire:
             await wire.request("initialize", {"protocolVersion": 1})
-            session_id = result_of(await wire.request("session/new", {"cwd": str(tmp_path), "mcpServers": []}))["sessionId"]
+            session_id = result_of(await wire.request("session/new", {"cwd": str(tmp_path), "mcpServers": []}))[
+                "sessionId"
+            ]
             failed = await wire.request("session/prompt", {"sessionId": session_id, "prompt": [text("hi")]})
             again = await wire.request("session/prompt", {"sessionId": session_id, "prompt": [text("again")]})
     why = "expected an event stream, got text/html: <!doctype html><title>Proxy login</title>"
@@ -162,7 +168,11 @@ async def test_an_html_page_instead_of_a_stream_fails_the_turn_as_a_malformed_re
 
 async def allow_once(request: dict[str, Any]) -> dict[str, Any]:
     assert request["method"] == "session/request_permission"
-    return {"jsonrpc": "2.0", "id": request["id"], "result": {"outcome": {"outcome": "selected", "optionId": "allow_once"}}}
+    return {
+        "jsonrpc": "2.0",
+        "id": request["id"],
+        "result": {"outcome": {"outcome": "selected", "optionId": "allow_once"}},
+    }
 
 
 async def test_without_a_key_the_server_starts_and_a_prompt_asks_for_authentication(tmp_path: Path) -> None:
@@ -194,10 +204,14 @@ async def test_live_a_real_tool_turn_writes_a_file(tmp_path: Path) -> None:
         "Use the bash tool to run exactly this command: echo LIVE_OK > live.txt\n"
         "Then reply with the single word DONE and stop."
     )
-    async with spawn_server(config=packaged(PACKAGED_CONFIG), env={"ACP_AGENT_SESSIONS": str(tmp_path / "sessions")}) as wire:
+    async with spawn_server(
+        config=packaged(PACKAGED_CONFIG), env={"ACP_AGENT_SESSIONS": str(tmp_path / "sessions")}
+    ) as wire:
         await wire.request("initialize", {"protocolVersion": 1})
         session_id = result_of(await wire.request("session/new", {"cwd": str(cwd), "mcpServers": []}))["sessionId"]
-        answered = await wire.request("session/prompt", {"sessionId": session_id, "prompt": [text(prompt)]}, timeout=180)
+        answered = await wire.request(
+            "session/prompt", {"sessionId": session_id, "prompt": [text(prompt)]}, timeout=180
+        )
     assert result_of(answered) == {"stopReason": "end_turn"}, wire.stderr_text
     assert (cwd / "live.txt").read_text().strip() == "LIVE_OK"
 
@@ -209,17 +223,29 @@ async def test_the_chosen_level_and_an_image_reach_the_adapter_and_a_blind_model
     models = [{"id": "deepseek-chat"}, {"id": "seer", "vision": True, "thoughtLevels": ["low", "high"]}]
     async with fake_openai(stream(answer("A pixel.")), stream(answer("It was a PNG."))) as server:
         config = composition(tmp_path, server.url, models=models)
-        env = {"DEEPSEEK_API_KEY": DUMMY_KEY, "ACP_AGENT_SESSIONS": str(tmp_path / "sessions"), "ACP_AGENT_MODEL": "deepseek-chat"}
+        env = {
+            "DEEPSEEK_API_KEY": DUMMY_KEY,
+            "ACP_AGENT_SESSIONS": str(tmp_path / "sessions"),
+            "ACP_AGENT_MODEL": "deepseek-chat",
+        }
         async with spawn_server(config=config, env=env) as wire:
             initialized = result_of(await wire.request("initialize", {"protocolVersion": 1}))
             assert initialized["agentCapabilities"]["promptCapabilities"]["image"] is True
-            session_id = result_of(await wire.request("session/new", {"cwd": str(tmp_path), "mcpServers": []}))["sessionId"]
+            session_id = result_of(await wire.request("session/new", {"cwd": str(tmp_path), "mcpServers": []}))[
+                "sessionId"
+            ]
             for config_id, value in [("model", "seer"), ("thought_level", "high")]:
-                result_of(await wire.request("session/set_config_option", {"sessionId": session_id, "configId": config_id, "value": value}))
+                result_of(
+                    await wire.request(
+                        "session/set_config_option", {"sessionId": session_id, "configId": config_id, "value": value}
+                    )
+                )
             image = {"type": "image", "mimeType": "image/png", "data": PIXEL}
             prompts = [[text("What is it?"), image], [text("And now?")]]
             answers = [await wire.request("session/prompt", {"sessionId": session_id, "prompt": prompts[0]})]
-            await wire.request("session/set_config_option", {"sessionId": session_id, "configId": "model", "value": "deepseek-chat"})
+            await wire.request(
+                "session/set_config_option", {"sessionId": session_id, "configId": "model", "value": "deepseek-chat"}
+            )
             answers.append(await wire.request("session/prompt", {"sessionId": session_id, "prompt": prompts[1]}))
             assert await wire.finish() == 0
     check_stdout(wire)
@@ -228,7 +254,10 @@ async def test_the_chosen_level_and_an_image_reach_the_adapter_and_a_blind_model
     assert (seeing["model"], seeing["reasoning_effort"]) == ("seer", "high")
     assert seeing["messages"][1] == {
         "role": "user",
-        "content": [{"type": "text", "text": "What is it?"}, {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PIXEL}"}}],
+        "content": [
+            {"type": "text", "text": "What is it?"},
+            {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PIXEL}"}},
+        ],
     }
     assert blind["model"] == "deepseek-chat" and "reasoning_effort" not in blind
     assert blind["messages"][1] == {"role": "user", "content": "What is it?\n[image omitted: image/png]"}
@@ -241,11 +270,17 @@ async def test_read_image_shows_the_image_on_the_card_and_sends_it_after_the_too
     call = [tools(tool(0, '{"path": "pixel.dat"}', id="call_img", name="read_image")), finish("tool_calls"), DONE]
     async with fake_openai(stream(call), stream(answer("A red pixel."))) as server:
         config = composition(tmp_path, server.url, models=[{"id": "seer", "vision": True}])
-        env = {"DEEPSEEK_API_KEY": DUMMY_KEY, "ACP_AGENT_SESSIONS": str(tmp_path / "sessions"), "ACP_AGENT_MODEL": "seer"}
+        env = {
+            "DEEPSEEK_API_KEY": DUMMY_KEY,
+            "ACP_AGENT_SESSIONS": str(tmp_path / "sessions"),
+            "ACP_AGENT_MODEL": "seer",
+        }
         async with spawn_server(config=config, env=env) as wire:
             await wire.request("initialize", {"protocolVersion": 1})
             session_id = result_of(await wire.request("session/new", {"cwd": str(cwd), "mcpServers": []}))["sessionId"]
-            answered = await wire.request("session/prompt", {"sessionId": session_id, "prompt": [text("Look at pixel.dat.")]})
+            answered = await wire.request(
+                "session/prompt", {"sessionId": session_id, "prompt": [text("Look at pixel.dat.")]}
+            )
             assert await wire.finish() == 0
     check_stdout(wire)
     assert result_of(answered) == {"stopReason": "end_turn"}

@@ -24,7 +24,10 @@ from tests.paths import ROOT
 
 pytestmark = pytest.mark.anyio
 
-TODOS = [{"content": "Bump VERSION", "status": "in_progress", "priority": "high"}, {"content": "Tag it", "status": "pending"}]
+TODOS = [
+    {"content": "Bump VERSION", "status": "in_progress", "priority": "high"},
+    {"content": "Tag it", "status": "pending"},
+]
 SCRIPT = [
     {"toolCalls": [{"id": "call_plan", "name": "todo_write", "arguments": {"todos": TODOS}}]},
     {"text": "Planned."},
@@ -62,7 +65,8 @@ async def test_a_client_advertising_plan_gets_plan_operations_live_and_on_load(t
     assert isinstance(updated, AgentPlanContentUpdate) and updated.plan.type == "items"
     assert updated.plan.plan_id == "todos"
     assert [(e.content, e.status, e.priority) for e in updated.plan.entries] == [
-        ("Bump VERSION", "in_progress", "high"), ("Tag it", "pending", "medium")
+        ("Bump VERSION", "in_progress", "high"),
+        ("Tag it", "pending", "medium"),
     ]
     assert isinstance(removed, AgentPlanRemovedUpdate) and removed.plan_id == "todos"
     assert plans(loaded) == plans(live)  # the load replays the same operations

@@ -47,14 +47,22 @@ async def test_the_projects_mcp_servers_connect_once_it_is_trusted(tmp_path: Pat
     echo = {"toolCalls": [{"id": "call_echo", "name": "mcp__proj__echo", "arguments": {"message": "hi"}}]}
     script = {"s1": [echo, {"text": "Echoed."}], "s2": [echo, {"text": "No server."}]}
     run = Run(tmp_path, script)
-    server = {"command": sys.executable, "args": [str(ROOT / "fixtures" / "mcp" / "server.py")], "env": {"FIXTURE": "1"}}
+    server = {
+        "command": sys.executable,
+        "args": [str(ROOT / "fixtures" / "mcp" / "server.py")],
+        "env": {"FIXTURE": "1"},
+    }
     write_json(run.cwd / ".mcp.json", {"mcpServers": {"proj": server}})
     answers = iter(["allow_once", "reject_once"])
     asked: list[Frame] = []
 
     async def answer(request: Frame) -> Frame:
         asked.append(request)
-        return {"jsonrpc": "2.0", "id": request["id"], "result": {"outcome": {"outcome": "selected", "optionId": next(answers)}}}
+        return {
+            "jsonrpc": "2.0",
+            "id": request["id"],
+            "result": {"outcome": {"outcome": "selected", "optionId": next(answers)}},
+        }
 
     async with spawn_server(config=run.config, env=run.env) as wire:
         wire.answer = answer

@@ -47,7 +47,10 @@ class Place:
         }
 
     def untouched(self) -> bool:
-        return sorted(p.name for p in self.outside.iterdir()) == ["target"] and (self.outside / "target").read_text() == "original\n"
+        return (
+            sorted(p.name for p in self.outside.iterdir()) == ["target"]
+            and (self.outside / "target").read_text() == "original\n"
+        )
 
 
 def text(value: str) -> dict[str, str]:
@@ -74,16 +77,25 @@ def results(wire: Wire) -> dict[str, str]:
     for frame in wire.received:
         update = frame.get("params", {}).get("update", {})
         if update.get("sessionUpdate") == "tool_call_update" and update.get("status") in ("completed", "failed"):
-            out[update["toolCallId"]] = "".join(c["content"].get("text", "") for c in update.get("content", []) if c["type"] == "content")
+            out[update["toolCallId"]] = "".join(
+                c["content"].get("text", "") for c in update.get("content", []) if c["type"] == "content"
+            )
     return out
 
 
-async def test_no_command_of_a_confined_session_writes_outside_or_reads_the_credentials(tmp_path: Path, backend: Backend) -> None:
+async def test_no_command_of_a_confined_session_writes_outside_or_reads_the_credentials(
+    tmp_path: Path, backend: Backend
+) -> None:
     place = Place(tmp_path)
-    calls = [bash(f"call_{n}", command.format(out=place.outside, cfg=place.config)) for n, command in enumerate(ESCAPES.values())]
+    calls = [
+        bash(f"call_{n}", command.format(out=place.outside, cfg=place.config))
+        for n, command in enumerate(ESCAPES.values())
+    ]
     # The daemon and the job write after their calls returned: a later call waits for both, in the
     # same session.
-    wait = bash("call_wait", "for i in $(seq 100); do [ -e daemon-done ] && [ -e job-done ] && break; sleep 0.05; done; ls")
+    wait = bash(
+        "call_wait", "for i in $(seq 100); do [ -e daemon-done ] && [ -e job-done ] && break; sleep 0.05; done; ls"
+    )
     script = [{"toolCalls": calls}, {"toolCalls": [wait]}, {"text": "Done."}]
     async with spawn_server(config=RECORD_CONFIG, env=place.env(script, ACP_AGENT_SANDBOX=backend.name)) as wire:
         _, shown = await prompt(wire, place.cwd, "auto")
@@ -92,15 +104,25 @@ async def test_no_command_of_a_confined_session_writes_outside_or_reads_the_cred
     assert all(SECRET not in result for result in shown.values())
     assert {"daemon-done", "job-done"} <= set(shown["call_wait"].split())  # they ran, confined
     named = shown[f"call_{list(ESCAPES).index('redirect')}"]
-    assert f"[sandbox: writing {place.outside}/new is not allowed in workspace-write mode; rerun with escalate: true" in named
+    assert (
+        f"[sandbox: writing {place.outside}/new is not allowed in workspace-write mode; rerun with escalate: true"
+        in named
+    )
 
 
 async def test_without_a_sandbox_confined_modes_refuse_and_full_access_runs(tmp_path: Path) -> None:
     place = Place(tmp_path)
-    script = [{"toolCalls": [bash("call_a", "touch a")]}, {"text": "Refused."}, {"toolCalls": [bash("call_b", "touch b")]}, {"text": "Ran."}]
+    script = [
+        {"toolCalls": [bash("call_a", "touch a")]},
+        {"text": "Refused."},
+        {"toolCalls": [bash("call_b", "touch b")]},
+        {"text": "Ran."},
+    ]
     async with spawn_server(config=RECORD_CONFIG, env=place.env(script, ACP_AGENT_SANDBOX="none")) as wire:
         session_id, shown = await prompt(wire, place.cwd, "auto")
-        assert shown["call_a"].startswith("Error: commands must run in a sandbox in this mode, and none is available here:")
+        assert shown["call_a"].startswith(
+            "Error: commands must run in a sandbox in this mode, and none is available here:"
+        )
         assert "choose the Full access mode" in shown["call_a"] and not (place.cwd / "a").exists()
         await wire.request("session/set_mode", {"sessionId": session_id, "modeId": "full"})
         answer = await wire.request("session/prompt", {"sessionId": session_id, "prompt": [text("Again.")]}, timeout=60)
@@ -108,7 +130,9 @@ async def test_without_a_sandbox_confined_modes_refuse_and_full_access_runs(tmp_
     assert (place.cwd / "b").exists()
 
 
-async def test_an_escalation_asks_with_the_justification_and_runs_only_the_allowed_call_unconfined(tmp_path: Path) -> None:
+async def test_an_escalation_asks_with_the_justification_and_runs_only_the_allowed_call_unconfined(
+    tmp_path: Path,
+) -> None:
     place = Place(tmp_path)
     first = bash("call_esc", f"touch {place.outside}/allowed", escalate=True, justification="update the shared cache")
     second = bash("call_no", f"touch {place.outside}/rejected", escalate=True, justification="again")
@@ -118,7 +142,11 @@ async def test_an_escalation_asks_with_the_justification_and_runs_only_the_allow
     async def answer(request: Frame) -> Frame:
         asked.append(request)
         option = "allow_once" if len(asked) == 1 else "reject_once"
-        return {"jsonrpc": "2.0", "id": request["id"], "result": {"outcome": {"outcome": "selected", "optionId": option}}}
+        return {
+            "jsonrpc": "2.0",
+            "id": request["id"],
+            "result": {"outcome": {"outcome": "selected", "optionId": option}},
+        }
 
     async with spawn_server(config=RECORD_CONFIG, env=place.env(script)) as wire:
         wire.answer = answer

@@ -19,7 +19,15 @@ AGENT_CAPABILITIES = {
     "loadSession": True,
     "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},  # replay-alt has vision
     "mcpCapabilities": {"http": True, "sse": True},
-    "sessionCapabilities": {"list": {}, "resume": {}, "close": {}, "delete": {}, "title": {}, "systemPrompt": {}, "fork": {}},
+    "sessionCapabilities": {
+        "list": {},
+        "resume": {},
+        "close": {},
+        "delete": {},
+        "title": {},
+        "systemPrompt": {},
+        "fork": {},
+    },
     "_meta": {"acpAgent": {"promptQueueing": True}},
 }
 
@@ -123,7 +131,10 @@ async def test_session_new_validates_cwd_directories_and_mcp_servers(tmp_path: P
         assert wire.stderr_text.count("MCP") == 0
         acp = {"type": "acp", "name": "inside", "serverId": "s-1"}
         code, message = error_of(await wire.request("session/new", {"cwd": str(server.cwd), "mcpServers": [acp]}))
-        assert (code, message) == (-32602, "Invalid params: mcpServers[0]: transport 'acp' is not supported (stdio, http, sse)")
+        assert (code, message) == (
+            -32602,
+            "Invalid params: mcpServers[0]: transport 'acp' is not supported (stdio, http, sse)",
+        )
         # A server that cannot start leaves the session usable (fixtures/mcp/cannot-start shows the rest).
         mcp = {"name": "files", "command": "/usr/bin/mcp-files", "args": ["--root", "/"], "env": []}
         created = await wire.request(
@@ -188,7 +199,9 @@ async def test_prompt_errors_name_the_culprit_and_leave_the_session_usable(tmp_p
         )
         assert (code, message) == (-32602, "Invalid params: model replay does not take images")
         code, message = error_of(
-            await wire.request("session/prompt", {"sessionId": session_id, "prompt": [{"type": "resource", "resource": {}}]})
+            await wire.request(
+                "session/prompt", {"sessionId": session_id, "prompt": [{"type": "resource", "resource": {}}]}
+            )
         )
         assert code == -32602 and "prompt[0]" in message and "uri" in message
         link = {"type": "resource_link", "uri": "file:///etc/hosts", "name": "hosts"}
@@ -261,7 +274,10 @@ async def test_a_second_prompt_on_a_busy_session_waits_for_the_first_to_be_answe
     assert [result_of(answer) for answer in answers] == [{"stopReason": "end_turn"}] * 2
     # The second turn's frames come after the first prompt's answer, never among its frames.
     assert said_and_answered(wire, {first: "one answered", second: "two answered"}) == [
-        "First.", "one answered", "Second.", "two answered"
+        "First.",
+        "one answered",
+        "Second.",
+        "two answered",
     ]
     log = session_log(server.sessions, session_id)
     assert [e["data"]["content"] for e in log if e.get("type") == "user/message"] == [[text("one")], [text("two")]]
@@ -278,7 +294,9 @@ async def test_cancel_ends_a_running_prompt_and_is_a_no_op_for_unknown_or_idle_s
         prompt = await wire.start("session/prompt", {"sessionId": session_id, "prompt": [text("hang")]})
         # The turn is running (the model streams): a cancel read before it starts would end it
         # before its model call, and the script's entries would shift.
-        await wire.wait_for(lambda f: f.get("params", {}).get("update", {}).get("sessionUpdate") == "agent_message_chunk")
+        await wire.wait_for(
+            lambda f: f.get("params", {}).get("update", {}).get("sessionUpdate") == "agent_message_chunk"
+        )
         await wire.notify("session/cancel", {"sessionId": session_id})
         assert result_of(await wire.response(prompt)) == {"stopReason": "cancelled"}
         await wire.notify("session/cancel", {"sessionId": session_id})  # idle again
@@ -448,7 +466,9 @@ async def test_a_boolean_for_a_select_option_is_refused_naming_the_option(tmp_pa
             )
             for config_id, value in (("mode", True), ("model", False), ("verbose", True))
         }
-        kept = await wire.request("session/set_config_option", {"sessionId": session_id, "configId": "mode", "value": "plan"})
+        kept = await wire.request(
+            "session/set_config_option", {"sessionId": session_id, "configId": "mode", "value": "plan"}
+        )
     assert error_of(refused["mode"]) == (
         -32602, "Invalid params: value: 'mode' is a select option, set to one of its values ('ask', 'auto', 'plan', 'full'), not to true"
     )  # fmt: skip
@@ -494,7 +514,10 @@ async def test_a_block_recorded_without_deltas_reaches_the_client_whole_live_and
         for f in wire.received
         if f.get("method") == "session/update" and f["params"]["update"]["sessionUpdate"].startswith("agent_")
     ]
-    whole = [("agent_thought_chunk", "The user wants the single word PONG and no tools."), ("agent_message_chunk", "PONG")]
+    whole = [
+        ("agent_thought_chunk", "The user wants the single word PONG and no tools."),
+        ("agent_message_chunk", "PONG"),
+    ]
     assert chunks == whole * 2  # live, then replayed by session/load
     assert live < len(wire.received)
     assert "replay:" not in wire.stderr_text

@@ -63,7 +63,10 @@ def coalesced(frames: list[Frame]) -> list[dict[str, Any]]:
         kind = update["sessionUpdate"]
         if kind in ("agent_message_chunk", "agent_thought_chunk") and merged and merged[-1]["sessionUpdate"] == kind:
             last = merged[-1]
-            merged[-1] = {**last, "content": {**last["content"], "text": last["content"]["text"] + update["content"]["text"]}}
+            merged[-1] = {
+                **last,
+                "content": {**last["content"], "text": last["content"]["text"] + update["content"]["text"]},
+            }
         else:
             merged.append(update)
     return merged
@@ -350,8 +353,12 @@ def turn(n: int, seq: int, time: int, message: str) -> list[dict[str, Any]]:
     """A whole turn: the user's message and a completed end, no model call."""
     return [
         {"type": "turn/start", "seq": seq, "time": time, "data": {"turn": n, "trigger": {"kind": "message"}}},
-        {"type": "user/message", "seq": seq + 1, "time": time,
-         "data": {"content": [text(message)], "source": {"kind": "user"}}},
+        {
+            "type": "user/message",
+            "seq": seq + 1,
+            "time": time,
+            "data": {"content": [text(message)], "source": {"kind": "user"}},
+        },
         {"type": "turn/end", "seq": seq + 2, "time": time, "data": {"turn": n, "reason": {"kind": "completed"}}},
     ]
 
@@ -373,6 +380,7 @@ async def test_load_errors_name_the_session_and_what_is_wrong(store: Store) -> N
     sick_child = store.write("sick-child", [sick_header, *turn(1, 0, 2_000, "a"), *turn(2, 3, 2_000, "b")])
     sick_child.write_text(sick_child.read_text().replace('"seq": 1,', '"seq": 7,', 1))
     async with store.serve([]) as wire:
+
         def params(session_id: str, **extra: Any) -> dict[str, Any]:
             return {"sessionId": session_id, "cwd": str(cwd), "mcpServers": [], **extra}
 
@@ -462,7 +470,10 @@ async def test_a_log_without_a_cwd_takes_the_clients(store: Store) -> None:
     async with store.serve([]) as wire:
         loaded, replayed = await load(wire, "old", store.cwd)
     assert opened(loaded)
-    assert updates_of(replayed) == [*user_chunks(text("hello")), {"sessionUpdate": "session_info_update", "title": "hello"}]
+    assert updates_of(replayed) == [
+        *user_chunks(text("hello")),
+        {"sessionUpdate": "session_info_update", "title": "hello"},
+    ]
     assert store.log("old")[0]["cwd"] == str(store.cwd)
 
 
@@ -576,7 +587,9 @@ async def test_a_copied_or_renamed_session_directory_is_refused_and_nothing_is_w
             code, message = error_of(await wire.request(method, params))
             assert code == -32603 and message.startswith("Internal error: cannot open session 'copy': the log ")
             assert f"belongs to session {session_id!r}, not to 'copy'" in message
-    after = {path: path.read_bytes() for path in store.sessions.rglob("*") if path.is_file() and ".index" not in path.parts}
+    after = {
+        path: path.read_bytes() for path in store.sessions.rglob("*") if path.is_file() and ".index" not in path.parts
+    }
     assert after == {path: data for path, data in before.items() if ".index" not in path.parts}
     (store.sessions / "copy").rename(store.sessions / "renamed")
     shutil.rmtree(original)

@@ -41,7 +41,11 @@ async def test_settings_rules_decide_calls(tmp_path: Path) -> None:
         card = request["params"]["toolCall"]["toolCallId"]
         asked.append(card)
         chosen = next(trust) if is_trust_question(request) else "reject_once"
-        return {"jsonrpc": "2.0", "id": request["id"], "result": {"outcome": {"outcome": "selected", "optionId": chosen}}}
+        return {
+            "jsonrpc": "2.0",
+            "id": request["id"],
+            "result": {"outcome": {"outcome": "selected", "optionId": chosen}},
+        }
 
     async with spawn_server(config=run.config, env=run.env) as wire:
         wire.answer = answer

@@ -92,7 +92,9 @@ def test_a_client_that_stopped_reading_is_no_crash(store: Store) -> None:
     """Frames for a closed stdout are dropped (with one warning); stdin's end still shuts down
     cleanly."""
     env = {**os.environ, "ACP_AGENT_LOG": "WARNING", **store.env([])}
-    process = subprocess.Popen(server_command(RECORD_CONFIG), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    process = subprocess.Popen(
+        server_command(RECORD_CONFIG), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    )
     assert process.stdin is not None and process.stdout is not None and process.stderr is not None
     process.stdout.close()
     process.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}\n' * 2)

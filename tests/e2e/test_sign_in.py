@@ -28,7 +28,18 @@ from tests.e2e.test_conformance import Checked, modelled_part
 from tests.e2e.test_openai_compat import allow_once, composition, error_of, result_of, text
 from tests.e2e.wire import Wire, spawn_server
 from tests.paths import ROOT
-from tests.unit.llm.openai_server import DONE, FakeOpenAI, Reply, answer, chunk, fake_openai, finish, stream, tool, tools
+from tests.unit.llm.openai_server import (
+    DONE,
+    FakeOpenAI,
+    Reply,
+    answer,
+    chunk,
+    fake_openai,
+    finish,
+    stream,
+    tool,
+    tools,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -79,7 +90,9 @@ class Terminal:
             lines = proc.joinpath("status").read_text().splitlines()
             signals = "; ".join(line for line in lines if line.startswith(("State", "Sig", "ShdPnd")))
             signals += f"; wchan {proc.joinpath('wchan').read_text()}"
-        raise AssertionError(f"the terminal stayed open {TIMEOUT} s; process status {status} {signals}: {bytes(self.shown)!r}")
+        raise AssertionError(
+            f"the terminal stayed open {TIMEOUT} s; process status {status} {signals}: {bytes(self.shown)!r}"
+        )
 
     async def _read(self) -> bool:
         await anyio.wait_readable(self.master)
@@ -137,7 +150,9 @@ def server_env(dirs: dict[str, Path], key: str = "") -> dict[str, str]:
     return {KEY_NAME: key, "ACP_AGENT_CONFIG": str(dirs["config"]), "ACP_AGENT_SESSIONS": str(dirs["sessions"])}
 
 
-async def test_signing_in_in_a_terminal_checks_and_stores_the_key_without_echo(tmp_path: Path, dirs: dict[str, Path]) -> None:
+async def test_signing_in_in_a_terminal_checks_and_stores_the_key_without_echo(
+    tmp_path: Path, dirs: dict[str, Path]
+) -> None:
     async with fake_openai(MODELS_OK) as server:
         async with login(composition(tmp_path, server.url), server_env(dirs)) as terminal:
             await terminal.expect(PROMPT)
@@ -151,7 +166,11 @@ async def test_signing_in_in_a_terminal_checks_and_stores_the_key_without_echo(t
     assert "sk-typed" not in shown  # never echoed
     assert f"{server.url} accepted the key" in shown and f"stored in {credentials}" in shown
     [check] = server.requests
-    assert (check.method, check.path, check.headers["authorization"]) == ("GET", "/models", "Bearer sk-typed-in-the-terminal")
+    assert (check.method, check.path, check.headers["authorization"]) == (
+        "GET",
+        "/models",
+        "Bearer sk-typed-in-the-terminal",
+    )
 
 
 async def test_a_refused_key_or_ctrl_c_exits_non_zero_and_stores_nothing(tmp_path: Path, dirs: dict[str, Path]) -> None:
@@ -310,8 +329,14 @@ async def test_the_stored_key_reaches_the_endpoint_and_nothing_else(tmp_path: Pa
     arguments = json.dumps({"command": "env", "description": "Show the environment"})
     replies = [
         MODELS_OK,
-        stream([chunk({"role": "assistant", "content": None}), tools(tool(0, arguments, id="call_env", name="bash")),
-                finish("tool_calls"), DONE]),
+        stream(
+            [
+                chunk({"role": "assistant", "content": None}),
+                tools(tool(0, arguments, id="call_env", name="bash")),
+                finish("tool_calls"),
+                DONE,
+            ]
+        ),
         stream(answer("Done.")),
     ]
     async with fake_openai(*replies) as server:
@@ -332,7 +357,11 @@ async def test_the_stored_key_reaches_the_endpoint_and_nothing_else(tmp_path: Pa
     assert canary.encode() not in terminal.shown
     assert canary not in wire.stderr_text and "DEBUG" in wire.stderr_text
     assert not any(canary in json.dumps(frame) for frame in wire.received) and wire.garbage == []
-    holding = sorted(str(path.relative_to(tmp_path)) for path in tmp_path.rglob("*") if path.is_file() and canary.encode() in path.read_bytes())
+    holding = sorted(
+        str(path.relative_to(tmp_path))
+        for path in tmp_path.rglob("*")
+        if path.is_file() and canary.encode() in path.read_bytes()
+    )
     assert holding == ["config/credentials"]
     assert len(list(dirs["sessions"].rglob("session.jsonl"))) == 1  # the search did cover the session's log
 

@@ -20,17 +20,27 @@ def skill(directory: Path, front_matter: str, body: str) -> None:
 
 async def test_skills_are_listed_loaded_by_the_model_and_run_as_commands(tmp_path: Path) -> None:
     script = [
-        {"toolCalls": [
-            {"id": "call_review", "name": "skill", "arguments": {"name": "review"}},
-            {"id": "call_deploy", "name": "skill", "arguments": {"name": "deploy"}},
-        ]},
+        {
+            "toolCalls": [
+                {"id": "call_review", "name": "skill", "arguments": {"name": "review"}},
+                {"id": "call_deploy", "name": "skill", "arguments": {"name": "deploy"}},
+            ]
+        },
         {"text": "Reviewed."},
         {"text": "Deployed."},
         {"text": "Still here."},
     ]
     run = Run(tmp_path, script)
-    skill(run.cwd / ".claude" / "skills" / "review", "name: review\ndescription: Review a change for bugs", "Read the diff, then list bugs.")
-    skill(run.cwd / ".agents" / "skills" / "deploy", "description: Deploy the app\ndisable-model-invocation: true", "Deploy to $ARGUMENTS.")
+    skill(
+        run.cwd / ".claude" / "skills" / "review",
+        "name: review\ndescription: Review a change for bugs",
+        "Read the diff, then list bugs.",
+    )
+    skill(
+        run.cwd / ".agents" / "skills" / "deploy",
+        "description: Deploy the app\ndisable-model-invocation: true",
+        "Deploy to $ARGUMENTS.",
+    )
     skill(run.home / ".claude" / "skills" / "notes", "description: Keep notes\nuser-invocable: false", "Write notes.")
     skill(run.home / ".claude" / "skills" / "review", "description: Another review", "Shadowed by the project's.")
     async with spawn_server(config=run.config, env=run.env) as wire:
@@ -41,23 +51,30 @@ async def test_skills_are_listed_loaded_by_the_model_and_run_as_commands(tmp_pat
         await wire.request("session/prompt", {"sessionId": session_id, "prompt": [text("Again.")]})
     assert ran["result"] == {"stopReason": "end_turn"}
     [listed, _] = [
-        f["params"]["update"]["availableCommands"] for f in wire.received
+        f["params"]["update"]["availableCommands"]
+        for f in wire.received
         if f.get("method") == "session/update" and f["params"]["update"]["sessionUpdate"] == "available_commands_update"
     ]
     assert {c["name"]: c["description"] for c in listed if c["name"] in ("review", "deploy", "notes")} == {
-        "deploy": "Deploy the app", "review": "Review a change for bugs",
+        "deploy": "Deploy the app",
+        "review": "Review a change for bugs",
     }
     events = of_type(run.events(session_id), "skills/update")
-    assert events == [{  # once: the loaded session's catalog is the one its log holds
-        "text": "# Skills\n\nLoad one with the `skill` tool when it fits the task:\n"
-        "- notes: Keep notes\n- review: Review a change for bugs",
-        "skills": ["deploy", "notes", "review"],
-    }]
+    assert events == [
+        {  # once: the loaded session's catalog is the one its log holds
+            "text": "# Skills\n\nLoad one with the `skill` tool when it fits the task:\n"
+            "- notes: Keep notes\n- review: Review a change for bugs",
+            "skills": ["deploy", "notes", "review"],
+        }
+    ]
     results = {r["callId"]: r for r in of_type(run.events(session_id), "tool/result")}
     review_dir = run.cwd / ".claude" / "skills" / "review"
     assert results["call_review"]["content"][0]["text"] == (
         f"Skill `review` (its files are in {review_dir}):\n\nRead the diff, then list bugs."
     )
-    assert results["call_deploy"]["content"][0]["text"] == "Error: there is no skill 'deploy'; the skills are: notes, review"
+    assert (
+        results["call_deploy"]["content"][0]["text"]
+        == "Error: there is no skill 'deploy'; the skills are: notes, review"
+    )
     prompts = [m["content"][0]["text"] for m in of_type(run.events(session_id), "user/message")]
     assert prompts[-2].endswith("Deploy to staging.")

@@ -43,7 +43,13 @@ async def test_a_steering_message_joins_the_running_turn_or_starts_one_when_idle
         await wire.wait_for(asked_permission)  # the turn waits for the user: it runs
         injected = await steer(wire, session_id, "Use -f.")
         [request] = asked
-        await wire.send({"jsonrpc": "2.0", "id": request["id"], "result": {"outcome": {"outcome": "selected", "optionId": "allow_once"}}})
+        await wire.send(
+            {
+                "jsonrpc": "2.0",
+                "id": request["id"],
+                "result": {"outcome": {"outcome": "selected", "optionId": "allow_once"}},
+            }
+        )
         answered = await wire.response(prompt)
         refused = await steer(wire, session_id, "Now?", idleBehavior="promptRequired")
         started = await steer(wire, session_id, "Once more.")
@@ -57,11 +63,21 @@ async def test_a_steering_message_joins_the_running_turn_or_starts_one_when_idle
     assert result_of(started) == {"outcome": "startedNewTurn"}
     assert unknown["error"]["code"] == -32002 and empty["error"]["code"] == -32602
     log = store.log(session_id)
-    said = [(e["data"]["content"][0]["text"], e["data"]["source"]["kind"]) for e in log if e.get("type") == "user/message"]
+    said = [
+        (e["data"]["content"][0]["text"], e["data"]["source"]["kind"]) for e in log if e.get("type") == "user/message"
+    ]
     assert said == [("Touch it.", "user"), ("Use -f.", "steer"), ("Once more.", "steer")]
     # The steering message came after the tool's result, before the call that answered.
     kinds = [e["type"] for e in log if e.get("type") in ("tool/result", "user/message", "assistant/message")]
-    assert kinds == ["user/message", "assistant/message", "tool/result", "user/message", "assistant/message", "user/message", "assistant/message"]
+    assert kinds == [
+        "user/message",
+        "assistant/message",
+        "tool/result",
+        "user/message",
+        "assistant/message",
+        "user/message",
+        "assistant/message",
+    ]
     async with store.serve({}) as wire:
         _, replayed = await load(wire, session_id, store.cwd)
     users = [u["content"]["text"] for u in updates_of(replayed) if u["sessionUpdate"] == "user_message_chunk"]

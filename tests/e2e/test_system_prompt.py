@@ -59,20 +59,35 @@ async def test_a_client_system_prompt_is_appended_or_overrides_and_is_applied_ag
             session_id = result_of(await wire.request("session/new", params))["sessionId"]
             await prompt(wire, session_id, text("Hello."))
             refusals = [
-                await wire.request("session/new", {**params, "systemPrompt": system_prompt("override", text(OVERRIDE))}),
+                await wire.request(
+                    "session/new", {**params, "systemPrompt": system_prompt("override", text(OVERRIDE))}
+                ),
                 await wire.request("session/new", {**params, "systemPrompt": system_prompt("append")}),
-                await wire.request("session/new", {**params, "systemPrompt": system_prompt("append", {"type": "image", "mimeType": "image/png", "data": ""})}),
+                await wire.request(
+                    "session/new",
+                    {
+                        **params,
+                        "systemPrompt": system_prompt("append", {"type": "image", "mimeType": "image/png", "data": ""}),
+                    },
+                ),
                 await wire.request("session/new", {**params, "systemPrompt": system_prompt("shout", text("!"))}),
             ]
         async with spawn_server(config=composition(store, model.url, override=True), env=env) as wire:
             overriding = await wire.request("initialize", {"protocolVersion": 1})
-            load = {"sessionId": session_id, "cwd": str(store.cwd), "mcpServers": [], "systemPrompt": system_prompt("override", text(OVERRIDE))}
+            load = {
+                "sessionId": session_id,
+                "cwd": str(store.cwd),
+                "mcpServers": [],
+                "systemPrompt": system_prompt("override", text(OVERRIDE)),
+            }
             result_of(await wire.request("session/load", load))
             await prompt(wire, session_id, text("Review."))
             await wire.request("session/close", {"sessionId": session_id})
             result_of(await wire.request("session/resume", {"sessionId": session_id, "cwd": str(store.cwd)}))
             await prompt(wire, session_id, text("Again."))
-    capabilities = [r["result"]["agentCapabilities"]["sessionCapabilities"]["systemPrompt"] for r in (initialized, overriding)]
+    capabilities = [
+        r["result"]["agentCapabilities"]["sessionCapabilities"]["systemPrompt"] for r in (initialized, overriding)
+    ]
     assert capabilities == [{}, {"mode": {"override": {}}}]
     for capability in capabilities:
         check("SessionSystemPromptCapabilities", capability)

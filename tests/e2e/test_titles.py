@@ -121,7 +121,8 @@ async def test_the_model_names_the_thread_after_its_first_completed_turn_unless_
         assert await wire.finish() == 0
     assert titles_shown(first) == ["How many files?"] and titles_shown(second) == []
     assert titles_shown([f for f in wire.received if f.get("params", {}).get("sessionId") == modelled]) == [
-        "How many files?", "Counting the files"
+        "How many files?",
+        "Counting the files",
     ]
     assert logged_titles(store, modelled) == [{"title": "Counting the files", "source": "model"}]
     assert logged_titles(store, named) == [{"title": "Mine", "source": "user"}]

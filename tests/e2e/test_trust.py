@@ -19,7 +19,11 @@ pytestmark = pytest.mark.anyio
 def answering(option: str, asked: list[Frame]) -> object:
     async def answer(request: Frame) -> Frame:
         asked.append(request)
-        return {"jsonrpc": "2.0", "id": request["id"], "result": {"outcome": {"outcome": "selected", "optionId": option}}}
+        return {
+            "jsonrpc": "2.0",
+            "id": request["id"],
+            "result": {"outcome": {"outcome": "selected", "optionId": option}},
+        }
 
     return answer
 
@@ -33,7 +37,8 @@ async def open_session(wire: Wire, cwd: Path, *, notices: bool = False) -> str:
 
 def card_frames(wire: Wire, card_id: str) -> list[Frame]:
     return [
-        frame for frame in wire.received
+        frame
+        for frame in wire.received
         if frame.get("method") == "session/update" and frame["params"]["update"].get("toolCallId") == card_id
     ]
 
@@ -41,12 +46,18 @@ def card_frames(wire: Wire, card_id: str) -> list[Frame]:
 def project_with_a_guard(run: Run) -> str:
     (run.cwd / "build").mkdir()
     guard = f"{HOOK} deny-rm"
-    write_json(run.cwd / ".claude" / "settings.json", {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [command(guard)]}]}})
+    write_json(
+        run.cwd / ".claude" / "settings.json",
+        {"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [command(guard)]}]}},
+    )
     return guard
 
 
 async def test_an_untrusted_project_runs_none_of_its_hooks_and_the_user_is_told(tmp_path: Path) -> None:
-    script = [{"toolCalls": [{"id": "call_rm", "name": "bash", "arguments": {"command": "rm -rf build"}}]}, {"text": "Removed."}]
+    script = [
+        {"toolCalls": [{"id": "call_rm", "name": "bash", "arguments": {"command": "rm -rf build"}}]},
+        {"text": "Removed."},
+    ]
     run = Run(tmp_path, script)
     guard = project_with_a_guard(run)
     asked: list[Frame] = []
@@ -62,7 +73,9 @@ async def test_an_untrusted_project_runs_none_of_its_hooks_and_the_user_is_told(
     listed = card["content"][1]["content"]["text"]
     assert listed == f"{run.cwd / '.claude' / 'settings.json'}:\n- `PreToolUse: {guard}`"
     assert [o["optionId"] for o in question["params"]["options"]] == ["allow_once", "allow_always", "reject_once"]
-    new_answer = next(i for i, f in enumerate(wire.received) if f.get("id") is not None and "sessionId" in f.get("result", {}))
+    new_answer = next(
+        i for i, f in enumerate(wire.received) if f.get("id") is not None and "sessionId" in f.get("result", {})
+    )
     assert wire.received.index(question) > new_answer  # asked after the session/new answer
     assert [f["params"]["update"]["status"] for f in card_frames(wire, "trust-1")] == ["pending", "failed"]
     told = f"The project {run.cwd} is not trusted: its hooks, MCP servers and allow rules are ignored in this session"
@@ -72,8 +85,14 @@ async def test_an_untrusted_project_runs_none_of_its_hooks_and_the_user_is_told(
 
 async def test_a_saved_trust_holds_for_the_next_session_until_revoked(tmp_path: Path) -> None:
     script = {
-        "s1": [{"toolCalls": [{"id": "call_rm", "name": "bash", "arguments": {"command": "rm -rf build"}}]}, {"text": "Refused."}],
-        "s2": [{"toolCalls": [{"id": "call_rm", "name": "bash", "arguments": {"command": "rm -rf build"}}]}, {"text": "Refused again."}],
+        "s1": [
+            {"toolCalls": [{"id": "call_rm", "name": "bash", "arguments": {"command": "rm -rf build"}}]},
+            {"text": "Refused."},
+        ],
+        "s2": [
+            {"toolCalls": [{"id": "call_rm", "name": "bash", "arguments": {"command": "rm -rf build"}}]},
+            {"text": "Refused again."},
+        ],
     }
     run = Run(tmp_path, script)
     project_with_a_guard(run)
@@ -97,12 +116,16 @@ async def test_a_saved_trust_holds_for_the_next_session_until_revoked(tmp_path: 
     assert f"The saved trust of {run.cwd} is revoked: the next session asks again." in said
 
 
-async def test_a_question_the_client_cannot_answer_leaves_the_project_untrusted_and_says_so_in_a_notice(tmp_path: Path) -> None:
+async def test_a_question_the_client_cannot_answer_leaves_the_project_untrusted_and_says_so_in_a_notice(
+    tmp_path: Path,
+) -> None:
     run = Run(tmp_path, [])
     project_with_a_guard(run)
     async with spawn_server(config=run.config, env=run.env) as wire:
         session_id = await open_session(wire, run.cwd, notices=True)
-        notice = await wire.wait_for(lambda f: f.get("method") == "session/update" and f["params"]["update"]["sessionUpdate"] == "notice")
+        notice = await wire.wait_for(
+            lambda f: f.get("method") == "session/update" and f["params"]["update"]["sessionUpdate"] == "notice"
+        )
         await wire.request("session/prompt", {"sessionId": session_id, "prompt": [text("/trust")]})
     assert notice["params"]["update"]["title"].startswith(f"The project {run.cwd} is not trusted")
     assert f"The project {run.cwd} is not trusted" in agent_text(wire)  # what /trust says

@@ -50,12 +50,17 @@ async def test_command_files_whose_front_matter_does_not_parse_are_left_out_and_
         second = await wire.request("session/prompt", {"sessionId": session_id, "prompt": [text("/pdate now")]})
         code = await wire.finish()
     assert (first["result"], second["result"]) == ({"stopReason": "end_turn"}, {"stopReason": "end_turn"})
-    assert offered(wire.updates(session_id)) == [["compact", "fine", "init", "permissions", "rename", "sandbox"]]  # never changed
+    assert offered(wire.updates(session_id)) == [
+        ["compact", "fine", "init", "permissions", "rename", "sandbox"]
+    ]  # never changed
     assert code == 0 and "Traceback" not in wire.stderr_text
     warned = [line for line in wire.stderr_text.splitlines() if "ignoring the command file" in line]
     for name in BAD_FRONT_MATTER:  # one line each time the files are read, saying which and why
         assert any(f"{config / 'commands' / name}.md: its front-matter is not YAML" in line for line in warned)
-        assert any(f"{cwd / '.acp-agent' / 'commands' / f'p{name}'}.md: its front-matter is not YAML" in line for line in warned)
+        assert any(
+            f"{cwd / '.acp-agent' / 'commands' / f'p{name}'}.md: its front-matter is not YAML" in line
+            for line in warned
+        )
 
 
 def call_cards(updates: list[Frame]) -> dict[str, tuple[object, str]]:
@@ -78,7 +83,9 @@ def results(updates: list[Frame]) -> dict[str, str]:
     }
 
 
-async def test_calls_too_deep_too_large_repeated_or_unloggable_are_answered_and_the_thread_loads(tmp_path: Path) -> None:
+async def test_calls_too_deep_too_large_repeated_or_unloggable_are_answered_and_the_thread_loads(
+    tmp_path: Path,
+) -> None:
     def deep(levels: int) -> str:
         return '{"path": ' + "[" * levels + "]" * levels + "}"
 
@@ -98,7 +105,9 @@ async def test_calls_too_deep_too_large_repeated_or_unloggable_are_answered_and_
         live = wire.updates(session_id)
         assert await wire.finish() == 0
     assert answer["result"] == {"stopReason": "end_turn"}  # the turn went on to its next model call
-    assert {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Noted."}} in [u["update"] for u in live]
+    assert {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Noted."}} in [
+        u["update"] for u in live
+    ]
     assert "Traceback" not in wire.stderr_text
     async with spawn_server(config=RECORD_CONFIG, env=env) as wire:
         await wire.request("initialize", {"protocolVersion": 1})
@@ -110,7 +119,10 @@ async def test_calls_too_deep_too_large_repeated_or_unloggable_are_answered_and_
     assert cards == {
         "deep": ("[arguments not shown: nested deeper than 64 levels]", "failed"),
         "deeper": ("[arguments not shown: nested deeper than 64 levels]", "failed"),
-        "large": (f"[arguments not shown: {MAX_ARGUMENTS_CHARS + 12} characters, more than the {MAX_ARGUMENTS_CHARS} a call may pass]", "failed"),
+        "large": (
+            f"[arguments not shown: {MAX_ARGUMENTS_CHARS + 12} characters, more than the {MAX_ARGUMENTS_CHARS} a call may pass]",
+            "failed",
+        ),
         "twice": ({"path": "a.txt"}, "completed"),
         "twice~2": ({"path": "a.txt"}, "failed"),
         "bad\ufffd": ({"path": "a.txt"}, "failed"),
@@ -131,7 +143,9 @@ async def test_blocks_unfit_to_resend_and_empty_prompts_are_refused_at_the_door(
         "not base64": [text("look"), {"type": "image", "data": "<html>not an image</html>", "mimeType": "image/png"}],
         "empty data": [text("look"), {"type": "image", "data": "", "mimeType": "image/png"}],
         "html": [text("look"), {"type": "image", "data": png, "mimeType": "text/html"}],
-        "blob": [{"type": "resource", "resource": {"uri": "file:///a.bin", "blob": "%%%", "mimeType": "application/x"}}],
+        "blob": [
+            {"type": "resource", "resource": {"uri": "file:///a.bin", "blob": "%%%", "mimeType": "application/x"}}
+        ],
         "no block": [],
         "blank": [text("  \n"), text("")],
     }
@@ -152,9 +166,15 @@ async def test_blocks_unfit_to_resend_and_empty_prompts_are_refused_at_the_door(
     assert {name: error_of(answer) for name, answer in answers.items()} == {
         "not base64": (-32602, "Invalid params: prompt[1]: data is not base64 (or is empty)"),
         "empty data": (-32602, "Invalid params: prompt[1]: data is not base64 (or is empty)"),
-        "html": (-32602, f"Invalid params: prompt[1]: mimeType 'text/html' is not an image type this agent sends ({images})"),
+        "html": (
+            -32602,
+            f"Invalid params: prompt[1]: mimeType 'text/html' is not an image type this agent sends ({images})",
+        ),
         "blob": (-32602, "Invalid params: prompt[0]: resource.blob is not base64"),
-        "no block": (-32602, "Invalid params: prompt is empty (no block, or only blank text): there is nothing to send"),
+        "no block": (
+            -32602,
+            "Invalid params: prompt is empty (no block, or only blank text): there is nothing to send",
+        ),
         "blank": (-32602, "Invalid params: prompt is empty (no block, or only blank text): there is nothing to send"),
     }
     assert answered["result"] == {"stopReason": "end_turn"}  # the one model call of the test

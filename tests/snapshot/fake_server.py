@@ -51,6 +51,7 @@ def prompt(request_id: Any, text: str) -> None:
         read()
         answer("cancelled" if text == "stream" else "end_turn")
     elif text == "children":  # two children show tool calls (one twice, one also elsewhere), then the cancel
+
         def child(kind: str, route: str, session: str = SESSION_ID) -> None:
             meta = {"acpAgent": {"route": route, "parentToolCallId": route.split("/")[-1]}}
             update = {"sessionUpdate": kind, "toolCallId": f"{route}/x", "_meta": meta}
@@ -89,7 +90,12 @@ def main() -> None:
             send({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}})
             continue
         if isinstance(request, list):  # a batch: one error per item
-            send([{"jsonrpc": "2.0", "id": item.get("id"), "error": {"code": -32600, "message": "no"}} for item in request])
+            send(
+                [
+                    {"jsonrpc": "2.0", "id": item.get("id"), "error": {"code": -32600, "message": "no"}}
+                    for item in request
+                ]
+            )
             continue
         method, request_id = request.get("method"), request.get("id")
         if "id" not in request:

@@ -26,7 +26,9 @@ def test_run_prints_the_raw_transcript(capsys: pytest.CaptureFixture[str]) -> No
     assert "{{sessionId" not in lines[1]
 
 
-def test_run_writes_the_normalized_transcript_and_fails_on_failures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_run_writes_the_normalized_transcript_and_fails_on_failures(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     scenario = write_scenario(tmp_path / "scenario", [*OPEN, {"op": "newSessionExpectError"}])
     (tmp_path / "scenario" / "session.jsonl").write_text('{"type":"session","version":0,"id":"x","createdAt":0}\n')
     out = tmp_path / "out.jsonl"
@@ -57,7 +59,12 @@ def test_record_writes_logs_overrides_and_the_script(tmp_path: Path, capsys: pyt
     script.write_text(json.dumps(calls))
     assert main(["record", str(scenario), "--script", str(script)]) == 0
     assert capsys.readouterr().err == f"recorded {scenario}: session.jsonl (s1)\n"
-    assert sorted(p.name for p in scenario.iterdir()) == ["input.json", "replay.override.json", "script.json", "session.jsonl"]
+    assert sorted(p.name for p in scenario.iterdir()) == [
+        "input.json",
+        "replay.override.json",
+        "script.json",
+        "session.jsonl",
+    ]
     header = json.loads((scenario / "session.jsonl").read_text().splitlines()[0])
     assert header["cwd"] == "{{cwd}}" and header["route"] == "s1"
     override = json.loads((scenario / "replay.override.json").read_text())

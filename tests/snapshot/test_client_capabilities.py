@@ -49,7 +49,10 @@ def test_read_errors_are_what_an_editor_answers(tmp_path: Path) -> None:
     (tmp_path / "bin").write_bytes(b"\xff")
     (tmp_path / "dir").mkdir()
     assert failure(read, server, tmp_path / "gone") == (-32002, f"Resource not found: {tmp_path}/gone")
-    assert failure(read, server, "relative.txt") == (-32602, "Invalid params: path must be absolute, got 'relative.txt'")
+    assert failure(read, server, "relative.txt") == (
+        -32602,
+        "Invalid params: path must be absolute, got 'relative.txt'",
+    )
     assert failure(read, server, "/etc/passwd") == (-32602, "Invalid params: /etc/passwd is outside the workspace")
     assert failure(read, server, tmp_path / "bin")[0] == -32603
     assert failure(read, server, tmp_path / "dir")[0] == -32603
@@ -140,7 +143,9 @@ async def test_leaving_kills_what_still_runs_and_names_what_was_never_released(t
 # -- the client ----------------------------------------------------------------------------------
 
 
-async def answers_to(requests: list[dict[str, Any]], capabilities: ClientCapabilities, cwd: Path) -> tuple[Client, list[Any]]:
+async def answers_to(
+    requests: list[dict[str, Any]], capabilities: ClientCapabilities, cwd: Path
+) -> tuple[Client, list[Any]]:
     """What a client with these capabilities answers the agent's `requests` (all sent at once)."""
     written, into = anyio.create_memory_object_stream[bytes](100)
     stdout_in, stdout = anyio.create_memory_object_stream[bytes](100)
@@ -163,7 +168,10 @@ async def test_the_client_serves_what_it_advertised_and_reports_what_it_did_not(
         [
             {"method": "fs/read_text_file", "params": {"sessionId": "s", "path": str(tmp_path / "a.txt")}},
             {"method": "fs/read_text_file", "params": {"sessionId": "s", "path": "relative"}},
-            {"method": "fs/write_text_file", "params": {"sessionId": "s", "path": str(tmp_path / "a.txt"), "content": ""}},
+            {
+                "method": "fs/write_text_file",
+                "params": {"sessionId": "s", "path": str(tmp_path / "a.txt"), "content": ""},
+            },
             {"method": "terminal/create", "params": {"sessionId": "s", "command": "true"}},
             {"method": "x/other", "params": {}},
         ],

@@ -40,7 +40,9 @@ def test_client_fs_reads_and_writes_through_the_client_which_changes_the_files(s
     session_id = next(f["result"]["sessionId"] for f in frames(result) if "sessionId" in f.get("result", {}))
     assert {params["sessionId"] for _, params in requests} == {session_id}
     assert (result.cwd / "notes.md").read_text() == "title: release notes\nversion: 0.2.0\nstatus: final\n"
-    assert (result.cwd / "docs" / "CHANGES.md").read_text() == "# Changes\n\n## 0.2.0\n\n- The release notes are final.\n"
+    assert (
+        result.cwd / "docs" / "CHANGES.md"
+    ).read_text() == "# Changes\n\n## 0.2.0\n\n- The release notes are final.\n"
     assert (FIXTURES / "client-fs" / "workspace" / "notes.md").read_text().endswith("status: draft\n")
 
 

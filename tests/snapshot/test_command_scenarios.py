@@ -21,7 +21,11 @@ def frames(result: RunResult) -> list[dict[str, Any]]:
 
 
 def update_kind(frame: dict[str, Any]) -> str | None:
-    return frame.get("params", {}).get("update", {}).get("sessionUpdate") if frame.get("method") == "session/update" else None
+    return (
+        frame.get("params", {}).get("update", {}).get("sessionUpdate")
+        if frame.get("method") == "session/update"
+        else None
+    )
 
 
 def command_lists(result: RunResult) -> list[tuple[int, list[str]]]:
@@ -46,10 +50,16 @@ def test_the_list_follows_the_answer_to_session_new_and_again_when_a_file_appear
     sent = frames(result)
     lists = command_lists(result)
     created = next(i for i, f in enumerate(sent) if "sessionId" in (f.get("result") or {}))
-    assert lists[0] == (created + 1, ["compact", "deploy", "init", "permissions", "rename", "review", "sandbox", "standup"])
+    assert lists[0] == (
+        created + 1,
+        ["compact", "deploy", "init", "permissions", "rename", "review", "sandbox", "standup"],
+    )
     # todo.md was written between two prompts: the list goes out once more, before that turn's frames.
     todo = next(i for i, f in enumerate(sent) if f.get("id") == 6)  # the answer to /nosuch
-    assert lists[1] == (todo + 1, ["compact", "deploy", "init", "permissions", "rename", "review", "sandbox", "standup", "todo"])
+    assert lists[1] == (
+        todo + 1,
+        ["compact", "deploy", "init", "permissions", "rename", "review", "sandbox", "standup", "todo"],
+    )
     assert len(lists) == 2
 
 
@@ -57,9 +67,15 @@ def test_each_command_became_the_turn_it_stands_for(scenario_run: Run) -> None:
     result = scenario_run(FIXTURES / "slash-commands")
     assert user_messages(result) == [
         ("command", "/compact keep the release notes"),
-        ("user", "Review notes.txt for bugs, unclear names and missing tests. List what you find, most serious first; change nothing."),
+        (
+            "user",
+            "Review notes.txt for bugs, unclear names and missing tests. List what you find, most serious first; change nothing.",
+        ),
         # The project's deploy.md wins over the user's of the same name.
-        ("user", "Check the project is ready to ship\n\nCheck that the project is ready to ship to staging: the notes are final and nothing is left to do. Answer in one line."),
+        (
+            "user",
+            "Check the project is ready to ship\n\nCheck that the project is ready to ship to staging: the notes are final and nothing is left to do. Answer in one line.",
+        ),
         ("user", "/nosuch command, sent as typed"),
         ("user", "List the open tasks in notes.txt."),
         ("user", INIT_PROMPT),

@@ -34,7 +34,11 @@ def compactions(result: RunResult, route: str = "s1") -> list[dict[str, Any]]:
 
 
 def compaction_steps(result: RunResult, route: str = "s1") -> list[tuple[int, int]]:
-    return [(e["data"]["turn"], e["data"]["step"]) for e in events(result, route) if e["data"].get("purpose") == "compaction"]
+    return [
+        (e["data"]["turn"], e["data"]["step"])
+        for e in events(result, route)
+        if e["data"].get("purpose") == "compaction"
+    ]
 
 
 def test_an_automatic_compaction_runs_before_the_call_that_would_pass_the_threshold(scenario_run: Run) -> None:
@@ -47,7 +51,9 @@ def test_an_automatic_compaction_runs_before_the_call_that_would_pass_the_thresh
     start = next(i for i, u in enumerate(shown) if u["sessionUpdate"] == "compaction_update")
     # The summary streams as summary chunks, never as the agent's message; then the new size.
     assert [u["sessionUpdate"] for u in shown[start + 1 : start + 3]] == ["compaction_summary_chunk"] * 2
-    done = next(i for i, u in enumerate(shown) if u.get("status") == "completed" and u["sessionUpdate"] == "compaction_update")
+    done = next(
+        i for i, u in enumerate(shown) if u.get("status") == "completed" and u["sessionUpdate"] == "compaction_update"
+    )
     assert "".join(u["content"]["text"] for u in shown[start + 1 : done]) == compaction["summary"]
     assert shown[done + 1] == {"sessionUpdate": "usage_update", "used": compaction["tokens"], "size": 128000}
     assert [u["sessionUpdate"] for u in shown[done + 2 : done + 4]] == ["usage_update", "tool_call"]  # the turn goes on
@@ -58,13 +64,21 @@ def test_compact_with_a_focus_shows_a_card_without_the_capability_and_warns_the_
     result = scenario_run(FIXTURES / "compaction-command")
     assert result.failures == []
     assert [c["trigger"] for c in compactions(result)] == ["command", "command"]
-    commands = [e["data"] for e in events(result) if e["type"] == "user/message" and e["data"]["source"]["kind"] == "command"]
+    commands = [
+        e["data"] for e in events(result) if e["type"] == "user/message" and e["data"]["source"]["kind"] == "command"
+    ]
     assert [m["content"][0]["text"] for m in commands] == ["/compact keep where the API lives", "/compact"]
     assert kinds(result, "compaction_update", "compaction_summary_chunk") == []
     cards = [u for u in updates(result) if u.get("toolCallId", "").startswith("compaction-")]
-    assert [(c["sessionUpdate"], c["status"]) for c in cards] == [("tool_call", "in_progress"), ("tool_call_update", "completed")] * 2
+    assert [(c["sessionUpdate"], c["status"]) for c in cards] == [
+        ("tool_call", "in_progress"),
+        ("tool_call_update", "completed"),
+    ] * 2
     assert (cards[0]["title"], cards[0]["kind"]) == (texts.CARD_TITLE, "think")
-    assert updates(result)[-1] == {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": texts.repeated(2)}}
+    assert updates(result)[-1] == {
+        "sessionUpdate": "agent_message_chunk",
+        "content": {"type": "text", "text": texts.repeated(2)},
+    }
 
 
 def test_an_overflow_compacts_once_and_retries_a_second_overflow_fails_the_turn(scenario_run: Run) -> None:

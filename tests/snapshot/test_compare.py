@@ -159,13 +159,26 @@ def test_child_sessions_frames_and_what_their_parent_says_of_them_go_under_the_d
         on("top", {"sessionUpdate": "tool_call", "toolCallId": "call_b", "status": "in_progress"}),
         on("top", {"sessionUpdate": "subagent_update", "sessionId": "b"}),
         on("top", {"sessionUpdate": "subagent_update", "sessionId": "a"}),
-        on("top", {"sessionUpdate": "tool_call_update", "toolCallId": "call_a", "_meta": {"acpAgent": {"childSessionId": "a"}}}),
+        on(
+            "top",
+            {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": "call_a",
+                "_meta": {"acpAgent": {"childSessionId": "a"}},
+            },
+        ),
         on("b", {"sessionUpdate": "tool_call", "toolCallId": "call_g", "status": "in_progress"}),
         on("b", {"sessionUpdate": "subagent_update", "sessionId": "g"}),
-        on("top", {"sessionUpdate": "session_message", "messageId": "m", "senderSessionId": "top", "recipientSessionId": "a"}),
+        on(
+            "top",
+            {"sessionUpdate": "session_message", "messageId": "m", "senderSessionId": "top", "recipientSessionId": "a"},
+        ),
         on("g", {"sessionUpdate": "agent_message_chunk"}),
         on("b", {**done, "toolCallId": "call_g"}),
-        on("a", {"sessionUpdate": "session_message", "messageId": "n", "senderSessionId": "a", "recipientSessionId": "top"}),
+        on(
+            "a",
+            {"sessionUpdate": "session_message", "messageId": "n", "senderSessionId": "a", "recipientSessionId": "top"},
+        ),
         on("top", {**done, "toolCallId": "call_a"}),
         on("top", {**done, "toolCallId": "call_b"}),
     ]

@@ -72,8 +72,13 @@ def result(text: str) -> list[dict[str, Any]]:
     return [{"type": "content", "content": {"type": "text", "text": text}}]
 
 
-def fake_run(monkeypatch: pytest.MonkeyPatch, stdout: list[str], logs: dict[str, list[Any]], failures: list[str]) -> None:
-    sent = [frame({"id": 1, "method": "initialize"}), frame({"id": 3, "method": "session/prompt", "params": {"prompt": [{"text": "go"}]}})]
+def fake_run(
+    monkeypatch: pytest.MonkeyPatch, stdout: list[str], logs: dict[str, list[Any]], failures: list[str]
+) -> None:
+    sent = [
+        frame({"id": 1, "method": "initialize"}),
+        frame({"id": 3, "method": "session/prompt", "params": {"prompt": [{"text": "go"}]}}),
+    ]
 
     async def run(directory: Path, workdir: Path) -> RunResult:
         return RunResult(stdout, "", logs, workdir, sent, 1 if failures else 0, failures)
@@ -120,8 +125,19 @@ def test_children_are_nested_under_the_call_that_started_them(monkeypatch: pytes
         update("tool_call", grandchild, toolCallId="s1/a/g/x", title="ls", status="in_progress"),
         update("tool_call_update", grandchild, toolCallId="s1/a/g/x", status="completed", content=result("a.txt")),
         update("tool_call_update", child, toolCallId="s1/a/g", status="completed", content=result("found a.txt")),
-        update("tool_call", {"route": "s1/q", "parentToolCallId": "q"}, toolCallId="s1/q/y", title="stray", status="in_progress"),
-        update("tool_call_update", toolCallId="a", status="failed", content=result("Error: subagent run failed\nPartial output before the run ended:\nfound")),
+        update(
+            "tool_call",
+            {"route": "s1/q", "parentToolCallId": "q"},
+            toolCallId="s1/q/y",
+            title="stray",
+            status="in_progress",
+        ),
+        update(
+            "tool_call_update",
+            toolCallId="a",
+            status="failed",
+            content=result("Error: subagent run failed\nPartial output before the run ended:\nfound"),
+        ),
         update("tool_call_update", toolCallId="b", status="completed"),
         frame({"id": 3, "result": {"stopReason": "end_turn"}}),
     ]

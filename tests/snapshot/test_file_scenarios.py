@@ -30,8 +30,12 @@ def test_the_scenarios_exist() -> None:
 def test_file_edit_changes_the_files_in_the_run_cwd(scenario_run: Run) -> None:
     result = scenario_run(FIXTURES / "file-edit")
     assert result.failures == []
-    assert (result.cwd / "greet.py").read_text() == 'def greet(name):\n    return f"Hello, {name}"\n\n\nprint(greet("world"))\n'
-    assert (result.cwd / "docs" / "README.md").read_text() == "# greet\n\nRun `python greet.py`: it prints `Hello, world`.\n"
+    assert (
+        result.cwd / "greet.py"
+    ).read_text() == 'def greet(name):\n    return f"Hello, {name}"\n\n\nprint(greet("world"))\n'
+    assert (
+        result.cwd / "docs" / "README.md"
+    ).read_text() == "# greet\n\nRun `python greet.py`: it prints `Hello, world`.\n"
     # The fixture's own workspace is a template the run copied, never touched.
     assert sorted(p.name for p in (FIXTURES / "file-edit" / "workspace").iterdir()) == ["greet.py"]
     assert '" + name' in (FIXTURES / "file-edit" / "workspace" / "greet.py").read_text()

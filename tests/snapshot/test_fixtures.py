@@ -54,7 +54,12 @@ def test_a_route_prompted_otherwise_is_a_fixture_mismatch(tmp_path: Path) -> Non
         "route 's1/call_a' replayed session.1.jsonl, recorded for the prompts ['do a'], but the run's agent on that"
         " route was prompted ['do b']"
     )
-    assert (error.route, error.fixture, error.recorded, error.asked) == ("s1/call_a", "session.1.jsonl", ["do a"], ["do b"])
+    assert (error.route, error.fixture, error.recorded, error.asked) == (
+        "s1/call_a",
+        "session.1.jsonl",
+        ["do a"],
+        ["do b"],
+    )
 
 
 def test_routes_the_run_never_created_are_left_to_the_server(tmp_path: Path) -> None:

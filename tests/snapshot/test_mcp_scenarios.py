@@ -119,8 +119,7 @@ def test_a_server_that_cannot_start_is_said_in_the_next_answer_and_offers_nothin
     assert failed[0]["error"] == broken
     said = [u["content"]["text"] for u in updates(result) if u["sessionUpdate"] == "agent_message_chunk"]
     assert said[0] == (
-        f"{texts.could_not_start('broken')}: {broken}\n\n"
-        f"{texts.could_not_start('missing')}: {failed[1]['error']}\n\n"
+        f"{texts.could_not_start('broken')}: {broken}\n\n{texts.could_not_start('missing')}: {failed[1]['error']}\n\n"
     )
     chunks = [e["chunk"] for e in events(result, "assistant/chunk")]
     assert not any("could not start" in json.dumps(chunk) for chunk in chunks)  # never the model's
@@ -138,7 +137,9 @@ def test_a_server_needing_authentication_is_a_notice(runs: Runs) -> None:
             "description": texts.NEEDS_AUTH,
         }
     ]
-    assert not any(u["sessionUpdate"] == "agent_message_chunk" and "could not" in u["content"]["text"] for u in updates(result))
+    assert not any(
+        u["sessionUpdate"] == "agent_message_chunk" and "could not" in u["content"]["text"] for u in updates(result)
+    )
 
 
 def test_http_and_sse_servers_answer_their_calls(runs: Runs) -> None:

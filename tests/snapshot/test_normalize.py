@@ -47,7 +47,10 @@ def test_ids_are_renumbered_per_direction_in_order_of_appearance() -> None:
         {"jsonrpc": "2.0", "id": "chosen", "result": {}},
         [{"jsonrpc": "2.0", "id": 9, "result": {}}],
     ]
-    ids = [frame[0]["id"] if isinstance(frame, list) else frame["id"] for _, frame in frames_of(normalize_run(run(frames)).transcript)]
+    ids = [
+        frame[0]["id"] if isinstance(frame, list) else frame["id"]
+        for _, frame in frames_of(normalize_run(run(frames)).transcript)
+    ]
     assert ids == [1, 1, 2, 2, 1, None, "chosen", 3]
 
 
@@ -86,14 +89,19 @@ def test_a_line_that_waited_for_several_frames_goes_after_the_last_in_the_canoni
 
     def call(call_id: str, status: str) -> dict[str, Any]:
         kind = "tool_call" if status == "in_progress" else "tool_call_update"
-        return {"method": "session/update", "params": {"update": {"sessionUpdate": kind, "toolCallId": call_id, "status": status}}}
+        return {
+            "method": "session/update",
+            "params": {"update": {"sessionUpdate": kind, "toolCallId": call_id, "status": status}},
+        }
 
     cancel = {"method": "session/cancel", "params": {}}
     # b's child showed its call first, then a's: the cancel waited for both.
     frames = [call("a", "in_progress"), call("b", "in_progress"), child("b"), child("a"),
               child("a", "failed"), call("a", "failed"), child("b", "failed"), call("b", "failed")]  # fmt: skip
     transcript = normalize_run(run(frames, sent=[cancel], after=[(2, 3)])).transcript
-    shown = [(d, f.get("method"), f.get("params", {}).get("update", {}).get("toolCallId")) for d, f in frames_of(transcript)]
+    shown = [
+        (d, f.get("method"), f.get("params", {}).get("update", {}).get("toolCallId")) for d, f in frames_of(transcript)
+    ]
     # In the canonical order a's child reads first: the cancel follows b's child's call.
     assert shown == [
         ("<<", "session/update", "a"), ("<<", "session/update", "b"),
@@ -133,7 +141,10 @@ def test_the_scenario_the_interpreter_and_loopback_ports_get_placeholders() -> N
 def test_logs_share_the_tables_and_lose_their_times() -> None:
     child = "dddddddd-0000-4000-8000-000000000004"
     logs: dict[str, list[Any]] = {
-        "s1": [{"type": "session", "id": SID_A, "createdAt": 123, "cwd": CWD}, {"type": "turn/start", "seq": 0, "time": 5}],
+        "s1": [
+            {"type": "session", "id": SID_A, "createdAt": 123, "cwd": CWD},
+            {"type": "turn/start", "seq": 0, "time": 5},
+        ],
         "s1/call_1": [{"type": "session", "id": child, "createdAt": 9, "parentSession": SID_A, "cwd": CWD}],
         "broken": [[CWD], 3],
     }
@@ -143,7 +154,9 @@ def test_logs_share_the_tables_and_lose_their_times() -> None:
             '{"type":"session","id":"{{sessionId:1}}","createdAt":0,"cwd":"{{cwd}}"}',
             '{"type":"turn/start","seq":0,"time":0}',
         ],
-        "s1/call_1": ['{"type":"session","id":"{{sessionId:2}}","createdAt":0,"parentSession":"{{sessionId:1}}","cwd":"{{cwd}}"}'],
+        "s1/call_1": [
+            '{"type":"session","id":"{{sessionId:2}}","createdAt":0,"parentSession":"{{sessionId:1}}","cwd":"{{cwd}}"}'
+        ],
         "broken": ['["{{cwd}}"]', "3"],
     }
 
@@ -167,7 +180,11 @@ def test_the_snapshot_text_is_the_summary_the_transcript_then_each_log_under_its
 def test_the_sandboxs_launcher_a_sessions_temporary_directory_and_the_cwds_directory_get_placeholders() -> None:
     scratch = [os.path.join(tempfile.gettempdir(), f"{SCRATCH_PREFIX}{name}") for name in ("ab_1", "cd_2")]
     argv = [sys.executable, "-I", "-S", LAUNCHER, "--write", scratch[0], "--write", scratch[1], "--write", scratch[0]]
-    frame = {"id": 1, "method": "terminal/create", "params": {"command": argv, "out": f"{os.path.dirname(CWD)}/shared.txt"}}
+    frame = {
+        "id": 1,
+        "method": "terminal/create",
+        "params": {"command": argv, "out": f"{os.path.dirname(CWD)}/shared.txt"},
+    }
     assert normalize_run(run([frame])).transcript == [
         '<< {"id":1,"method":"terminal/create","params":{"command":["{{python}}","-I","-S","{{launcher}}",'
         '"--write","{{tmpdir:1}}","--write","{{tmpdir:2}}","--write","{{tmpdir:1}}"],"out":"{{workdir}}/shared.txt"}}'

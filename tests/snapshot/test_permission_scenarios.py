@@ -17,8 +17,20 @@ from acp_agent.tools.scratch import PREFIX as SCRATCH_PREFIX
 from tests.paths import FIXTURES
 
 Run = Callable[[Path], RunResult]
-SCENARIOS = ("sandbox-modes", "prefix-rules", "permission-ask", "permission-cancel", "permission-child", "plan-mode", "plan-mode-child", "model-select", "mode-survives-load",
-             "sandbox-child-escalation", "sandbox-none", "sandbox-load")
+SCENARIOS = (
+    "sandbox-modes",
+    "prefix-rules",
+    "permission-ask",
+    "permission-cancel",
+    "permission-child",
+    "plan-mode",
+    "plan-mode-child",
+    "model-select",
+    "mode-survives-load",
+    "sandbox-child-escalation",
+    "sandbox-none",
+    "sandbox-load",
+)
 
 
 def run(scenario_run: Run, name: str) -> RunResult:
@@ -42,11 +54,17 @@ def events(result: RunResult, route: str = "s1", kind: str | None = None) -> lis
 
 def outcomes(result: RunResult, route: str = "s1") -> dict[str, str | None]:
     """Each call's error code (None: it succeeded), by call id."""
-    return {e["data"]["callId"]: (e["data"].get("error") or {}).get("code") for e in events(result, route, "tool/result")}
+    return {
+        e["data"]["callId"]: (e["data"].get("error") or {}).get("code") for e in events(result, route, "tool/result")
+    }
 
 
 def stop_reasons(result: RunResult) -> list[Any]:
-    return [(f.get("result") or {}).get("stopReason") for f in frames(result) if is_response(f) and "stopReason" in (f.get("result") or {})]
+    return [
+        (f.get("result") or {}).get("stopReason")
+        for f in frames(result)
+        if is_response(f) and "stopReason" in (f.get("result") or {})
+    ]
 
 
 def test_the_scenarios_exist() -> None:
@@ -56,14 +74,26 @@ def test_the_scenarios_exist() -> None:
 
 def test_ask_allow_once_reject_once_then_allow_always(scenario_run: Run) -> None:
     result = run(scenario_run, "permission-ask")
-    assert [a["toolCall"]["toolCallId"] for a in asked(result)] == ["call_cat", "call_edit", "call_lines"]  # not call_words
+    assert [a["toolCall"]["toolCallId"] for a in asked(result)] == [
+        "call_cat",
+        "call_edit",
+        "call_lines",
+    ]  # not call_words
     assert [o["kind"] for o in asked(result)[0]["options"]] == [
         "allow_once", "allow_always", "allow_always", "reject_once", "reject_always", "reject_always"
     ]  # fmt: skip
     assert asked(result)[0]["options"][2]["name"] == "Always allow commands starting with `cat` in this project"
-    assert outcomes(result) == {"call_cat": None, "call_read": None, "call_edit": "declined", "call_lines": None, "call_words": None}
+    assert outcomes(result) == {
+        "call_cat": None,
+        "call_read": None,
+        "call_edit": "declined",
+        "call_lines": None,
+        "call_words": None,
+    }
     assert (result.cwd / "notes.txt").read_text() == "title: release notes\nstatus: draft\n"  # the edit never ran
-    assert [e["data"] for e in events(result, kind="permission/grant")] == [{"tool": "bash", "decision": "allow", "callId": "call_lines"}]
+    assert [e["data"] for e in events(result, kind="permission/grant")] == [
+        {"tool": "bash", "decision": "allow", "callId": "call_lines"}
+    ]
 
 
 def test_a_cancelled_answer_stops_the_turn_and_the_session_goes_on(scenario_run: Run) -> None:
@@ -105,7 +135,12 @@ def test_a_child_of_a_plan_session_starts_in_plan_and_runs_bash_read_only(scenar
     result = run(scenario_run, "plan-mode-child")
     parent_id = result.logs["s1"][0]["id"]
     first = events(result, "s1/call_helper")[0]
-    assert first == {"type": "session/mode", "seq": 0, "time": first["time"], "data": {"modeId": "plan", "source": {"kind": "inherited", "session": parent_id}}}
+    assert first == {
+        "type": "session/mode",
+        "seq": 0,
+        "time": first["time"],
+        "data": {"modeId": "plan", "source": {"kind": "inherited", "session": parent_id}},
+    }
     assert outcomes(result, "s1/call_helper") == {"call_run": None}
     assert asked(result) == []
 
@@ -124,15 +159,24 @@ def test_a_loaded_session_keeps_its_mode_and_its_model(scenario_run: Run) -> Non
     [loaded] = [f["result"] for f in frames(result) if "modes" in (f.get("result") or {})]
     assert loaded["modes"]["currentModeId"] == "plan"
     assert [(o["id"], o["currentValue"]) for o in loaded["configOptions"]] == [
-        ("mode", "plan"), ("model", "replay-alt"), ("thought_level", "minimal")
+        ("mode", "plan"),
+        ("model", "replay-alt"),
+        ("thought_level", "minimal"),
     ]
     assert outcomes(result) == {"call_run": None} and asked(result) == []  # read-only, unasked
-    assert events(result, kind="assistant/message")[-1]["data"]["content"][0]["text"].endswith("(Answered by replay-alt.)")
+    assert events(result, kind="assistant/message")[-1]["data"]["content"][0]["text"].endswith(
+        "(Answered by replay-alt.)"
+    )
 
 
 def test_each_mode_confines_its_commands_and_an_escalation_asks_once(scenario_run: Run) -> None:
     result = run(scenario_run, "sandbox-modes")
-    assert [a["toolCall"]["toolCallId"] for a in asked(result)] == ["call_stamp", "call_copy", "call_escalate", "call_escalate_again"]
+    assert [a["toolCall"]["toolCallId"] for a in asked(result)] == [
+        "call_stamp",
+        "call_copy",
+        "call_escalate",
+        "call_escalate_again",
+    ]
     assert [o["optionId"] for o in asked(result)[1]["options"]] == [
         "allow_once", "allow_always", "allow_prefix", "reject_once", "reject_always", "reject_prefix"
     ]  # fmt: skip
@@ -148,7 +192,9 @@ def test_each_mode_confines_its_commands_and_an_escalation_asks_once(scenario_ru
     assert results["call_check"] == "2026\n"  # the allowed escalation wrote outside the project
     assert "read-only mode" in results["call_read"] and not (result.cwd / "read.log").exists()
     assert results["call_remove"] == "removed\n" and not shared.exists()  # Full access: unconfined, unasked
-    replies = [e["data"]["text"] for e in events(result, kind="command/reply") if e["data"]["text"].startswith("Sandbox")]
+    replies = [
+        e["data"]["text"] for e in events(result, kind="command/reply") if e["data"]["text"].startswith("Sandbox")
+    ]
     scratch = os.path.join(tempfile.gettempdir(), SCRATCH_PREFIX)
     assert replies and all(f"Writable: {result.cwd}, {scratch}" in r or f"Writable: {scratch}" in r for r in replies)
 
@@ -179,8 +225,14 @@ def test_a_childs_escalation_asks_on_its_thread_even_in_auto(scenario_run: Run) 
         assert request["sessionId"] == (child if child_sessions else top)
         assert request["toolCall"]["rawInput"]["escalate"] is True
         assert [o["optionId"] for o in request["options"]] == ["allow_once", "reject_once"]
-        assert outcomes(result, "s1/call_helper") == {"call_copy": None, "call_escalate": None}  # call_copy's exit 1 is a result
-        results = {e["data"]["callId"]: e["data"]["content"][0]["text"] for e in events(result, "s1/call_helper", "tool/result")}
+        assert outcomes(result, "s1/call_helper") == {
+            "call_copy": None,
+            "call_escalate": None,
+        }  # call_copy's exit 1 is a result
+        results = {
+            e["data"]["callId"]: e["data"]["content"][0]["text"]
+            for e in events(result, "s1/call_helper", "tool/result")
+        }
         assert "is not allowed in workspace-write mode" in results["call_copy"]  # auto ran it unasked, sandboxed
         assert (result.cwd.parent / "shared.txt").read_text() == "title: notes\nstatus: final\n"
         assert events(result, kind="permission/grant") == []  # a one-shot answer is not logged
@@ -189,7 +241,11 @@ def test_a_childs_escalation_asks_on_its_thread_even_in_auto(scenario_run: Run) 
 def test_without_a_sandbox_confined_modes_refuse_commands_and_say_what_to_do(scenario_run: Run) -> None:
     result = run(scenario_run, "sandbox-none")
     assert asked(result) == []  # refused before anyone is asked
-    assert outcomes(result) == {"call_tests": "sandbox_unavailable", "call_again": "sandbox_unavailable", "call_full": None}
+    assert outcomes(result) == {
+        "call_tests": "sandbox_unavailable",
+        "call_again": "sandbox_unavailable",
+        "call_full": None,
+    }
     results = {e["data"]["callId"]: e["data"]["content"][0]["text"] for e in events(result, kind="tool/result")}
     for call in ("call_tests", "call_again"):
         assert "the deployment turned the sandbox off (backend: none)" in results[call]
@@ -197,15 +253,21 @@ def test_without_a_sandbox_confined_modes_refuse_commands_and_say_what_to_do(sce
     assert results["call_full"] == "2 passed\n"  # Full access still runs it
 
 
-def test_a_loaded_thread_keeps_its_mode_and_grant_inside_the_sandbox_and_escalation_still_asks(scenario_run: Run) -> None:
+def test_a_loaded_thread_keeps_its_mode_and_grant_inside_the_sandbox_and_escalation_still_asks(
+    scenario_run: Run,
+) -> None:
     result = run(scenario_run, "sandbox-load")
     [loaded] = [f["result"] for f in frames(result) if "modes" in (f.get("result") or {})]
     assert loaded["modes"]["currentModeId"] == "auto"
-    assert [e["data"]["decision"] for e in events(result, kind="permission/grant")] == ["allow"]  # the stored "always allow bash"
+    assert [e["data"]["decision"] for e in events(result, kind="permission/grant")] == [
+        "allow"
+    ]  # the stored "always allow bash"
     [request] = asked(result)  # the escalation only: the grant does not cover it
     assert request["toolCall"]["toolCallId"] == "call_escalate_again"
     assert [o["optionId"] for o in request["options"]] == ["allow_once", "reject_once"]
     new = {e["data"]["callId"]: e["data"] for e in events(result, kind="tool/result")[-2:]}
-    assert "is not allowed in workspace-write mode" in new["call_update"]["content"][0]["text"]  # unasked, yet sandboxed
+    assert (
+        "is not allowed in workspace-write mode" in new["call_update"]["content"][0]["text"]
+    )  # unasked, yet sandboxed
     assert new["call_escalate_again"]["error"]["code"] == "declined"
     assert not (result.cwd.parent / "shared.txt").exists()

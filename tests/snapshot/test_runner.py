@@ -217,7 +217,9 @@ async def test_pre_seeded_sessions_are_stored_in_the_run_with_its_cwd(tmp_path: 
         {"op": "prompt", "text": "quick"},
     ]
     result = await run_fake(tmp_path, steps)
-    assert result.logs == {"s1": [{**header, "cwd": str(result.cwd)}, {**event, "data": {"turn": 1, "note": f"in {result.cwd}/x"}}]}
+    assert result.logs == {
+        "s1": [{**header, "cwd": str(result.cwd)}, {**event, "data": {"turn": 1, "note": f"in {result.cwd}/x"}}]
+    }
     sent = [json.loads(line) for line in result.sent]
     assert [(f["method"], f["params"]) for f in sent[1:4]] == [
         ("session/load", {"sessionId": "old-id", "cwd": str(result.cwd), "mcpServers": []}),

@@ -36,7 +36,9 @@ def prefetched(request: pytest.FixtureRequest, scenario_run: ScenarioRuns) -> No
 
 
 @pytest.mark.parametrize(("name", "child_sessions"), RUNS, ids=[run_id(*run) for run in RUNS])
-def test_scenario(name: str, child_sessions: bool, scenario_run: ScenarioRuns, snapshot_file: SnapshotAssertion) -> None:
+def test_scenario(
+    name: str, child_sessions: bool, scenario_run: ScenarioRuns, snapshot_file: SnapshotAssertion
+) -> None:
     result = scenario_run(FIXTURES / name, child_sessions)
     assert result.failures == []
     assert normalize_run(result).text() == snapshot_file
@@ -92,7 +94,9 @@ def test_provider_error_ends_the_turn_with_the_error(scenario_run: Run) -> None:
 def test_load_session_replays_the_stored_turn_then_continues_it(scenario_run: Run) -> None:
     result = scenario_run(FIXTURES / "load-session")
     frames = [json.loads(line) for line in result.stdout]
-    loaded = next(i for i, f in enumerate(frames) if "modes" in (f.get("result") or {}) and isinstance(f.get("id"), int))
+    loaded = next(
+        i for i, f in enumerate(frames) if "modes" in (f.get("result") or {}) and isinstance(f.get("id"), int)
+    )
     replayed = [f["params"]["update"] for f in frames[:loaded] if f.get("method") == "session/update"]
     assert replayed[0] == {
         "sessionUpdate": "user_message_chunk",

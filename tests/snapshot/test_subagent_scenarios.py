@@ -59,7 +59,9 @@ def test_a_forked_child_recalls_a_fact_of_an_earlier_turn(scenario_run: Run) -> 
     first_turn = parent[: 1 + next(i for i, e in enumerate(parent) if e["type"] == "turn/end")]
     # The seed is the parent's completed first turn, never the open turn that forks.
     assert child[0]["seedLength"] == len(first_turn)
-    assert [(e["type"], e["data"]) for e in child[1 : 1 + len(first_turn)]] == [(e["type"], e["data"]) for e in first_turn]
+    assert [(e["type"], e["data"]) for e in child[1 : 1 + len(first_turn)]] == [
+        (e["type"], e["data"]) for e in first_turn
+    ]
     assert "HELIOTROPE" in text_of(first_turn[1]["data"])
     assert [text_of(e["data"]) for e in events(result, "s1/call_fork", "user/message")] == [
         "What is the launch codeword I told you earlier? Reply with the word only."
@@ -101,10 +103,16 @@ def test_concurrent_children_answer_apart_and_the_bash_call_shows_its_child(scen
     assert text_of(result_of(result, "call_count")) == "3"
     assert text_of(result_of(result, "call_colour")) == "Blue"
     bash = [u for u in updates(result) if u.get("toolCallId") == "s1/call_count/call_wc"]
-    assert [(u["sessionUpdate"], u["status"]) for u in bash] == [("tool_call", "in_progress"), ("tool_call_update", "completed")]
+    assert [(u["sessionUpdate"], u["status"]) for u in bash] == [
+        ("tool_call", "in_progress"),
+        ("tool_call_update", "completed"),
+    ]
     assert all(
         u["_meta"]
-        == {"acpAgent": {"route": "s1/call_count", "parentToolCallId": "call_count"}, "claudeCode": {"parentToolUseId": "call_count"}}
+        == {
+            "acpAgent": {"route": "s1/call_count", "parentToolCallId": "call_count"},
+            "claudeCode": {"parentToolUseId": "call_count"},
+        }
         for u in bash
     )
     assert bash[0]["rawInput"]["command"] == "wc -l < notes.txt"
@@ -200,7 +208,9 @@ def test_cancelling_the_parent_aborts_both_children_and_nothing_runs_after(scena
     assert turn_ends(result)[0] == {"kind": "aborted", "reason": "cancelled by the client"}
     # Once the prompt answered `cancelled`, no child shows anything on the wire.
     all_frames = frames(result)
-    cancelled = next(i for i, f in enumerate(all_frames) if is_response(f) and f.get("result") == {"stopReason": "cancelled"})
+    cancelled = next(
+        i for i, f in enumerate(all_frames) if is_response(f) and f.get("result") == {"stopReason": "cancelled"}
+    )
     assert [child_route(f) for f in all_frames[cancelled:] if child_route(f) is not None] == []
     assert {child_route(f) for f in all_frames[:cancelled]} - {None} == {"s1/call_wait_a", "s1/call_wait_b"}
 
@@ -209,7 +219,11 @@ def test_cancelling_the_parent_aborts_both_children_and_nothing_runs_after(scena
 
 
 def on_session(result: RunResult, session_id: str) -> list[dict[str, Any]]:
-    return [f["params"]["update"] for f in frames(result) if session_update(f) is not None and f["params"]["sessionId"] == session_id]
+    return [
+        f["params"]["update"]
+        for f in frames(result)
+        if session_update(f) is not None and f["params"]["sessionId"] == session_id
+    ]
 
 
 def test_a_child_session_is_announced_told_its_task_shows_its_work_and_ends_idle(scenario_run: Run) -> None:
@@ -223,7 +237,9 @@ def test_a_child_session_is_announced_told_its_task_shows_its_work_and_ends_idle
         "session_message", "session_message_chunk",
     ]  # fmt: skip
     # Announced on its immediate parent's session (the child's), before any of its traffic.
-    announced = next(i for i, f in enumerate(frames(result)) if (session_update(f) or {}).get("sessionId") == grandchild)
+    announced = next(
+        i for i, f in enumerate(frames(result)) if (session_update(f) or {}).get("sessionId") == grandchild
+    )
     first_own = next(i for i, f in enumerate(frames(result)) if (f.get("params") or {}).get("sessionId") == grandchild)
     assert announced < first_own and frames(result)[announced]["params"]["sessionId"] == child
     states = [u["state"] for u in on_session(result, child) if u["sessionUpdate"] == "subagent_update"]
@@ -231,11 +247,15 @@ def test_a_child_session_is_announced_told_its_task_shows_its_work_and_ends_idle
     assert states[-1]["stopReason"] == "end_turn"
     # Every child's final state comes before the parent's prompt answer.
     answer = next(i for i, f in enumerate(frames(result)) if is_response(f) and "stopReason" in (f.get("result") or {}))
-    last_end = max(i for i, f in enumerate(frames(result)) if ((session_update(f) or {}).get("state") or {}).get("state") == "idle")
+    last_end = max(
+        i for i, f in enumerate(frames(result)) if ((session_update(f) or {}).get("state") or {}).get("state") == "idle"
+    )
     assert last_end < answer
     # Each child is announced on its immediate parent's session only.
     assert {u.get("sessionId") for u in on_session(result, top) if u["sessionUpdate"] == "subagent_update"} == {child}
-    assert {u.get("sessionId") for u in on_session(result, child) if u["sessionUpdate"] == "subagent_update"} == {grandchild}
+    assert {u.get("sessionId") for u in on_session(result, child) if u["sessionUpdate"] == "subagent_update"} == {
+        grandchild
+    }
 
 
 def test_cancelling_one_child_by_its_session_id_leaves_the_other_and_the_parent_running(scenario_run: Run) -> None:
@@ -249,8 +269,12 @@ def test_cancelling_one_child_by_its_session_id_leaves_the_other_and_the_parent_
     slow = result.logs["s1/call_slow"][0]["id"]
     refused = [f["error"] for f in frames(result) if is_response(f) and "error" in f]
     assert [e["code"] for e in refused] == [-32602] * 5
-    assert refused[0]["message"] == f"Invalid params: session {slow} is a subagent session; it accepts only session/cancel"
-    ends = [u["state"] for u in updates(result) if u["sessionUpdate"] == "subagent_update" and u["state"]["state"] == "idle"]
+    assert (
+        refused[0]["message"] == f"Invalid params: session {slow} is a subagent session; it accepts only session/cancel"
+    )
+    ends = [
+        u["state"] for u in updates(result) if u["sessionUpdate"] == "subagent_update" and u["state"]["state"] == "idle"
+    ]
     assert sorted(e["stopReason"] for e in ends) == ["cancelled", "end_turn"]
 
 
@@ -273,7 +297,9 @@ def test_a_loaded_session_replays_its_child_sessions_without_a_fork_seed(scenari
     assert said == "HELIOTROPE"  # its own answer, not the seeded turn's
     assert "user_message_chunk" not in {u["sessionUpdate"] for u in shown}
     loaded = scenario_run(FIXTURES / "load-session", True)  # type: ignore[call-arg]
-    kinds = [u["sessionUpdate"] for u in updates(loaded) if u["sessionUpdate"].startswith(("subagent", "session_message"))]
+    kinds = [
+        u["sessionUpdate"] for u in updates(loaded) if u["sessionUpdate"].startswith(("subagent", "session_message"))
+    ]
     assert kinds[:2] == ["subagent_update", "session_message"] and kinds[-1] == "subagent_update"
 
 
@@ -284,7 +310,9 @@ def triggers(result: RunResult, route: str = "s1") -> list[str]:
 def test_a_background_child_works_while_the_parent_answers_a_second_prompt(scenario_run: Run) -> None:
     result = run(scenario_run, "background-second-prompt")
     child = result.logs["s1/call_review"][0]
-    assert text_of(result_of(result, "call_review")).startswith(f"Started background agent {child['id']} (Review notes.txt).")
+    assert text_of(result_of(result, "call_review")).startswith(
+        f"Started background agent {child['id']} (Review notes.txt)."
+    )
     assert triggers(result) == ["user", "user", "subagent"]  # the notice woke a third turn
     [notice] = events(result, kind="subagent/notice")
     assert notice["data"]["route"] == "s1/call_review" and notice["data"]["kind"] == "settled"

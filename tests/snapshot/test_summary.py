@@ -22,7 +22,9 @@ def summary(
     frames: list[Any], sent: list[Any], after: list[tuple[int, ...]], logs: dict[str, list[Any]] | None = None
 ) -> list[str]:
     encode = lambda item: item if isinstance(item, str) else json.dumps(item)  # noqa: E731
-    result = RunResult([encode(f) for f in frames], "", logs or {}, Path("/cwd"), [encode(s) for s in sent], 0, [], sent_after=after)
+    result = RunResult(
+        [encode(f) for f in frames], "", logs or {}, Path("/cwd"), [encode(s) for s in sent], 0, [], sent_after=after
+    )
     return normalize_run(result).summary
 
 
@@ -41,7 +43,11 @@ def test_every_request_shows_with_what_the_user_answered_and_where_the_client_ca
         {"jsonrpc": "2.0", "id": 1, "result": {}},
         update("tool_call", toolCallId="c", title="ls", status="pending"),
         request(7, "session/request_permission", toolCall={"toolCallId": "c"}),
-        update("tool_call_update", toolCallId="c", content=[{"type": "terminal", "terminalId": "t"}, {"type": "diff", "path": "/cwd/a"}]),
+        update(
+            "tool_call_update",
+            toolCallId="c",
+            content=[{"type": "terminal", "terminalId": "t"}, {"type": "diff", "path": "/cwd/a"}],
+        ),
         update("agent_message_chunk", content={"type": "text", "text": "one\n\ntwo"}),
         {"jsonrpc": "2.0", "id": 2, "result": {"stopReason": "cancelled"}},
         {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}},
@@ -72,16 +78,30 @@ def test_a_load_shows_what_it_replayed_under_its_line() -> None:
     frames = [
         update("user_message_chunk", content={"type": "text", "text": "look:"}),
         update("user_message_chunk", content={"type": "image", "data": "AA=="}),
-        update("tool_call", toolCallId="c", title="ls", status="completed", content=[{"type": "content", "content": {"text": "a.txt"}}]),
+        update(
+            "tool_call",
+            toolCallId="c",
+            title="ls",
+            status="completed",
+            content=[{"type": "content", "content": {"text": "a.txt"}}],
+        ),
         {"jsonrpc": "2.0", "id": 1, "result": {}},
     ]
-    assert summary(frames, sent, [()]) == ["session/load: ok", "  user: look: [image]", "  tool c: ls [completed]", "      a.txt"]
+    assert summary(frames, sent, [()]) == [
+        "session/load: ok",
+        "  user: look: [image]",
+        "  tool c: ls [completed]",
+        "      a.txt",
+    ]
 
 
 def test_a_prompt_to_a_child_session_says_so_and_a_cancel_between_prompts_stands_alone() -> None:
     """A cancel of either kind sent between prompts is a line of its own, not one of the next prompt's."""
     top, child = "aaaaaaaa-0000-4000-8000-000000000001", "aaaaaaaa-0000-4000-8000-000000000002"
-    logs: dict[str, list[Any]] = {"s1": [{"type": "session", "id": top}], "s1/c1": [{"type": "session", "id": child, "parentSession": top}]}
+    logs: dict[str, list[Any]] = {
+        "s1": [{"type": "session", "id": top}],
+        "s1/c1": [{"type": "session", "id": child, "parentSession": top}],
+    }
     cancel = {"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": child}}
     sent = [
         request(1, "session/prompt", sessionId=child, prompt=[{"type": "text", "text": "again"}]),

@@ -21,13 +21,22 @@ def test_demo_subcommand_replays_the_bundled_scenario(capsys: pytest.CaptureFixt
     assert "stop reason: end_turn" in out
 
 
-def test_help_lists_the_subcommands_one_line_each(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_help_lists_the_subcommands_one_line_each(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("COLUMNS", "100")
     with pytest.raises(SystemExit) as exited:
         main(["--help"])
     assert exited.value.code == 0
     out = capsys.readouterr().out.splitlines()
-    for command in ("serve", "demo", "login", "logout", "python -m acp_agent.snapshot run", "python -m acp_agent.snapshot record"):
+    for command in (
+        "serve",
+        "demo",
+        "login",
+        "logout",
+        "python -m acp_agent.snapshot run",
+        "python -m acp_agent.snapshot record",
+    ):
         (line,) = [line for line in out if line.strip().startswith(command + " ")]
         assert len(line.split(maxsplit=len(command.split()))[-1]) > 10  # what it does, on the same line
 
@@ -52,17 +61,24 @@ def test_a_configuration_problem_is_one_clear_line(
     assert gc.isenabled() and gc.get_freeze_count() == frozen
 
 
-def test_a_config_file_that_is_missing_is_one_clear_line_too(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_a_config_file_that_is_missing_is_one_clear_line_too(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     missing = tmp_path / "cordis.yml"
     assert main(["--config", str(missing)]) == 2
     err = capsys.readouterr().err
     assert err == f"acp-agent: loader row '<file>': {missing}: cannot be read: No such file or directory\n"
 
 
-def test_an_unknown_log_level_is_one_clear_line(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unknown_log_level_is_one_clear_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("ACP_AGENT_LOG", "loud")
     assert main(["logout"]) == 2
-    assert capsys.readouterr().err == "acp-agent: ACP_AGENT_LOG='loud' is not a log level (DEBUG, INFO, WARNING, ERROR, CRITICAL)\n"
+    assert (
+        capsys.readouterr().err
+        == "acp-agent: ACP_AGENT_LOG='loud' is not a log level (DEBUG, INFO, WARNING, ERROR, CRITICAL)\n"
+    )
 
 
 def test_a_sessions_directory_of_another_user_is_refused_at_start(
@@ -77,7 +93,9 @@ def test_a_sessions_directory_of_another_user_is_refused_at_start(
     monkeypatch.setenv("ACP_AGENT_SESSIONS", str(foreign))
     assert main(["--config", str(ROOT / "cordis.record.yml")]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"acp-agent: loader row 'sessions': ForeignSessionsDirectory: sessions directory {foreign} belongs to uid ")
+    assert err.startswith(
+        f"acp-agent: loader row 'sessions': ForeignSessionsDirectory: sessions directory {foreign} belongs to uid "
+    )
     assert err.count("\n") == 1
 
 

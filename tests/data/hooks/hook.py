@@ -17,7 +17,17 @@ import time
 
 payload = json.load(sys.stdin)
 with open(os.environ["HOOK_LOG"], "a", encoding="utf-8") as log:
-    log.write(json.dumps({"argv": sys.argv[1:], "input": payload, "project": os.environ.get("CLAUDE_PROJECT_DIR"), "secret": os.environ.get("DEEPSEEK_API_KEY")}) + "\n")
+    log.write(
+        json.dumps(
+            {
+                "argv": sys.argv[1:],
+                "input": payload,
+                "project": os.environ.get("CLAUDE_PROJECT_DIR"),
+                "secret": os.environ.get("DEEPSEEK_API_KEY"),
+            }
+        )
+        + "\n"
+    )
 mode = sys.argv[1]
 if mode == "deny-rm" and "rm -rf" in payload["tool_input"].get("command", ""):
     print("rm -rf is not allowed here", file=sys.stderr)

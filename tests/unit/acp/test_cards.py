@@ -19,7 +19,11 @@ def test_the_opening_update_and_the_permission_request_show_one_card() -> None:
 
 def test_unknown_tools_and_invalid_arguments_show_the_name_and_the_raw_text() -> None:
     assert tool_card(None, "mystery", "").asked("c", None).dump() == {
-        "toolCallId": "c", "title": "mystery", "kind": "other", "status": "pending", "rawInput": {}
+        "toolCallId": "c",
+        "title": "mystery",
+        "kind": "other",
+        "status": "pending",
+        "rawInput": {},
     }
     broken = tool_card(ReadFileTool(), "read_file", '{"path": ')
     assert (broken.title, broken.raw_input) == ("read_file", '{"path": ')

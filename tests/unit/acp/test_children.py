@@ -157,7 +157,11 @@ def test_the_task_goes_out_on_both_sessions_once_and_usage_adds_up() -> None:
     assert answer_out["update"]["recipientMessageId"] == "answer:kid"
     assert chunk == {
         "sessionId": "kid",
-        "update": {"sessionUpdate": "session_message_chunk", "messageId": "answer", "content": {"type": "text", "text": "It is done."}},
+        "update": {
+            "sessionUpdate": "session_message_chunk",
+            "messageId": "answer",
+            "content": {"type": "text", "text": "It is done."},
+        },
     }
     assert answer_in["sessionId"] == "mom" and answer_in["update"]["senderMessageId"] == "answer"
     assert answer_in["update"]["content"] == [{"type": "text", "text": "It is done."}]
@@ -170,7 +174,13 @@ def test_the_task_goes_out_on_both_sessions_once_and_usage_adds_up() -> None:
             "state": {
                 "state": "idle",
                 "stopReason": "end_turn",
-                "usage": {"totalTokens": 22, "inputTokens": 15, "outputTokens": 3, "thoughtTokens": 3, "cachedReadTokens": 4},
+                "usage": {
+                    "totalTokens": 22,
+                    "inputTokens": 15,
+                    "outputTokens": 3,
+                    "thoughtTokens": 3,
+                    "cachedReadTokens": 4,
+                },
             },
         },
     }
@@ -226,7 +236,9 @@ ORIGIN = ChildOrigin(route="s1/call_kid", parent_tool_call_id="call_kid")
 
 
 def delta(text: str, time: int, index: int = 0) -> SessionEvent:
-    return AssistantChunkEvent(seq=0, time=time, data=AssistantChunkData(turn=1, step=1, chunk=TextDelta(index=index, text=text)))
+    return AssistantChunkEvent(
+        seq=0, time=time, data=AssistantChunkData(turn=1, step=1, chunk=TextDelta(index=index, text=text))
+    )
 
 
 def block_end(text: str, time: int, index: int = 0) -> SessionEvent:

@@ -110,7 +110,9 @@ async def test_an_answer_without_text_content_is_an_io_error(tmp_path: Path, ans
     conn = FakeConnection({"fs/read_text_file": answer})
     with pytest.raises(OSError) as caught:
         await workspace(conn).read_text(at(tmp_path / "g.txt"))
-    assert caught.value.errno == errno.EIO and "the editor's answer to fs/read_text_file is not valid" in str(caught.value)
+    assert caught.value.errno == errno.EIO and "the editor's answer to fs/read_text_file is not valid" in str(
+        caught.value
+    )
 
 
 # -- through the file tools ----------------------------------------------------------------------
@@ -148,7 +150,10 @@ async def test_the_file_tools_see_the_editors_buffers_and_report_its_errors(tmp_
     conn.answers["fs/read_text_file"] = ClientError(-32603, "boom")
     failed = await ReadFileTool().run(ReadFileParams(path="a.py"), call)
     assert failed.error is not None and failed.error.code == "io_error"
-    assert failed.plain_text() == "Error: cannot access a.py: the editor answered fs/read_text_file with error -32603: boom"
+    assert (
+        failed.plain_text()
+        == "Error: cannot access a.py: the editor answered fs/read_text_file with error -32603: boom"
+    )
 
 
 async def test_read_file_asks_the_editor_for_its_window_and_one_line_more(tmp_path: Path) -> None:

@@ -96,7 +96,13 @@ async def test_a_timeout_kills_then_reads_the_output_then_releases(tmp_path: Pat
     conn = FakeConnection(answers(terminal_wait_for_exit=never, terminal_output=output))
     outcome = await run(conn, logged_call(tmp_path), timeout=0.01)
     assert (outcome.output, outcome.exit_code, outcome.timed_out) == ("partial\n", -9, True)
-    assert conn.methods == ["terminal/create", "terminal/wait_for_exit", "terminal/kill", "terminal/output", "terminal/release"]
+    assert conn.methods == [
+        "terminal/create",
+        "terminal/wait_for_exit",
+        "terminal/kill",
+        "terminal/output",
+        "terminal/release",
+    ]
 
 
 async def test_a_cancellation_kills_and_releases_the_terminal_before_it_goes_on(tmp_path: Path) -> None:
@@ -219,7 +225,11 @@ async def test_the_servers_credential_variables_are_set_empty_in_the_editors_ter
     hide_variables(call.ctx, ["MODEL_KEY", "A_TOKEN"])
     await run(conn, call)
     create = conn.requests[0][1]
-    assert create["env"] == [{"name": "A_TOKEN", "value": ""}, {"name": "MODEL_KEY", "value": ""}, {"name": "TMPDIR", "value": str(scratch_dir(call))}]
+    assert create["env"] == [
+        {"name": "A_TOKEN", "value": ""},
+        {"name": "MODEL_KEY", "value": ""},
+        {"name": "TMPDIR", "value": str(scratch_dir(call))},
+    ]
 
 
 async def test_a_confined_command_goes_to_the_editors_terminal_behind_the_sandboxs_prefix(tmp_path: Path) -> None:

@@ -384,13 +384,21 @@ async def test_each_item_of_a_batch_is_answered_on_its_own() -> None:
     assert written == [
         [
             {"jsonrpc": "2.0", "result": "pong", "id": 1},
-            {"jsonrpc": "2.0", "error": {"code": -32600, "message": "Invalid request: method must be a string"}, "id": 2},
+            {
+                "jsonrpc": "2.0",
+                "error": {"code": -32600, "message": "Invalid request: method must be a string"},
+                "id": 2,
+            },
             {
                 "jsonrpc": "2.0",
                 "error": {"code": -32600, "message": "Invalid request: params must be an object or an array"},
                 "id": 3,
             },
-            {"jsonrpc": "2.0", "error": {"code": -32600, "message": "Invalid request: a request is a JSON object"}, "id": None},
+            {
+                "jsonrpc": "2.0",
+                "error": {"code": -32600, "message": "Invalid request: a request is a JSON object"},
+                "id": None,
+            },
             {
                 "jsonrpc": "2.0",
                 "error": {
@@ -423,9 +431,7 @@ async def test_a_batch_is_answered_as_a_batch_and_a_batch_of_notifications_not_a
         await peer.send([request("ping", id=1), {"jsonrpc": "2.0", "method": "ping"}, request("echo", {"a": 1}, id=2)])
         await peer.send([{"jsonrpc": "2.0", "method": "ping"}])
     written = peer.frames  # EOF waited for both batches
-    assert written == [
-        [{"jsonrpc": "2.0", "result": "pong", "id": 1}, {"jsonrpc": "2.0", "result": {"a": 1}, "id": 2}]
-    ]
+    assert written == [[{"jsonrpc": "2.0", "result": "pong", "id": 1}, {"jsonrpc": "2.0", "result": {"a": 1}, "id": 2}]]
 
 
 async def test_an_unknown_method_is_method_not_found_and_never_answered_as_a_notification() -> None:

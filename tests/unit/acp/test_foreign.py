@@ -45,7 +45,13 @@ def test_tool_calls_take_the_stand_ins_ids_and_meta_and_keep_the_fields_modelled
         "status": "pending",
         "_meta": CARD.meta(),
     }
-    done = {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "completed", "title": "x", "rawOutput": {"ok": 1}}
+    done = {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": "t1",
+        "status": "completed",
+        "title": "x",
+        "rawOutput": {"ok": 1},
+    }
     assert shown(done) == {
         "sessionUpdate": "tool_call_update",
         "toolCallId": "s1/call_a/t1",
@@ -56,7 +62,10 @@ def test_tool_calls_take_the_stand_ins_ids_and_meta_and_keep_the_fields_modelled
     assert shown({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "exploded"}) is None
 
 
-OPTIONS = [{"optionId": "yes", "name": "Yes", "kind": "allow_once"}, {"optionId": "no", "name": "No", "kind": "reject_once"}]
+OPTIONS = [
+    {"optionId": "yes", "name": "Yes", "kind": "allow_once"},
+    {"optionId": "no", "name": "No", "kind": "reject_once"},
+]
 ASKED = {"sessionId": "child", "toolCall": {"toolCallId": "t1", "title": "Run", "unknown": 1}, "options": OPTIONS}
 
 

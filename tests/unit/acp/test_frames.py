@@ -42,7 +42,11 @@ async def test_a_frame_over_the_limit_is_reported_once_and_its_bytes_dropped() -
 
 def test_parse_is_strict_json() -> None:
     assert parse('{"a": [1, "x"]}') == {"a": [1, "x"]}
-    for text, why in [("NaN", "NaN is not JSON"), ("[Infinity]", "Infinity is not JSON"), ("[" * 5000, "nested deeper")]:
+    for text, why in [
+        ("NaN", "NaN is not JSON"),
+        ("[Infinity]", "Infinity is not JSON"),
+        ("[" * 5000, "nested deeper"),
+    ]:
         with pytest.raises(ParseError, match=why):
             parse(text)
 

@@ -296,7 +296,11 @@ def test_a_loaded_log_shows_each_message_block_whole_and_the_deltas_of_a_step_cu
     log.user(TextContent(text="More."))
     session, turn = log.session, log.turn
     session.append("step/start", StepData(turn=turn, step=1))
-    for chunk in [ReasoningDelta(index=0, text="So "), ReasoningDelta(index=0, text="then"), TextDelta(index=1, text="Cut ")]:
+    for chunk in [
+        ReasoningDelta(index=0, text="So "),
+        ReasoningDelta(index=0, text="then"),
+        TextDelta(index=1, text="Cut "),
+    ]:
         session.append("assistant/chunk", AssistantChunkData(turn=turn, step=1, chunk=chunk))
     session.append("assistant/chunk", AssistantChunkData(turn=turn, step=1, chunk=TextDelta(index=1, text="short")))
     store = SessionStore(tmp_path, registry=default_registry())
@@ -320,7 +324,9 @@ def test_a_child_sessions_compaction_is_replayed_as_it_showed_live() -> None:
     `compaction_update`s on its own session, not as the card a client without them sees."""
     parent = Log("p", route="s1").user(TextContent(text="Go.")).model(calls=(("call_k", "subagent"),)).end()
     kid = Log("k", route="s1/call_k", spawn_call_id="call_k", parent="p").user(TextContent(text="Task."))
-    kid.session.append("compaction", CompactionData(turn=kid.turn, summary="Sum", cut_seq=0, tokens=42, trigger="threshold"))
+    kid.session.append(
+        "compaction", CompactionData(turn=kid.turn, summary="Sum", cut_seq=0, tokens=42, trigger="threshold")
+    )
     kid.model(text="Done").end()
     stored = parent.stored(kid.stored())
     frames = history_updates(stored, TOOLS.get, TOOLS.get, context_window=1000, compaction=True, child_sessions=True)

@@ -77,7 +77,9 @@ def full_collections() -> int:
     return int(gc.get_stats()[-1]["collections"])
 
 
-async def test_a_closed_session_is_freed_without_the_cyclic_collector(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_closed_session_is_freed_without_the_cyclic_collector(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Closing a prompted session frees all of it by reference counting. Anything of it left in a
     reference cycle would keep the whole session (its events, its agent, its log's buffers) until a
     full collection, which a server with hundreds of sessions runs seldom (another session stays
@@ -88,7 +90,9 @@ async def test_a_closed_session_is_freed_without_the_cyclic_collector(tmp_path: 
         try:
             session_id = (await answer("session/new", {"cwd": str(tmp_path), "mcpServers": []}))["sessionId"]
             prompt = [{"type": "text", "text": "read notes.txt"}]
-            assert await answer("session/prompt", {"sessionId": session_id, "prompt": prompt}) == {"stopReason": "end_turn"}
+            assert await answer("session/prompt", {"sessionId": session_id, "prompt": prompt}) == {
+                "stopReason": "end_turn"
+            }
             await answer("session/new", {"cwd": str(tmp_path), "mcpServers": []})  # stays open
             agent = server.wire.sessions[session_id].agent
             held = weakref.ref(agent), weakref.ref(agent.session)
@@ -101,13 +105,17 @@ async def test_a_closed_session_is_freed_without_the_cyclic_collector(tmp_path: 
             gc.enable()
 
 
-async def test_closing_the_last_open_session_runs_a_full_collection(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_closing_the_last_open_session_runs_a_full_collection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """What the interpreter keeps for reuse of the closed sessions (its free lists) is let go once
     none is open, so that the allocator can give their memory back."""
     async with prompting(tmp_path, monkeypatch) as (_, answer):
         gc.disable()  # no collection but the server's own
         try:
-            first, second = [(await answer("session/new", {"cwd": str(tmp_path), "mcpServers": []}))["sessionId"] for _ in range(2)]
+            first, second = [
+                (await answer("session/new", {"cwd": str(tmp_path), "mcpServers": []}))["sessionId"] for _ in range(2)
+            ]
             prompt = [{"type": "text", "text": "read notes.txt"}]
             assert await answer("session/prompt", {"sessionId": first, "prompt": prompt}) == {"stopReason": "end_turn"}
             collections = full_collections()

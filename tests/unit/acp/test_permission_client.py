@@ -112,7 +112,9 @@ async def test_a_childs_call_is_asked_on_its_top_level_session_under_its_wire_id
         "rawInput": {"path": "a.txt", "old_text": "a", "new_text": "b"},
         "_meta": meta,
     }  # no a.txt: the edit would fail, so there is no change to show
-    assert fake.conn.notes == [{"sessionUpdate": "tool_call_update", "toolCallId": "s1/call_helper/call_1", "status": "pending", "_meta": meta}]
+    assert fake.conn.notes == [
+        {"sessionUpdate": "tool_call_update", "toolCallId": "s1/call_helper/call_1", "status": "pending", "_meta": meta}
+    ]
 
 
 async def test_a_child_sessions_call_is_asked_on_its_own_session_and_it_requires_action_meanwhile() -> None:
@@ -160,7 +162,10 @@ async def test_a_call_without_arguments_shows_empty_raw_input() -> None:
         (ClientError(-32603, ""), "the client answered error -32603"),
         ({"outcome": {"outcome": "maybe"}}, "the client's answer is not a permission outcome"),
         (None, "the client's answer is not a permission outcome"),
-        ({"outcome": {"outcome": "selected", "optionId": "sudo"}}, "the client picked 'sudo', which is not an option it was offered"),
+        (
+            {"outcome": {"outcome": "selected", "optionId": "sudo"}},
+            "the client picked 'sudo', which is not an option it was offered",
+        ),
     ],
 )
 async def test_an_answer_that_is_no_answer_fails_the_ask(answer: Any, message: str) -> None:

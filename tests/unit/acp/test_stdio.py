@@ -38,7 +38,12 @@ def test_what_stdin_is(tmp_path: Path) -> None:
     path.write_bytes(DATA)
     reader, writer_end = os.pipe()
     with open(os.devnull) as null, path.open() as file, open(reader) as pipe, open(writer_end, "w"):
-        assert [stdin_of(each) for each in (None, null, file, pipe)] == [Stdin.NONE, Stdin.NONE, Stdin.STREAM, Stdin.STREAM]
+        assert [stdin_of(each) for each in (None, null, file, pipe)] == [
+            Stdin.NONE,
+            Stdin.NONE,
+            Stdin.STREAM,
+            Stdin.STREAM,
+        ]
     assert stdin_of(file) is Stdin.NONE  # its file object closed
     gone = path.open()
     os.close(gone.fileno())  # its descriptor closed under it

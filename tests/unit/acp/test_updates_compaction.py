@@ -65,8 +65,17 @@ def test_a_client_that_shows_compactions_sees_them_stream_and_complete() -> None
     updates = shown(mapper, [*summary_step(1, text=None), *summary_step(2), compacted()])
     assert updates == [
         {"sessionUpdate": "compaction_update", "compactionId": "compaction-2-1", "status": "in_progress"},
-        {"sessionUpdate": "compaction_summary_chunk", "compactionId": "compaction-2-1", "content": {"type": "text", "text": "The sum"}},
-        {"sessionUpdate": "compaction_update", "compactionId": "compaction-2-1", "status": "completed", "summary": [{"type": "text", "text": "The sum"}]},
+        {
+            "sessionUpdate": "compaction_summary_chunk",
+            "compactionId": "compaction-2-1",
+            "content": {"type": "text", "text": "The sum"},
+        },
+        {
+            "sessionUpdate": "compaction_update",
+            "compactionId": "compaction-2-1",
+            "status": "completed",
+            "summary": [{"type": "text", "text": "The sum"}],
+        },
         {"sessionUpdate": "usage_update", "used": 42, "size": 1000},
     ]
     again = shown(mapper, [*summary_step(3), compacted("Again")])
@@ -77,7 +86,13 @@ def test_without_the_capability_a_compaction_is_a_think_card() -> None:
     mapper = UpdateMapper(lambda name: None)
     updates = shown(mapper, [*summary_step(1), compacted()])
     assert updates == [
-        {"sessionUpdate": "tool_call", "toolCallId": "compaction-2-1", "title": texts.CARD_TITLE, "kind": "think", "status": "in_progress"},
+        {
+            "sessionUpdate": "tool_call",
+            "toolCallId": "compaction-2-1",
+            "title": texts.CARD_TITLE,
+            "kind": "think",
+            "status": "in_progress",
+        },
         {
             "sessionUpdate": "tool_call_update",
             "toolCallId": "compaction-2-1",
@@ -94,8 +109,17 @@ def test_a_compaction_that_fails_or_is_cancelled_says_so() -> None:
         cancelled = shown(mapper, [*summary_step(1, usage=False), ended("aborted")])[-1]
         after = shown(mapper, [ended("completed")])
         if capable:
-            assert failed == {"sessionUpdate": "compaction_update", "compactionId": "compaction-2-1", "status": "failed", "error": "boom"}
-            assert cancelled == {"sessionUpdate": "compaction_update", "compactionId": "compaction-2-1", "status": "cancelled"}
+            assert failed == {
+                "sessionUpdate": "compaction_update",
+                "compactionId": "compaction-2-1",
+                "status": "failed",
+                "error": "boom",
+            }
+            assert cancelled == {
+                "sessionUpdate": "compaction_update",
+                "compactionId": "compaction-2-1",
+                "status": "cancelled",
+            }
         else:
             assert (failed["status"], failed["content"][0]["content"]["text"]) == ("failed", "boom")
             assert (cancelled["status"], cancelled["content"][0]["content"]["text"]) == ("failed", texts.CANCELLED)

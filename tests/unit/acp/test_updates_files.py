@@ -32,7 +32,9 @@ from acp_agent.tools import (
 )
 from tests.paths import ACP_SCHEMA
 
-TOOLS: dict[str, Tool[Any]] = {tool.name: tool for tool in (ReadFileTool(), WriteFileTool(), EditFileTool(), TodoWriteTool())}
+TOOLS: dict[str, Tool[Any]] = {
+    tool.name: tool for tool in (ReadFileTool(), WriteFileTool(), EditFileTool(), TodoWriteTool())
+}
 CHILD = ChildOrigin(route="s1/call_spawn", parent_tool_call_id="call_spawn")
 
 
@@ -130,7 +132,9 @@ def test_each_plan_change_is_the_whole_plan() -> None:
     m = UpdateMapper(TOOLS.get)
     started = wire(m.map(call("c1", "todo_write", {"todos": [{"content": "A", "status": "pending"}]})))
     assert (started["title"], started["kind"], started["content"]) == ("Update plan", "think", [text("- [ ] A")])
-    assert wire(m.map(plan(Todo(content="A", status="in_progress", priority="high"), Todo(content="B", status="pending")))) == {
+    assert wire(
+        m.map(plan(Todo(content="A", status="in_progress", priority="high"), Todo(content="B", status="pending")))
+    ) == {
         "sessionUpdate": "plan",
         "entries": [
             {"content": "A", "priority": "high", "status": "in_progress"},

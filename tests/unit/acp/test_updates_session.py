@@ -10,7 +10,15 @@ from typing import Any
 
 from acp_agent.session.titles import TITLE_LENGTH, session_title
 from acp_agent.acp.updates import ChildOrigin, UpdateMapper
-from acp_agent.session.content import EmbeddedResource, ImageContent, ResourceLink, TextBlock, TextContent, TextResourceContents, Usage
+from acp_agent.session.content import (
+    EmbeddedResource,
+    ImageContent,
+    ResourceLink,
+    TextBlock,
+    TextContent,
+    TextResourceContents,
+    Usage,
+)
 from acp_agent.session.events import (
     AssistantMessageData,
     AssistantMessageEvent,
@@ -50,7 +58,9 @@ def display(call_id: str, terminal_id: str | None = None, diffs: list[Diff] | No
 
 def result(call_id: str, text: str, *, is_error: bool = False, code: str | None = None) -> SessionEvent:
     error = ToolError(code=code, message=text) if code else None
-    data = ToolResultData(turn=1, step=1, call_id=call_id, content=[TextContent(text=text)], is_error=is_error, error=error)
+    data = ToolResultData(
+        turn=1, step=1, call_id=call_id, content=[TextContent(text=text)], is_error=is_error, error=error
+    )
     return ToolResultEvent(seq=0, time=0, data=data)
 
 
@@ -98,7 +108,10 @@ def test_a_link_only_prompt_is_titled_by_the_links_names_and_a_long_one_is_cut()
     attached = EmbeddedResource(resource=TextResourceContents(uri="file:///w/src/main.py", text="pass"))
     assert session_title([attached, link]) == "main.py notes.md"
     shot = ImageContent(data="AAAA", mime_type="image/png", uri="file:///w/shot.png")
-    assert session_title([shot]) == "shot.png" and session_title([ImageContent(data="AAAA", mime_type="image/png")]) is None
+    assert (
+        session_title([shot]) == "shot.png"
+        and session_title([ImageContent(data="AAAA", mime_type="image/png")]) is None
+    )
     long = "word " * 40
     title = session_title([TextContent(text=long)])
     assert title is not None and len(title) == TITLE_LENGTH and title.endswith("…")
@@ -107,9 +120,10 @@ def test_a_link_only_prompt_is_titled_by_the_links_names_and_a_long_one_is_cut()
 def test_a_session_whose_prompts_were_shown_already_is_not_titled_again_and_a_child_never() -> None:
     shown = [said(TextContent(text="earlier"))]
     assert mapper(shown=shown).map(said(TextContent(text="now"))) is None
-    assert wire(mapper(shown=[said(TextContent(text="x"), source="plugin")]).map(said(TextContent(text="now"))))[
-        "title"
-    ] == "now"
+    assert (
+        wire(mapper(shown=[said(TextContent(text="x"), source="plugin")]).map(said(TextContent(text="now"))))["title"]
+        == "now"
+    )
     assert mapper(CHILD).map(said(TextContent(text="child prompt"))) is None
 
 

@@ -25,7 +25,10 @@ def test_an_update_is_one_session_update_notification() -> None:
     notes = Notes()
     Wire(notes).update("s-1", CurrentModeUpdate(current_mode_id="plan"))  # type: ignore[arg-type]
     assert notes.sent == [
-        ("session/update", {"sessionId": "s-1", "update": {"sessionUpdate": "current_mode_update", "currentModeId": "plan"}})
+        (
+            "session/update",
+            {"sessionId": "s-1", "update": {"sessionUpdate": "current_mode_update", "currentModeId": "plan"}},
+        )
     ]
 
 

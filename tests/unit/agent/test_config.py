@@ -42,7 +42,9 @@ async def test_a_switch_is_logged_and_the_next_model_call_uses_it(tmp_path: Path
         await agent.followup([TextContent(text="two")]).wait()
         assert agent.options.model == "large" and ctx.get(AGENTS).defaults.model == "test"
     assert [r.model for r in requests] == ["test", "large"]
-    assert [e.data for e in agent.session.events if e.type == "session/config"] == [ConfigData(config_id="model", value="large")]
+    assert [e.data for e in agent.session.events if e.type == "session/config"] == [
+        ConfigData(config_id="model", value="large")
+    ]
 
 
 async def test_a_loaded_session_starts_with_its_last_choice_still_offered(
@@ -84,7 +86,9 @@ async def test_levels_follow_the_model_and_reach_the_request(tmp_path: Path) -> 
         agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
         assert agent.options.reasoning_effort == "low"  # the default model's first level
         await agent.followup([TextContent(text="one")]).wait()
-        with pytest.raises(UnknownThoughtLevel, match="unknown thought level 'max' for the model 'test'; its levels are 'low', 'high'"):
+        with pytest.raises(
+            UnknownThoughtLevel, match="unknown thought level 'max' for the model 'test'; its levels are 'low', 'high'"
+        ):
             choose(agent, "thought_level", "max")
         choose(agent, "thought_level", "high")
         choose(agent, "model", "wide")  # offers `high` too: kept
@@ -101,7 +105,9 @@ async def test_levels_follow_the_model_and_reach_the_request(tmp_path: Path) -> 
     assert [(r.model, r.reasoning_effort) for r in requests] == [("test", "low"), ("wide", "high"), ("wide", "minimal")]
 
 
-async def test_a_loaded_session_applies_its_choices_again_in_order(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+async def test_a_loaded_session_applies_its_choices_again_in_order(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     ctx, _ = spied(tmp_path, {}, models=LEVELLED)
     async with ctx.running():
         agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
@@ -110,8 +116,10 @@ async def test_a_loaded_session_applies_its_choices_again_in_order(tmp_path: Pat
         await agent.dispose()
         loaded = ctx.get(SESSIONS).load(agent.id)
         again = await ctx.get(AGENTS).restore(loaded)
-        assert (again.options.model, again.options.reasoning_effort) == ("wide", "minimal") == (
-            agent.options.model, agent.options.reasoning_effort
+        assert (
+            (again.options.model, again.options.reasoning_effort)
+            == ("wide", "minimal")
+            == (agent.options.model, agent.options.reasoning_effort)
         )
         await again.dispose()
         # A level the model no longer offers is skipped, loudly; another package's option quietly.

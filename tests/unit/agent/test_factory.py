@@ -56,4 +56,3 @@ async def test_a_loaded_session_on_a_taken_or_missing_route_gets_the_next_free_o
         stored = [ctx.get(SESSIONS).load(i).header.route for i in "abc"]
     assert (live.route, routes, newer.route) == ("s1", ["s2", "s3", "s4"], "s5")
     assert stored == routes  # written into the headers
-

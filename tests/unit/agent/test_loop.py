@@ -154,9 +154,18 @@ async def test_step_cap_ends_a_runaway_turn(scripted: Callable[..., Context], tm
     ("call", "expected"),
     [
         ({"text": "cut", "finish": "max-tokens"}, {"kind": "max-tokens"}),
-        ({"text": "half", "finish": "error", "message": "boom", "code": "X"}, {"kind": "error", "step": 1, "message": "boom", "code": "X"}),
-        ({"finish": "error"}, {"kind": "error", "step": 1, "message": "the model reported an error", "code": "MODEL_ERROR"}),
-        ({"throw": {"message": "denied", "code": "AUTH", "status": 401}}, {"kind": "error", "step": 1, "message": "denied", "code": "AUTH"}),
+        (
+            {"text": "half", "finish": "error", "message": "boom", "code": "X"},
+            {"kind": "error", "step": 1, "message": "boom", "code": "X"},
+        ),
+        (
+            {"finish": "error"},
+            {"kind": "error", "step": 1, "message": "the model reported an error", "code": "MODEL_ERROR"},
+        ),
+        (
+            {"throw": {"message": "denied", "code": "AUTH", "status": 401}},
+            {"kind": "error", "step": 1, "message": "denied", "code": "AUTH"},
+        ),
     ],
 )
 async def test_how_a_model_call_ends_the_turn(
@@ -184,7 +193,9 @@ async def test_a_thrown_request_after_some_text_keeps_it_as_interrupted(
 async def test_a_stream_without_finish_is_an_error(tmp_path: Path, replayed: Callable[[Path], Context]) -> None:
     fixtures = tmp_path / "fx"
     fixtures.mkdir()
-    (fixtures / "session.jsonl").write_text(json.dumps({"type": "session", "version": 0, "id": "x", "createdAt": 0}) + "\n")
+    (fixtures / "session.jsonl").write_text(
+        json.dumps({"type": "session", "version": 0, "id": "x", "createdAt": 0}) + "\n"
+    )
     override = [{"kind": "chunks", "chunks": [{"type": "text-delta", "index": 0, "text": "hi"}]}]
     (fixtures / "replay.override.json").write_text(json.dumps(override))
     ctx = replayed(fixtures)
@@ -192,7 +203,10 @@ async def test_a_stream_without_finish_is_an_error(tmp_path: Path, replayed: Cal
         agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
         reason = await agent.followup(text("x")).wait()
     assert reason.dump() == {
-        "kind": "error", "step": 1, "message": "the model stream ended without a finish chunk", "code": "STREAM_CLOSED"
+        "kind": "error",
+        "step": 1,
+        "message": "the model stream ended without a finish chunk",
+        "code": "STREAM_CLOSED",
     }
 
 
@@ -228,7 +242,9 @@ async def test_steering_joins_the_next_step(scripted: Callable[..., Context], tm
     assert kinds(agent)[second_step - 1] == "user/message"
 
 
-async def test_steering_the_last_step_is_the_next_turns_message(scripted: Callable[..., Context], tmp_path: Path) -> None:
+async def test_steering_the_last_step_is_the_next_turns_message(
+    scripted: Callable[..., Context], tmp_path: Path
+) -> None:
     ctx = scripted([{"text": "partial"}, {"text": "seen"}])
     running: list[bool] = []
 
@@ -346,7 +362,9 @@ async def test_a_model_that_reports_aborted_ends_the_turn_aborted(
 ) -> None:
     fixtures = tmp_path / "fx"
     fixtures.mkdir()
-    (fixtures / "session.jsonl").write_text(json.dumps({"type": "session", "version": 0, "id": "x", "createdAt": 0}) + "\n")
+    (fixtures / "session.jsonl").write_text(
+        json.dumps({"type": "session", "version": 0, "id": "x", "createdAt": 0}) + "\n"
+    )
     finish = {"type": "finish", "reason": {"kind": "aborted", "message": "upstream gave up"}}
     (fixtures / "replay.override.json").write_text(json.dumps([{"kind": "chunks", "chunks": [finish]}]))
     ctx = replayed(fixtures)
@@ -396,7 +414,9 @@ async def test_a_synchronous_setup_and_a_child_route(scripted: Callable[..., Con
     ctx = scripted({"s1/call_1": [{"text": "from the child"}]})
     calls: list[str] = []
     async with ctx.running():
-        agent = await ctx.get(AGENTS).create(cwd=str(tmp_path), route="s1/call_1", setup=lambda a: calls.append(a.route))
+        agent = await ctx.get(AGENTS).create(
+            cwd=str(tmp_path), route="s1/call_1", setup=lambda a: calls.append(a.route)
+        )
         assert (await agent.followup(text("x")).wait()).kind == "completed"
     assert calls == ["s1/call_1"]
     assert agent.session.header.route == "s1/call_1"
@@ -434,7 +454,9 @@ async def test_a_cancel_before_the_turn_starts_ends_that_turn_aborted(
         assert message.content[0].text == "never asked"  # the cancelled turn asked the model nothing
 
 
-async def test_queued_messages_run_in_order_after_the_running_turn(scripted: Callable[..., Context], tmp_path: Path) -> None:
+async def test_queued_messages_run_in_order_after_the_running_turn(
+    scripted: Callable[..., Context], tmp_path: Path
+) -> None:
     ctx = scripted([{"text": "one"}, {"text": "two"}, {"text": "three"}])
     async with ctx.running():
         agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
@@ -494,7 +516,16 @@ async def test_the_same_call_step_after_step_gets_a_note_at_the_third_and_a_firm
         agent = await ctx.get(AGENTS).create(cwd=str(workspace))
         await agent.followup(text("go")).wait()
     notes = [[block.text for block in result.content[1:]] for result in of_type(agent, "tool/result")]
-    assert notes == [[], [], [tool_texts.repeated_call(3)], [tool_texts.repeated_call(4)], [tool_texts.repeated_call(5)], [], [], []]
+    assert notes == [
+        [],
+        [],
+        [tool_texts.repeated_call(3)],
+        [tool_texts.repeated_call(4)],
+        [tool_texts.repeated_call(5)],
+        [],
+        [],
+        [],
+    ]
     assert tool_texts.repeated_call(4) == tool_texts.repeated_call(3).replace("3", "4")  # type: ignore[union-attr]
     assert "Stop repeating it" in tool_texts.repeated_call(5)  # type: ignore[operator]
 

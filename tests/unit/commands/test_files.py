@@ -21,7 +21,10 @@ def write(path: Path, text: str | bytes) -> Path:
 
 
 def test_front_matter_gives_the_description_and_the_hint(tmp_path: Path) -> None:
-    path = write(tmp_path / "review.md", "---\ndescription: Review a file\nargument-hint: the file\n---\nReview $ARGUMENTS now.\n")
+    path = write(
+        tmp_path / "review.md",
+        "---\ndescription: Review a file\nargument-hint: the file\n---\nReview $ARGUMENTS now.\n",
+    )
     command = read_command_file(path)
     assert command is not None
     assert (command.name, command.description, command.input_hint) == ("review", "Review a file", "the file")
@@ -98,7 +101,9 @@ def test_the_projects_file_wins_over_the_users(tmp_path: Path) -> None:
     assert command_files(cwd, tmp_path / "absent") == {"deploy": found["deploy"]}
 
 
-def test_a_directory_that_cannot_be_listed_offers_no_commands(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_directory_that_cannot_be_listed_offers_no_commands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     def refuse(self: Path, pattern: str) -> Any:
         raise PermissionError(13, "Permission denied", str(self))
 
@@ -134,7 +139,9 @@ def test_a_projects_command_file_is_read_only_inside_the_cwd_and_only_a_regular_
     assert f"huge.md: {FILE_LIMIT + 1} bytes, more than a command's {FILE_LIMIT}" in caplog.text
 
 
-def test_a_loop_of_links_among_the_files_is_left_out_with_a_warning(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_loop_of_links_among_the_files_is_left_out_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     cwd, config = tmp_path / "cwd", tmp_path / "config"
     for directory in (config / "commands", cwd / ".acp-agent" / "commands"):
         directory.mkdir(parents=True)

@@ -68,7 +68,11 @@ async def test_an_unknown_name_or_a_prompt_not_starting_with_text_goes_as_typed(
         await ctx.get(COMMANDS).start(agent, text("/nosuch thing")).wait()
         await ctx.get(COMMANDS).start(agent, [link, TextContent(text="/init")]).wait()
         await ctx.get(COMMANDS).start(agent, text(" /init")).wait()
-    assert [r.messages[-1].content for r in requests] == [text("/nosuch thing"), [link, TextContent(text="/init")], text(" /init")]
+    assert [r.messages[-1].content for r in requests] == [
+        text("/nosuch thing"),
+        [link, TextContent(text="/init")],
+        text(" /init"),
+    ]
 
 
 async def test_registrations_shadow_files_the_latest_wins_and_owners_keep_theirs(tmp_path: Path) -> None:

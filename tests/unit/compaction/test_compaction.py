@@ -33,7 +33,13 @@ def text(value: str) -> list[TextContent]:
 
 def compacting(tmp_path: Path, script: Any, **config: Any) -> tuple[Context, list[Any]]:
     ctx, requests = spied(tmp_path, script, contextWindow=WINDOW, maxSteps=2)
-    compose([Row(id="commands", name="acp_agent.commands.plugin"), Row(id="compaction", name="acp_agent.compaction.plugin", config=config)], ctx)
+    compose(
+        [
+            Row(id="commands", name="acp_agent.commands.plugin"),
+            Row(id="compaction", name="acp_agent.compaction.plugin", config=config),
+        ],
+        ctx,
+    )
     return ctx, requests
 
 
@@ -54,7 +60,9 @@ def prompts(request: Any) -> list[Any]:
     return [message.content for message in request.messages if isinstance(message, UserMessage)]
 
 
-async def test_a_turn_past_the_threshold_starts_with_a_compaction_and_the_model_sees_the_summary(tmp_path: Path) -> None:
+async def test_a_turn_past_the_threshold_starts_with_a_compaction_and_the_model_sees_the_summary(
+    tmp_path: Path,
+) -> None:
     ctx, requests = compacting(tmp_path, [{"text": "one", "usage": FULL}, {"text": "The summary."}, {"text": "two"}])
     async with ctx.running():
         agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
@@ -85,7 +93,11 @@ async def test_recent_user_messages_are_kept_within_the_budget_and_never_twice_s
         for prompt in ("old prompt", "new prompt", "last"):
             await agent.followup(text(prompt)).wait()
     assert prompts(requests[1]) == [text("old prompt"), text(SUMMARIZATION_PROMPT)]
-    assert [m.content for m in requests[2].messages] == [text(framed_summary("S1")), text("old prompt"), text("new prompt")]
+    assert [m.content for m in requests[2].messages] == [
+        text(framed_summary("S1")),
+        text("old prompt"),
+        text("new prompt"),
+    ]
     # The second summary covers the first and what came after; only the newest prompt is kept.
     assert prompts(requests[3])[0] == text(framed_summary("S1"))
     assert [m.content for m in requests[4].messages] == [text(framed_summary("S2")), text("new prompt"), text("last")]
@@ -103,7 +115,11 @@ async def test_an_overflow_compacts_once_then_retries_and_a_second_overflow_fail
         failed = await agent.followup(text("third")).wait()
     assert failed.kind == "error" and failed.code == "CONTEXT_OVERFLOW"  # type: ignore[union-attr]
     assert [c.trigger for c in compactions(agent)] == ["overflow", "overflow"]
-    assert [m.content for m in requests[3].messages] == [text(framed_summary("Summary.")), text("first"), text("second")]
+    assert [m.content for m in requests[3].messages] == [
+        text(framed_summary("Summary.")),
+        text("first"),
+        text("second"),
+    ]
     turn2 = [e.type for e in agent.session.events if getattr(e.data, "turn", None) == 2]
     assert turn2.count("step/start") == 3 and "tool/result" not in turn2
     assert len(requests) == 7
@@ -111,7 +127,13 @@ async def test_an_overflow_compacts_once_then_retries_and_a_second_overflow_fail
 
 async def test_a_summarization_that_overflows_drops_the_oldest_exchange_until_none_is_left(tmp_path: Path) -> None:
     overflow = {"throw": {"message": "too long", "code": "CONTEXT_OVERFLOW"}}
-    script = [{"text": "one"}, {"text": "two", "usage": FULL}, overflow, {"text": "Shorter."}, {"text": "three", "usage": FULL}]
+    script = [
+        {"text": "one"},
+        {"text": "two", "usage": FULL},
+        overflow,
+        {"text": "Shorter."},
+        {"text": "three", "usage": FULL},
+    ]
     script += [overflow] * 4
     ctx, requests = compacting(tmp_path, script)
     async with ctx.running():
@@ -187,7 +209,9 @@ async def test_a_summary_without_text_fails_the_turn_and_changes_nothing(tmp_pat
 
 
 async def test_without_a_command_list_the_agents_still_compact(tmp_path: Path) -> None:
-    ctx, requests = spied(tmp_path, [{"text": "one", "usage": FULL}, {"text": "S."}, {"text": "two"}], contextWindow=WINDOW)
+    ctx, requests = spied(
+        tmp_path, [{"text": "one", "usage": FULL}, {"text": "S."}, {"text": "two"}], contextWindow=WINDOW
+    )
     compose([Row(id="compaction", name="acp_agent.compaction.plugin")], ctx)
     async with ctx.running():
         agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))

@@ -33,7 +33,9 @@ class Log:
         self.add("turn/start", turn=self.turn, trigger={"kind": "message"})
         return self.add("user/message", content=[{"type": "text", "text": prompt}], source={"kind": source})
 
-    def step(self, step: int, answer: str, *, purpose: str | None = None, usage: Line | None = None, call: bool = False) -> None:
+    def step(
+        self, step: int, answer: str, *, purpose: str | None = None, usage: Line | None = None, call: bool = False
+    ) -> None:
         self.add("step/start", turn=self.turn, step=step, **({"purpose": purpose} if purpose else {}))
         content: list[Line] = [{"type": "text", "text": answer}]
         if call:
@@ -41,7 +43,14 @@ class Log:
         self.add("assistant/message", turn=self.turn, step=step, content=content, **({"usage": usage} if usage else {}))
         if call:
             self.add("tool/call", turn=self.turn, step=step, callId=f"c{self.turn}", name="bash", arguments="{}")
-            self.add("tool/result", turn=self.turn, step=step, callId=f"c{self.turn}", content=[{"type": "text", "text": "out"}], isError=False)
+            self.add(
+                "tool/result",
+                turn=self.turn,
+                step=step,
+                callId=f"c{self.turn}",
+                content=[{"type": "text", "text": "out"}],
+                isError=False,
+            )
         self.add("step/end", turn=self.turn, step=step)
 
     def close(self) -> None:
@@ -157,11 +166,20 @@ def test_a_plan_summarizes_before_the_turn_and_keeps_recent_prompts_in_the_budge
     assert again is not None
     # Never a prompt the last compaction summarized: the floor is its cut.
     assert again.cut_seq == second.seq
-    assert [m.content for m in again.history if isinstance(m, UserMessage)] == [text(framed_summary("S")), text("b" * 40), text("now")]
+    assert [m.content for m in again.history if isinstance(m, UserMessage)] == [
+        text(framed_summary("S")),
+        text("b" * 40),
+        text("now"),
+    ]
 
 
 def test_dropping_the_oldest_exchange_never_leaves_a_result_without_its_call() -> None:
     call = AssistantMessage(content=[ToolCallBlock(id="c", name="bash", arguments="{}")])
-    history = [UserMessage(content=text("a")), call, ToolMessage(call_id="c", content=text("r")), UserMessage(content=text("b"))]
+    history = [
+        UserMessage(content=text("a")),
+        call,
+        ToolMessage(call_id="c", content=text("r")),
+        UserMessage(content=text("b")),
+    ]
     assert without_oldest(history) == [UserMessage(content=text("b"))]
     assert without_oldest(history[:3]) == []

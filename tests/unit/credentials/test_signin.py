@@ -42,7 +42,9 @@ class Checker:
         return self.answer
 
 
-def run(keys: list[ApiKey], store: CredentialStore, ask: Answers, environ: dict[str, str] | None = None) -> tuple[int, str]:
+def run(
+    keys: list[ApiKey], store: CredentialStore, ask: Answers, environ: dict[str, str] | None = None
+) -> tuple[int, str]:
     out = io.StringIO()
     return sign_in(keys, store, ask=ask, out=out, environ=environ or {}), out.getvalue()
 
@@ -54,14 +56,18 @@ def store(tmp_path: Path) -> CredentialStore:
 
 def test_every_key_is_asked_checked_and_stored_at_once(store: CredentialStore) -> None:
     accepted, unchecked = Checker("accepted"), Checker("unchecked", "http://b/models answered HTTP 404")
-    keys = [ApiKey("A_KEY", "deepseek", "http://a", accepted), ApiKey("B_KEY", "local", "http://b", unchecked),
-            ApiKey("C_KEY", "other", "http://c")]
+    keys = [
+        ApiKey("A_KEY", "deepseek", "http://a", accepted),
+        ApiKey("B_KEY", "local", "http://b", unchecked),
+        ApiKey("C_KEY", "other", "http://c"),
+    ]
     ask = Answers(" sk-a \n", "sk-b", "sk-c")
     status, said = run(keys, store, ask, {"B_KEY": "from-env"})
     assert status == SIGNED_IN
     assert store.read() == {"A_KEY": "sk-a", "B_KEY": "sk-b", "C_KEY": "sk-c"}
     assert ask.prompts == [
-        "deepseek API key (A_KEY, for http://a): ", "local API key (B_KEY, for http://b): ",
+        "deepseek API key (A_KEY, for http://a): ",
+        "local API key (B_KEY, for http://b): ",
         "other API key (C_KEY, for http://c): ",
     ]
     assert accepted.tried == ["sk-a"]
@@ -86,8 +92,10 @@ def test_every_key_is_asked_checked_and_stored_at_once(store: CredentialStore) -
 def test_a_refusal_an_empty_answer_or_an_interrupt_stores_nothing(
     store: CredentialStore, replies: tuple[str | type[BaseException], ...], status: int, last: str
 ) -> None:
-    keys = [ApiKey("A_KEY", "deepseek", "http://a", Checker("accepted")),
-            ApiKey("B_KEY", "local", "http://b", Checker("rejected", "HTTP 401: bad key"))]
+    keys = [
+        ApiKey("A_KEY", "deepseek", "http://a", Checker("accepted")),
+        ApiKey("B_KEY", "local", "http://b", Checker("rejected", "HTTP 401: bad key")),
+    ]
     got, said = run(keys, store, Answers(*replies))
     assert (got, said.splitlines()[-1]) == (status, last)
     assert not store.path.exists()
@@ -101,7 +109,10 @@ def test_a_store_that_cannot_be_written_fails(tmp_path: Path) -> None:
 
 
 def test_nothing_to_sign_in_to(store: CredentialStore) -> None:
-    assert run([], store, Answers()) == (SIGNED_IN, "acp-agent: the models of this composition need no API key; nothing to sign in to\n")
+    assert run([], store, Answers()) == (
+        SIGNED_IN,
+        "acp-agent: the models of this composition need no API key; nothing to sign in to\n",
+    )
     assert not store.path.exists()
 
 

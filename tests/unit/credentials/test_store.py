@@ -52,9 +52,14 @@ def test_lookup_the_environment_wins_an_empty_variable_does_not(tmp_path: Path) 
 
 @pytest.mark.parametrize(
     ("content", "problem"),
-    [('{"K": "sk-secret-half', "not JSON"), (b"\xff\xfe", "not JSON"), ('["sk-secret"]', "not an object"),
-     ('{"K": 1}', "not an object"), ('{"K": "sk-secret", "x": ' + "[" * 10_000 + "]" * 10_000 + "}", "not JSON"),
-     ('{"K": "sk-secret", "x": "' + "x" * FILE_LIMIT + '"}', f"more than {FILE_LIMIT} bytes")],
+    [
+        ('{"K": "sk-secret-half', "not JSON"),
+        (b"\xff\xfe", "not JSON"),
+        ('["sk-secret"]', "not an object"),
+        ('{"K": 1}', "not an object"),
+        ('{"K": "sk-secret", "x": ' + "[" * 10_000 + "]" * 10_000 + "}", "not JSON"),
+        ('{"K": "sk-secret", "x": "' + "x" * FILE_LIMIT + '"}', f"more than {FILE_LIMIT} bytes"),
+    ],
 )
 def test_a_damaged_file_is_named_never_quoted(tmp_path: Path, content: str | bytes, problem: str) -> None:
     store = CredentialStore(tmp_path / "credentials")
@@ -97,7 +102,11 @@ def test_forget_deletes_the_file(tmp_path: Path) -> None:
 
 def test_credentials_list_each_required_name_once_and_forget_a_disposed_row(tmp_path: Path) -> None:
     credentials = Credentials(CredentialStore(tmp_path / "credentials"))
-    first, second, other = ApiKey("K", "one", "http://a"), ApiKey("K", "two", "http://b"), ApiKey("L", "three", "http://c")
+    first, second, other = (
+        ApiKey("K", "one", "http://a"),
+        ApiKey("K", "two", "http://b"),
+        ApiKey("L", "three", "http://c"),
+    )
     dispose = credentials.require(first)
     credentials.require(second)
     credentials.require(other)
@@ -123,7 +132,9 @@ def test_a_missing_key_says_what_to_do_and_check_finds_it_by_provider(tmp_path: 
         " variable K, or sign in (`acp-agent login`) to store one"
     )
     credentials.store.path.write_text("{")
-    with pytest.raises(MissingKey, match=r"^Authentication required: .*credentials is damaged \(not JSON\); sign in again$"):
+    with pytest.raises(
+        MissingKey, match=r"^Authentication required: .*credentials is damaged \(not JSON\); sign in again$"
+    ):
         credentials.key(wanted)
 
 

@@ -49,10 +49,14 @@ def test_the_files_come_from_the_agent_the_user_then_the_project(tmp_path: Path)
 
 
 def test_a_valid_file_gives_its_handlers_and_skips_other_events(tmp_path: Path) -> None:
-    found = load_hooks([
-        source(tmp_path, {"hooks": {"PreToolUse": [group("Bash", timeout=5)], "Notification": [group()]}, "model": "x"}),
-        HookSource(tmp_path / "absent.json", "codex"),
-    ])
+    found = load_hooks(
+        [
+            source(
+                tmp_path, {"hooks": {"PreToolUse": [group("Bash", timeout=5)], "Notification": [group()]}, "model": "x"}
+            ),
+            HookSource(tmp_path / "absent.json", "codex"),
+        ]
+    )
     [handler] = found.handlers
     assert (handler.event, handler.timeout, found.warnings) == ("PreToolUse", 5.0, ())
     assert found.select("PreToolUse", ("Read",)) == [] and found.select("Stop") == []
@@ -75,7 +79,9 @@ def test_a_valid_file_gives_its_handlers_and_skips_other_events(tmp_path: Path) 
         ({"hooks": {"Stop": [group("[")]}}, "the matcher '[' of `hooks.Stop` is not a valid regular expression"),
     ],
 )
-def test_an_invalid_file_is_left_out_whole_with_a_warning_naming_it(tmp_path: Path, document: Any, warning: str) -> None:
+def test_an_invalid_file_is_left_out_whole_with_a_warning_naming_it(
+    tmp_path: Path, document: Any, warning: str
+) -> None:
     found = load_hooks([source(tmp_path, document)])
     assert found.handlers == ()
     [said] = found.warnings
@@ -83,10 +89,17 @@ def test_an_invalid_file_is_left_out_whole_with_a_warning_naming_it(tmp_path: Pa
 
 
 def test_other_handler_types_are_skipped_with_one_warning(tmp_path: Path) -> None:
-    document = {"hooks": {"Stop": [{"hooks": [{"type": "prompt"}, {"type": "agent"}, 5, {"type": "command", "command": "true"}]}]}}
+    document = {
+        "hooks": {
+            "Stop": [{"hooks": [{"type": "prompt"}, {"type": "agent"}, 5, {"type": "command", "command": "true"}]}]
+        }
+    }
     handlers, warning = read_source(source(tmp_path, document))
     assert len(handlers) == 1
-    assert warning == f"hooks of {tmp_path / 'hooks.json'}: handlers of type None, agent, prompt skipped (only `command` runs)"
+    assert (
+        warning
+        == f"hooks of {tmp_path / 'hooks.json'}: handlers of type None, agent, prompt skipped (only `command` runs)"
+    )
 
 
 def test_a_large_file_or_a_link_out_of_the_project_is_not_read(tmp_path: Path) -> None:
@@ -103,8 +116,16 @@ def test_a_large_file_or_a_link_out_of_the_project_is_not_read(tmp_path: Path) -
 
 def test_a_file_tools_arguments_reach_hooks_under_claude_codes_names_too() -> None:
     arguments = {"path": "a.py", "old_text": "x", "new_text": "y", "replace_all": False}
-    assert hook_input("edit_file", arguments) == {**arguments, "file_path": "a.py", "old_string": "x", "new_string": "y"}
+    assert hook_input("edit_file", arguments) == {
+        **arguments,
+        "file_path": "a.py",
+        "old_string": "x",
+        "new_string": "y",
+    }
     assert hook_input("bash", {"command": "ls"}) == {"command": "ls"}
     # An updatedInput in either naming comes back in ours; Claude Code's name wins over ours.
-    assert from_hook_input("edit_file", {"file_path": "b.py", "path": "a.py", "new_string": "z"}) == {"path": "b.py", "new_text": "z"}
+    assert from_hook_input("edit_file", {"file_path": "b.py", "path": "a.py", "new_string": "z"}) == {
+        "path": "b.py",
+        "new_text": "z",
+    }
     assert from_hook_input("write_file", {"path": "c.py", "content": "c"}) == {"path": "c.py", "content": "c"}

@@ -27,7 +27,9 @@ def test_exit_codes() -> None:
 def test_json_output() -> None:
     assert said({"decision": "approve"}).decision == "allow"
     assert said({"decision": "block"}, "Stop") == Verdict(decision="deny", reason="blocked by a hook")
-    assert said({"hookSpecificOutput": {"permissionDecision": "ask", "permissionDecisionReason": " why "}}) == Verdict(decision="ask", reason="why")
+    assert said({"hookSpecificOutput": {"permissionDecision": "ask", "permissionDecisionReason": " why "}}) == Verdict(
+        decision="ask", reason="why"
+    )
     assert said({"hookSpecificOutput": {"permissionDecision": "ask"}}, "Stop").decision is None
     assert said({"continue": False}).stop == "" and said({"continue": False, "stopReason": "x"}).stop == "x"
     assert said({"hookSpecificOutput": "odd", "systemMessage": 3, "reason": None}) == Verdict()
@@ -37,12 +39,14 @@ def test_json_output() -> None:
 
 
 def test_deny_beats_ask_beats_allow_and_contexts_accumulate() -> None:
-    combined = combine_verdicts([
-        Verdict(decision="allow", reason="fine", contexts=("a",), updated_input={"x": 1}, messages=("m",)),
-        Verdict(decision="deny", reason="no", stop="s1"),
-        Verdict(decision="ask", contexts=("b",), updated_input={"x": 2}, stop="s2"),
-        Verdict(decision="deny", reason="never"),
-    ])
+    combined = combine_verdicts(
+        [
+            Verdict(decision="allow", reason="fine", contexts=("a",), updated_input={"x": 1}, messages=("m",)),
+            Verdict(decision="deny", reason="no", stop="s1"),
+            Verdict(decision="ask", contexts=("b",), updated_input={"x": 2}, stop="s2"),
+            Verdict(decision="deny", reason="never"),
+        ]
+    )
     assert combined == Verdict(
         decision="deny", reason="no\nnever", contexts=("a", "b"), updated_input={"x": 2}, stop="s1", messages=("m",)
     )

@@ -64,12 +64,16 @@ def test_outside_a_repository_only_the_cwd_is_read(tmp_path: Path) -> None:
     assert instruction_files(tmp_path / "cwd", tmp_path / "no-config") == [here]
 
 
-def test_the_section_names_each_file_and_skips_blank_and_unreadable_ones(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_the_section_names_each_file_and_skips_blank_and_unreadable_ones(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     one = write(tmp_path / "one.md", "First.\n\n")
     blank = write(tmp_path / "blank.md", " \n")
     two = write(tmp_path / "two.md", "Second, with {{cwd}} kept as written.")
     found = read_instructions([one, blank, tmp_path / "missing.md", two])
-    assert found.text == f"{HEADING}\n\n--- {one} ---\nFirst.\n\n--- {two} ---\nSecond, with {{{{cwd}}}} kept as written."
+    assert (
+        found.text == f"{HEADING}\n\n--- {one} ---\nFirst.\n\n--- {two} ---\nSecond, with {{{{cwd}}}} kept as written."
+    )
     assert [(f.path, f.size, f.shown) for f in found.files] == [(str(one), 8, 8), (str(two), 37, 37)]
     assert "cannot read the instructions file" in caplog.text
     assert read_instructions([blank]).text == ""
@@ -81,13 +85,20 @@ def test_files_are_cut_at_32_kib_each_and_64_kib_in_all(tmp_path: Path) -> None:
     third = write(tmp_path / "third.md", "c" * 50)
     fourth = write(tmp_path / "fourth.md", "d" * 5)
     found = read_instructions([big, second, third, fourth])
-    assert [(f.size, f.shown) for f in found.files] == [(FILE_LIMIT + 100, FILE_LIMIT), (FILE_LIMIT - 10, FILE_LIMIT - 10), (50, 10), (5, 0)]
+    assert [(f.size, f.shown) for f in found.files] == [
+        (FILE_LIMIT + 100, FILE_LIMIT),
+        (FILE_LIMIT - 10, FILE_LIMIT - 10),
+        (50, 10),
+        (5, 0),
+    ]
     assert f"{'a' * FILE_LIMIT}\n[... 100 bytes of {big} not shown]" in found.text
     assert f"--- {third} ---\n{'c' * 10}\n[... 40 bytes of {third} not shown]" in found.text
     assert found.text.endswith(f"--- {fourth} ---\n[... 5 bytes of {fourth} not shown]")
 
 
-def test_a_projects_file_that_links_out_of_the_project_is_not_read(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_projects_file_that_links_out_of_the_project_is_not_read(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     """A repository cannot hand the model, before every turn, a file of the user's from elsewhere
     (a credentials file under the name AGENTS.md); links inside it, and the user's own, are followed."""
     repo, config, elsewhere = tmp_path / "repo", tmp_path / "config", tmp_path / "elsewhere"
@@ -123,7 +134,9 @@ def test_a_cut_never_splits_a_character(tmp_path: Path) -> None:
 
 
 @pytest.mark.anyio
-async def test_every_turn_reads_them_again_and_logs_them_when_they_change(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_every_turn_reads_them_again_and_logs_them_when_they_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(ENV_CONFIG, str(tmp_path / "config"))
     ctx, requests = spied(tmp_path, [{"text": "1"}, {"text": "2"}, {"text": "3"}, {"text": "4"}])
     compose([Row(id="instructions", name="acp_agent.instructions.plugin")], ctx)
@@ -173,7 +186,9 @@ async def test_a_loaded_session_logs_them_again_only_when_they_changed_since(tmp
         assert [e.type for e in third.session.events].count(INSTRUCTIONS_EVENT) == 2
 
 
-def test_a_directory_that_cannot_be_looked_into_holds_no_instructions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_directory_that_cannot_be_looked_into_holds_no_instructions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def refuse(self: Path, *args: Any, **kwargs: Any) -> Any:
         raise PermissionError(13, "Permission denied", str(self))
 

@@ -17,6 +17,8 @@ def test_overlays_need_a_main_file(tmp_path: Path) -> None:
 def test_the_subdirectories_on_the_way_to_a_file(tmp_path: Path) -> None:
     (tmp_path / "a" / "b").mkdir(parents=True)
     (tmp_path / "a" / "b" / "AGENTS.md").write_text("b", encoding="utf-8")
-    assert nested_files(tmp_path, tmp_path / "a" / "b" / "f.py") == [(tmp_path / "a" / "b", [tmp_path / "a" / "b" / "AGENTS.md"])]
+    assert nested_files(tmp_path, tmp_path / "a" / "b" / "f.py") == [
+        (tmp_path / "a" / "b", [tmp_path / "a" / "b" / "AGENTS.md"])
+    ]
     assert nested_files(tmp_path, tmp_path / "f.py") == []
     assert nested_files(tmp_path / "a", tmp_path / "elsewhere.py") == []

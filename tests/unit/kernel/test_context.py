@@ -76,9 +76,7 @@ def test_services_are_not_attributes() -> None:
 
 
 def test_tasks_outside_running_raises() -> None:
-    with pytest.raises(
-        KernelError, match=r"^the context is not running: use `async with ctx.running\(\)`$"
-    ):
+    with pytest.raises(KernelError, match=r"^the context is not running: use `async with ctx.running\(\)`$"):
         Context().tasks
 
 

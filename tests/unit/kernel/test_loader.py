@@ -73,7 +73,9 @@ def test_a_file_that_is_not_a_list_of_rows_is_refused(tmp_path: Path, text: str)
         (b"- {id: a, config: {x: !!float abc}}\n", "not YAML: ValueError: could not convert string to float: 'abc'"),
     ],
 )
-def test_a_file_that_cannot_be_read_or_parsed_is_refused_saying_why(tmp_path: Path, content: bytes | None, reason: str) -> None:
+def test_a_file_that_cannot_be_read_or_parsed_is_refused_saying_why(
+    tmp_path: Path, content: bytes | None, reason: str
+) -> None:
     """What `acp-agent --config` prints for it, instead of a traceback."""
     path = tmp_path / "cordis.yml"
     if content is not None:
@@ -136,9 +138,7 @@ def test_compose_applies_rows_in_order_and_disposal_unwinds_them_in_reverse(tmp_
 def test_compose_accepts_a_path_string_rows_and_makes_a_context_when_none_is_given(
     tmp_path: Path,
 ) -> None:
-    path = write(
-        tmp_path, f"- {{id: p, name: {PLUGINS}.provider, config: {{service: llm, value: x}}}}\n"
-    )
+    path = write(tmp_path, f"- {{id: p, name: {PLUGINS}.provider, config: {{service: llm, value: x}}}}\n")
     assert compose(str(path)).get(VALUE) == "x"
     rows = [Row(id="p", name=f"{PLUGINS}.provider", config={"service": "llm", "value": "y"})]
     assert compose(rows).get(VALUE) == "y"
@@ -173,9 +173,7 @@ def test_disabled_rows_are_skipped() -> None:
     assert [config.label for config in applied(log)] == ["b"]
 
 
-def test_environment_variables_are_expanded_in_config_strings(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_environment_variables_are_expanded_in_config_strings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ACP_LABEL", "from-env")
     monkeypatch.setenv("ACP_COUNT", "7")
     monkeypatch.setenv("ACP_EMPTY", "")
@@ -206,9 +204,7 @@ def test_environment_is_read_when_rows_are_applied_not_when_they_are_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("ACP_LATE", raising=False)
-    rows = read_rows(
-        write(tmp_path, f"- {{id: late, name: {PLUGINS}.recorder, config: {{label: '${{ACP_LATE}}'}}}}\n")
-    )
+    rows = read_rows(write(tmp_path, f"- {{id: late, name: {PLUGINS}.recorder, config: {{label: '${{ACP_LATE}}'}}}}\n"))
     assert rows[0].config == {"label": "${ACP_LATE}"}
     monkeypatch.setenv("ACP_LATE", "now")
     ctx, log = logged_context()
@@ -236,8 +232,7 @@ def test_an_unknown_module_names_the_row() -> None:
     with pytest.raises(LoaderError) as caught:
         compose([Row(id="ghost", name=f"{PLUGINS}.nope")])
     assert str(caught.value) == (
-        f"loader row 'ghost': cannot import plugin module '{PLUGINS}.nope': "
-        f"No module named '{PLUGINS}.nope'"
+        f"loader row 'ghost': cannot import plugin module '{PLUGINS}.nope': No module named '{PLUGINS}.nope'"
     )
 
 
@@ -259,9 +254,7 @@ def test_a_name_that_is_not_a_module_path_names_the_row(name: str) -> None:
 def test_a_module_that_is_not_a_plugin_names_the_row(module: str, problem: str) -> None:
     with pytest.raises(LoaderError) as caught:
         compose([Row(id="fake", name=f"{PLUGINS}.{module}")])
-    assert str(caught.value) == (
-        f"loader row 'fake': module '{PLUGINS}.{module}' is not a plugin: {problem}"
-    )
+    assert str(caught.value) == (f"loader row 'fake': module '{PLUGINS}.{module}' is not a plugin: {problem}")
 
 
 @pytest.mark.parametrize(
@@ -276,9 +269,7 @@ def test_a_module_that_is_not_a_plugin_names_the_row(module: str, problem: str) 
         ({"label": "x", "tags": ["ok", 3]}, "tags.1: Input should be a valid string"),
     ],
 )
-def test_a_config_failing_validation_names_the_row_and_the_field(
-    config: dict[str, Any], reason: str
-) -> None:
+def test_a_config_failing_validation_names_the_row_and_the_field(config: dict[str, Any], reason: str) -> None:
     ctx, log = logged_context()
     with pytest.raises(LoaderError) as caught:
         compose([Row(id="rec", name=f"{PLUGINS}.recorder", config=config)], ctx)
@@ -289,9 +280,7 @@ def test_a_config_failing_validation_names_the_row_and_the_field(
 def test_a_missing_injected_service_names_the_row_and_the_service() -> None:
     with pytest.raises(LoaderError) as caught:
         compose([Row(id="rec", name=f"{PLUGINS}.recorder", config={"label": "x"})])
-    assert str(caught.value) == (
-        "loader row 'rec': needs service 'log', which no earlier row provides"
-    )
+    assert str(caught.value) == ("loader row 'rec': needs service 'log', which no earlier row provides")
 
 
 def test_a_service_from_a_later_or_disabled_row_does_not_satisfy_inject() -> None:
@@ -370,7 +359,10 @@ def test_the_shipped_test_compositions_start_from_the_packaged_one() -> None:
     from tests.paths import ROOT
 
     packaged = {row.id: row for row in read_rows(ROOT / "acp_agent" / "cordis.yml")}
-    for name, model in (("cordis.snapshot.yml", "acp_agent.llm.replay"), ("cordis.record.yml", "acp_agent.llm.scripted")):
+    for name, model in (
+        ("cordis.snapshot.yml", "acp_agent.llm.replay"),
+        ("cordis.record.yml", "acp_agent.llm.scripted"),
+    ):
         rows = {row.id: row for row in read_rows(ROOT / name)}  # through the symlink at the root
         assert rows.keys() == packaged.keys()
         assert rows["model"].name == model and rows["agents"].config["provider"] == "replay"

@@ -28,8 +28,7 @@ def test_modules_that_are_not_plugins_say_why() -> None:
         "module 'tests.unit.kernel.plugins.not_a_plugin' is not a plugin: it has no 'apply'"
     )
     assert plugin_problem(config_not_model) == (
-        "module 'tests.unit.kernel.plugins.config_not_model' is not a plugin: "
-        "its Config is not a pydantic model"
+        "module 'tests.unit.kernel.plugins.config_not_model' is not a plugin: its Config is not a pydantic model"
     )
     assert not isinstance(not_a_plugin, Plugin)
 

@@ -56,8 +56,11 @@ def test_a_document_within_the_bounds_loads_and_shared_lists_are_measured_once()
 @pytest.mark.usefixtures("parser")
 def test_a_chain_of_aliases_counts_the_depth_a_reader_would_walk() -> None:
     links = MAX_DEPTH // 10 + 1
-    text = "a0: &a0 " + nested(10) + "\n" + "".join(
-        f"a{i}: &a{i} {'[' * 10}*a{i - 1}{']' * 10}\n" for i in range(1, links)
+    text = (
+        "a0: &a0 "
+        + nested(10)
+        + "\n"
+        + "".join(f"a{i}: &a{i} {'[' * 10}*a{i - 1}{']' * 10}\n" for i in range(1, links))
     )
     with pytest.raises(YamlError, match="nested deeper than"):
         load_yaml(text)

@@ -35,7 +35,11 @@ def call_chunks(call_id: str, name: str, arguments: dict[str, Any]) -> list[Line
     return [
         {"type": "block-start", "index": 0, "blockType": "tool-call"},
         {"type": "tool-call-delta", "index": 0, "id": call_id, "name": name, "argumentsDelta": raw},
-        {"type": "block-end", "index": 0, "block": {"type": "tool-call", "id": call_id, "name": name, "arguments": raw}},
+        {
+            "type": "block-end",
+            "index": 0,
+            "block": {"type": "tool-call", "id": call_id, "name": name, "arguments": raw},
+        },
         {"type": "usage", "usage": {"inputTokens": 10, "outputTokens": 5}},
         {"type": "finish", "reason": {"kind": "tool-calls"}},
     ]
@@ -59,7 +63,9 @@ class Log:
     """A session log written the way the store writes it: a header line, then one event a line."""
 
     def __init__(self, session_id: str, *, created_at: int = 0, **header: Any) -> None:
-        self.lines: list[Line] = [{"type": "session", "version": 0, "id": session_id, "createdAt": created_at, **header}]
+        self.lines: list[Line] = [
+            {"type": "session", "version": 0, "id": session_id, "createdAt": created_at, **header}
+        ]
         self.turns = 0
 
     @property
@@ -85,9 +91,23 @@ class Log:
                 self.add("assistant/message", turn=turn, step=number, content=blocks)
             for block in blocks:
                 if block["type"] == "tool-call":
-                    self.add("tool/call", turn=turn, step=number, callId=block["id"], name=block["name"], arguments=block["arguments"])
+                    self.add(
+                        "tool/call",
+                        turn=turn,
+                        step=number,
+                        callId=block["id"],
+                        name=block["name"],
+                        arguments=block["arguments"],
+                    )
                     text = step.results[block["id"]]
-                    self.add("tool/result", turn=turn, step=number, callId=block["id"], content=[{"type": "text", "text": text}], isError=False)
+                    self.add(
+                        "tool/result",
+                        turn=turn,
+                        step=number,
+                        callId=block["id"],
+                        content=[{"type": "text", "text": text}],
+                        isError=False,
+                    )
             self.add("step/end", turn=turn, step=number)
         self.add("turn/end", turn=turn, reason={"kind": "completed"})
         return self

@@ -118,7 +118,9 @@ class FakeOpenAI:
         raw = await reader.receive_exactly(int(headers.get("content-length", "0")))
         self.requests.append(Received(method, path, headers, json.loads(raw) if raw else None))
         self._wake()
-        reply = self.replies.popleft() if self.replies else Reply.error(500, {"error": {"message": "no scripted reply"}})
+        reply = (
+            self.replies.popleft() if self.replies else Reply.error(500, {"error": {"message": "no scripted reply"}})
+        )
         return await self._send(stream, reply)
 
     async def _send(self, stream: SocketStream, reply: Reply) -> bool:
@@ -173,7 +175,9 @@ def frame(obj: Any) -> bytes:
 DONE = b"data: [DONE]\n\n"
 
 
-def chunk(delta: dict[str, Any] | None = None, finish: str | None = None, usage: Any = None, choices: bool = True) -> bytes:
+def chunk(
+    delta: dict[str, Any] | None = None, finish: str | None = None, usage: Any = None, choices: bool = True
+) -> bytes:
     """One `chat.completion.chunk` event as DeepSeek streams it."""
     obj: dict[str, Any] = {
         "id": "3f0e5a9c-5d1b-4b8e-9a57-0c1d2e3f4a5b",

@@ -150,7 +150,9 @@ def call(index: int, call_id: str) -> BlockEnd:
 
 
 def test_a_call_repeating_an_earlier_calls_id_is_renumbered_and_named_in_repeated() -> None:
-    assembler = assemble(call(0, "a"), TextDelta(index=1, text="and "), call(2, "a"), call(3, "a~2"), call(4, "a"), call(5, "b"))
+    assembler = assemble(
+        call(0, "a"), TextDelta(index=1, text="and "), call(2, "a"), call(3, "a~2"), call(4, "a"), call(5, "b")
+    )
     ids = [block.id for block in assembler.blocks() if isinstance(block, ToolCallBlock)]
     assert ids == ["a", "a~3", "a~2", "a~4", "b"]  # an id the model gave itself is never taken
     assert assembler.repeated == {"a~3": "a", "a~4": "a"}

@@ -63,7 +63,9 @@ def play(session: Session, turn: Turn, check: Callable[[], None] | None = None) 
         for i in range(len(calls)):
             add("tool/call", ToolCallData(turn=number, step=step, call_id=f"c{i}", name="t", arguments="{}"))
         for i, failed in enumerate(calls):
-            result = ToolResultData(turn=number, step=step, call_id=f"c{i}", content=[TextContent(text="r")], is_error=failed)
+            result = ToolResultData(
+                turn=number, step=step, call_id=f"c{i}", content=[TextContent(text="r")], is_error=failed
+            )
             add("tool/result", result)
         add("step/end", StepData(turn=number, step=step))
     add("turn/end", TurnEndData(turn=number, reason=TurnCompleted()))
@@ -71,7 +73,9 @@ def play(session: Session, turn: Turn, check: Callable[[], None] | None = None) 
 
 @settings(max_examples=30, deadline=None)
 @given(seed=st.lists(TURN, max_size=2), turns=st.lists(TURN, min_size=1, max_size=3))
-def test_after_every_append_the_kept_messages_are_the_messages_derived_anew(seed: list[Turn], turns: list[Turn]) -> None:
+def test_after_every_append_the_kept_messages_are_the_messages_derived_anew(
+    seed: list[Turn], turns: list[Turn]
+) -> None:
     log = session(seed)
     conversation = Conversation(log)
     stop = conversation.follow()

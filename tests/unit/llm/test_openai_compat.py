@@ -120,7 +120,10 @@ async def test_a_streamed_answer_posts_the_request_and_yields_chunks() -> None:
 
     assert text_of(chunks) == "Hello there, friend."
     assert chunks[-2:] == [
-        {"type": "usage", "usage": {"inputTokens": 122, "outputTokens": 95, "cacheReadTokens": 768, "reasoningTokens": 23}},
+        {
+            "type": "usage",
+            "usage": {"inputTokens": 122, "outputTokens": 95, "cacheReadTokens": 768, "reasoningTokens": 23},
+        },
         {"type": "finish", "reason": {"kind": "stop"}},
     ]
     [sent] = server.requests
@@ -139,7 +142,13 @@ async def test_a_streamed_answer_posts_the_request_and_yields_chunks() -> None:
 
 async def test_frames_and_characters_split_across_reads_come_out_whole() -> None:
     body = b"".join([reasoning("Réfléchir…"), content("中文"), content("😀 ok"), finish("stop"), DONE])
-    cuts = [3, body.index("é".encode()) + 1, body.index("中".encode()) + 2, body.index("😀".encode()) + 3, len(body) - 4]
+    cuts = [
+        3,
+        body.index("é".encode()) + 1,
+        body.index("中".encode()) + 2,
+        body.index("😀".encode()) + 3,
+        len(body) - 4,
+    ]
     pieces: list[bytes | Pause] = []
     for a, b in zip([0, *cuts], [*cuts, len(body)]):
         pieces += [body[a:b], Pause(0.01)]
@@ -165,7 +174,10 @@ async def test_interleaved_parallel_tool_calls_over_http() -> None:
     async with fake_openai(stream(parts)) as server, adapter_for(server) as adapter:
         chunks = await call(adapter)
 
-    assert [c["block"]["arguments"] for c in chunks if c["type"] == "block-end"] == ['{"command": "pwd"}', '{"command": "ls"}']
+    assert [c["block"]["arguments"] for c in chunks if c["type"] == "block-end"] == [
+        '{"command": "pwd"}',
+        '{"command": "ls"}',
+    ]
     assert chunks[-1] == {"type": "finish", "reason": {"kind": "tool-calls"}}
 
 
@@ -191,7 +203,10 @@ async def test_a_server_that_keeps_the_body_open_after_done_is_not_waited_for(mo
 
 async def test_no_key_needed_for_a_local_server_and_the_config_model_fills_in() -> None:
     request = llm_request().model_copy(update={"model": ""})
-    async with fake_openai(stream(answer("Local."))) as server, adapter_for(server, apiKeyEnv="", model="qwen3") as adapter:
+    async with (
+        fake_openai(stream(answer("Local."))) as server,
+        adapter_for(server, apiKeyEnv="", model="qwen3") as adapter,
+    ):
         await call(adapter, request)
     assert "authorization" not in server.requests[0].headers
     assert server.requests[0].body["model"] == "qwen3"
@@ -230,14 +245,27 @@ OVERFLOW = (
 @pytest.mark.parametrize(
     ("status", "said", "code", "message"),
     [
-        (401, "Authentication Fails, Your api key: ****cdef is invalid", codes.AUTH,
-         "deepseek answered HTTP 401: Authentication Fails, Your api key: ****cdef is invalid (check the API key in DEEPSEEK_API_KEY)"),
+        (
+            401,
+            "Authentication Fails, Your api key: ****cdef is invalid",
+            codes.AUTH,
+            "deepseek answered HTTP 401: Authentication Fails, Your api key: ****cdef is invalid (check the API key in DEEPSEEK_API_KEY)",
+        ),
         (403, "forbidden", codes.AUTH, "deepseek answered HTTP 403: forbidden (check the API key in DEEPSEEK_API_KEY)"),
-        (402, "Insufficient Balance", codes.QUOTA, "deepseek answered HTTP 402: Insufficient Balance (the account cannot pay for the call)"),
+        (
+            402,
+            "Insufficient Balance",
+            codes.QUOTA,
+            "deepseek answered HTTP 402: Insufficient Balance (the account cannot pay for the call)",
+        ),
         (429, "Rate Limit Reached", codes.RATE_LIMIT, "deepseek answered HTTP 429: Rate Limit Reached"),
         (400, "Invalid model", codes.INVALID_REQUEST, "deepseek answered HTTP 400: Invalid model"),
-        (400, OVERFLOW, codes.CONTEXT_OVERFLOW,
-         f"the conversation no longer fits the model's context window (deepseek answered HTTP 400: {OVERFLOW})"),
+        (
+            400,
+            OVERFLOW,
+            codes.CONTEXT_OVERFLOW,
+            f"the conversation no longer fits the model's context window (deepseek answered HTTP 400: {OVERFLOW})",
+        ),
         (404, "model 'x' not found", codes.INVALID_REQUEST, "deepseek answered HTTP 404: model 'x' not found"),
         (408, "too slow", codes.TIMEOUT, "deepseek answered HTTP 408: too slow"),
         (500, "Server Error", codes.SERVER, "deepseek answered HTTP 500: Server Error"),
@@ -270,7 +298,10 @@ async def test_what_an_error_body_says_is_quoted_briefly(body: bytes, said: str)
 
 
 async def test_a_redirect_is_an_invalid_request() -> None:
-    async with fake_openai(Reply.error(301, b"", Location="https://elsewhere")) as server, adapter_for(server) as adapter:
+    async with (
+        fake_openai(Reply.error(301, b"", Location="https://elsewhere")) as server,
+        adapter_for(server) as adapter,
+    ):
         error = await failure(adapter)
     assert (error.code, error.status) == (codes.INVALID_REQUEST, 301)
 
@@ -372,7 +403,11 @@ async def test_silence_longer_than_the_idle_timeout_is_a_timeout() -> None:
 
 
 async def test_a_stream_that_ends_or_is_cut_before_done_is_stream_closed() -> None:
-    replies = [stream([content("partial")]), stream([content("partial"), Cut()]), stream([content("x"), finish(), b"data: [DO"])]
+    replies = [
+        stream([content("partial")]),
+        stream([content("partial"), Cut()]),
+        stream([content("x"), finish(), b"data: [DO"]),
+    ]
     async with fake_openai(*replies) as server, adapter_for(server) as adapter:
         ended = await failure(adapter)
         cut = await failure(adapter)
@@ -415,7 +450,10 @@ async def test_an_error_event_mid_stream_is_classified_by_its_code() -> None:
     async with fake_openai(*replies) as server, adapter_for(server) as adapter:
         server_error = await failure(adapter)
         overflow = await failure(adapter)
-    assert (server_error.code, server_error.message) == (codes.SERVER, "deepseek reported an error mid-stream: overloaded")
+    assert (server_error.code, server_error.message) == (
+        codes.SERVER,
+        "deepseek reported an error mid-stream: overloaded",
+    )
     assert overflow.code == codes.CONTEXT_OVERFLOW
 
 
@@ -462,7 +500,10 @@ async def test_server_and_transport_failures_back_off_exponentially_then_give_up
 
 
 async def test_nothing_is_retried_once_a_chunk_reached_the_agent() -> None:
-    replies = [stream([content("half"), b'data: {"error": {"message": "overloaded", "code": 503}}\n\n']), stream(answer("no"))]
+    replies = [
+        stream([content("half"), b'data: {"error": {"message": "overloaded", "code": 503}}\n\n']),
+        stream(answer("no")),
+    ]
     async with fake_openai(*replies) as server, adapter_for(server, retry={"attempts": 3, "baseDelay": 0}) as adapter:
         got: list[str] = []
         with pytest.raises(LlmError) as caught:
@@ -528,8 +569,15 @@ async def test_a_retry_is_logged_in_the_calling_agents_session(tmp_path: Path, m
             retries = [e for e in agent.session.events if e.type == RETRY_EVENT]
     assert reason.kind == "completed"
     assert [e.dump()["data"] for e in retries] == [
-        {"provider": "deepseek", "attempt": 1, "attempts": 2, "delayMs": 0, "code": "RATE_LIMIT", "status": 429,
-         "message": "deepseek answered HTTP 429: busy"}
+        {
+            "provider": "deepseek",
+            "attempt": 1,
+            "attempts": 2,
+            "delayMs": 0,
+            "code": "RATE_LIMIT",
+            "status": 429,
+            "message": "deepseek answered HTTP 429: busy",
+        }
     ]
     path = tmp_path / "sessions" / session_id / "session.jsonl"
     on_disk = path.read_text()
@@ -540,7 +588,9 @@ async def test_a_retry_is_logged_in_the_calling_agents_session(tmp_path: Path, m
     assert [e.type for e in loaded.events if e.ignorable] == [RETRY_EVENT]
 
 
-async def test_a_failed_turn_ends_error_with_the_message_and_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_failed_turn_ends_error_with_the_message_and_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("ACP_AGENT_SESSIONS", raising=False)
     monkeypatch.setenv("DEEPSEEK_API_KEY", "")
     async with fake_openai() as server:
@@ -568,7 +618,9 @@ async def test_a_retry_goes_to_the_requests_callback_and_without_one_is_only_log
 
 
 async def test_the_plugin_serves_its_provider_registers_its_event_and_closes_its_client(tmp_path: Path) -> None:
-    other = Row(id="other", name="acp_agent.llm.openai_compat", config={"provider": "local", "baseUrl": "http://127.0.0.1:1"})
+    other = Row(
+        id="other", name="acp_agent.llm.openai_compat", config={"provider": "local", "baseUrl": "http://127.0.0.1:1"}
+    )
     async with fake_openai(stream(answer("Hi."))) as server:
         ctx = compose(rows(tmp_path, server.url, other))
         assert len(ctx.events.listeners(STREAM)) == 2  # two providers, one event type
@@ -606,14 +658,21 @@ def test_importing_the_adapter_does_not_import_httpx() -> None:
 
 
 async def test_keep_alive_comments_and_the_first_deepseek_frame_say_nothing() -> None:
-    parts = [b": keep-alive\n\n", chunk({"role": "assistant", "content": None, "reasoning_content": ""}), *answer("Ok.")]
+    parts = [
+        b": keep-alive\n\n",
+        chunk({"role": "assistant", "content": None, "reasoning_content": ""}),
+        *answer("Ok."),
+    ]
     async with fake_openai(stream(parts)) as server, adapter_for(server) as adapter:
         chunks = await call(adapter)
     assert [c["type"] for c in chunks][:2] == ["block-start", "text-delta"]
 
 
 async def test_a_last_done_without_its_blank_line_still_ends_the_call() -> None:
-    async with fake_openai(stream([content("Ok."), finish("stop"), b"data: [DONE]"])) as server, adapter_for(server) as adapter:
+    async with (
+        fake_openai(stream([content("Ok."), finish("stop"), b"data: [DONE]"])) as server,
+        adapter_for(server) as adapter,
+    ):
         chunks = await call(adapter)
     assert chunks[-1] == {"type": "finish", "reason": {"kind": "stop"}}
 
@@ -628,13 +687,17 @@ async def test_the_adapter_rows_prices_cost_each_call_unless_the_model_entry_has
             agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
             await agent.followup([TextContent(text="hi")]).wait()
             models = ctx.get(AGENTS).models
-            ctx.get(AGENTS).models = [ModelEntry(id="deepseek-chat", pricing={"input": 0.0, "output": 0.0, "currency": "credits"})]
+            ctx.get(AGENTS).models = [
+                ModelEntry(id="deepseek-chat", pricing={"input": 0.0, "output": 0.0, "currency": "credits"})
+            ]
             await agent.followup([TextContent(text="again")]).wait()
             ctx.get(AGENTS).models = models
             messages = [e.data for e in agent.session.events if isinstance(e, AssistantMessageEvent)]
     assert llm.pricing == {}  # the row's declaration goes with it
     usage = messages[0].usage
     assert usage is not None and messages[0].cost is not None
-    assert messages[0].cost.amount == (usage.input_tokens + (usage.cache_read_tokens or 0) + 4 * usage.output_tokens) / 1e6
+    assert (
+        messages[0].cost.amount == (usage.input_tokens + (usage.cache_read_tokens or 0) + 4 * usage.output_tokens) / 1e6
+    )
     assert messages[0].cost.currency == "USD"
     assert messages[1].cost is not None and (messages[1].cost.amount, messages[1].cost.currency) == (0.0, "credits")

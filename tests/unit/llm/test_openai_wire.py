@@ -79,7 +79,12 @@ def test_a_tool_turn_is_sent_as_system_user_assistant_tool_calls_and_tool_result
     request = llm_request(
         UserMessage(content=[TextContent(text="look at"), ResourceLink(uri="file:///etc/hosts", name="hosts")]),
         AssistantMessage(
-            content=[ReasoningBlock(text="I should list."), TextBlock(text="Listing."), call("call_1"), call("call_2", "")]
+            content=[
+                ReasoningBlock(text="I should list."),
+                TextBlock(text="Listing."),
+                call("call_1"),
+                call("call_2", ""),
+            ]
         ),
         result("call_1", "a\nb"),
         ToolMessage(call_id="call_2", content=[], is_error=True),
@@ -88,7 +93,9 @@ def test_a_tool_turn_is_sent_as_system_user_assistant_tool_calls_and_tool_result
         max_tokens=512,
     )
 
-    body = chat_request(request, RequestOptions(max_tokens=9, temperature=0.2, reasoning_effort="high", thinking="enabled"))
+    body = chat_request(
+        request, RequestOptions(max_tokens=9, temperature=0.2, reasoning_effort="high", thinking="enabled")
+    )
 
     assert body == {
         "model": "deepseek-chat",
@@ -100,7 +107,11 @@ def test_a_tool_turn_is_sent_as_system_user_assistant_tool_calls_and_tool_result
                 "content": "Listing.",
                 "reasoning_content": "I should list.",
                 "tool_calls": [
-                    {"id": "call_1", "type": "function", "function": {"name": "bash", "arguments": '{"command": "ls"}'}},
+                    {
+                        "id": "call_1",
+                        "type": "function",
+                        "function": {"name": "bash", "arguments": '{"command": "ls"}'},
+                    },
                     {"id": "call_2", "type": "function", "function": {"name": "bash", "arguments": "{}"}},
                 ],
             },
@@ -133,7 +144,9 @@ def test_defaults_leave_out_what_is_not_configured_and_extra_body_has_the_last_w
         "stream": True,
         "stream_options": {"include_usage": True},
     }
-    body = chat_request(request, RequestOptions(model="fallback", max_tokens=64, extra_body={"stream_options": None, "seed": 7}))
+    body = chat_request(
+        request, RequestOptions(model="fallback", max_tokens=64, extra_body={"stream_options": None, "seed": 7})
+    )
     assert body["model"] == "fallback"
     assert body["max_tokens"] == 64
     assert body["stream_options"] is None and body["seed"] == 7
@@ -151,20 +164,30 @@ PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgG
 
 def test_images_go_to_a_vision_model_as_data_urls_and_are_named_to_others() -> None:
     image = ImageContent(data=PIXEL, mime_type="image/png")
-    message = UserMessage(content=[TextContent(text="What is"), TextContent(text="this?"), image, TextContent(text="Thanks.")])
+    message = UserMessage(
+        content=[TextContent(text="What is"), TextContent(text="this?"), image, TextContent(text="Thanks.")]
+    )
     seen = encode(chat_request(llm_request(message, system="", vision=True), RequestOptions()))
-    assert seen == (
-        '{"model":"deepseek-chat","messages":[{"role":"user","content":['
-        '{"type":"text","text":"What is\\nthis?"},'
-        '{"type":"image_url","image_url":{"url":"data:image/png;base64,' + PIXEL + '"}},'
-        '{"type":"text","text":"Thanks."}]}],"stream":true,"stream_options":{"include_usage":true}}'
-    ).encode()
+    assert (
+        seen
+        == (
+            '{"model":"deepseek-chat","messages":[{"role":"user","content":['
+            '{"type":"text","text":"What is\\nthis?"},'
+            '{"type":"image_url","image_url":{"url":"data:image/png;base64,' + PIXEL + '"}},'
+            '{"type":"text","text":"Thanks."}]}],"stream":true,"stream_options":{"include_usage":true}}'
+        ).encode()
+    )
     # A model without vision (chosen after the image was sent) reads that an image was there.
     blind = chat_request(llm_request(message, system=""), RequestOptions())
     assert blind["messages"] == [{"role": "user", "content": "What is\nthis?\n[image omitted: image/png]\nThanks."}]
     only = chat_request(llm_request(UserMessage(content=[image]), system="", vision=True), RequestOptions())
-    assert only["messages"][0]["content"] == [{"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PIXEL}"}}]
-    assert chat_request(llm_request(user("no image"), vision=True), RequestOptions())["messages"][1]["content"] == "no image"
+    assert only["messages"][0]["content"] == [
+        {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PIXEL}"}}
+    ]
+    assert (
+        chat_request(llm_request(user("no image"), vision=True), RequestOptions())["messages"][1]["content"]
+        == "no image"
+    )
     assert image.size == 70
 
 
@@ -187,20 +210,27 @@ def test_a_tool_results_images_follow_the_steps_tool_messages_as_a_user_message(
         '{"id":"call_%d","type":"function","function":{"name":"bash","arguments":"{\\"command\\": \\"ls\\"}"}}' % n
         for n in (1, 2, 3)
     )
-    assert encode(chat_request(request, RequestOptions())) == (
-        '{"model":"m","messages":[{"role":"user","content":"Look."},'
-        '{"role":"assistant","content":null,"tool_calls":[' + calls + "]},"
-        '{"role":"tool","tool_call_id":"call_1","content":"a.png: image/png"},'
-        '{"role":"tool","tool_call_id":"call_2","content":"plain"},'
-        '{"role":"tool","tool_call_id":"call_3","content":"b.png"},'
-        '{"role":"user","content":[{"type":"text","text":"[The image(s) returned by tool call call_1:]"},' + url + ","
-        '{"type":"text","text":"[The image(s) returned by tool call call_3:]"},' + url + "," + url + "]},"
-        '{"role":"assistant","content":null,"tool_calls":[{"id":"call_4","type":"function","function":'
-        '{"name":"bash","arguments":"{\\"command\\": \\"ls\\"}"}}]},'
-        '{"role":"tool","tool_call_id":"call_4","content":"c.png"},'
-        '{"role":"user","content":[{"type":"text","text":"[The image(s) returned by tool call call_4:]"},' + url + "]}],"
-        '"stream":true,"stream_options":{"include_usage":true}}'
-    ).encode()
+    assert (
+        encode(chat_request(request, RequestOptions()))
+        == (
+            '{"model":"m","messages":[{"role":"user","content":"Look."},'
+            '{"role":"assistant","content":null,"tool_calls":[' + calls + "]},"
+            '{"role":"tool","tool_call_id":"call_1","content":"a.png: image/png"},'
+            '{"role":"tool","tool_call_id":"call_2","content":"plain"},'
+            '{"role":"tool","tool_call_id":"call_3","content":"b.png"},'
+            '{"role":"user","content":[{"type":"text","text":"[The image(s) returned by tool call call_1:]"},'
+            + url
+            + ","
+            '{"type":"text","text":"[The image(s) returned by tool call call_3:]"},' + url + "," + url + "]},"
+            '{"role":"assistant","content":null,"tool_calls":[{"id":"call_4","type":"function","function":'
+            '{"name":"bash","arguments":"{\\"command\\": \\"ls\\"}"}}]},'
+            '{"role":"tool","tool_call_id":"call_4","content":"c.png"},'
+            '{"role":"user","content":[{"type":"text","text":"[The image(s) returned by tool call call_4:]"},'
+            + url
+            + "]}],"
+            '"stream":true,"stream_options":{"include_usage":true}}'
+        ).encode()
+    )
     # A model without vision (chosen after the image was read) reads that an image was there.
     blind = wire_messages(request.model_copy(update={"vision": False}))
     assert [message["role"] for message in blind] == ["user", "assistant", "tool", "tool", "tool", "assistant", "tool"]
@@ -240,19 +270,24 @@ def test_reasoning_goes_back_for_turns_with_tool_calls_only_by_default() -> None
     assert reasoning_carried(messages, "none") == set()
     sent = wire_messages(llm_request(*messages), "tool-turns")
     assert [m.get("reasoning_content") for m in sent if m["role"] == "assistant"] == [None, "r2", "r3", None]
-    assert [m.get("reasoning_content") for m in wire_messages(llm_request(*messages), "none") if m["role"] == "assistant"] == [
-        None
-    ] * 4
+    assert [
+        m.get("reasoning_content") for m in wire_messages(llm_request(*messages), "none") if m["role"] == "assistant"
+    ] == [None] * 4
 
 
 def test_bodies_are_compact_utf8() -> None:
     assert encode({"text": "héllo 中文 😀", "n": [1, 2]}) == '{"text":"héllo 中文 😀","n":[1,2]}'.encode()
-    assert content_text([TextContent(text="a"), ResourceLink(uri="https://x.org/y", name="y")]) == "a\n[@y](https://x.org/y)"
+    assert (
+        content_text([TextContent(text="a"), ResourceLink(uri="https://x.org/y", name="y")])
+        == "a\n[@y](https://x.org/y)"
+    )
 
 
 def test_embedded_resources_are_sent_as_their_text_or_described() -> None:
     notes = EmbeddedResource(resource=TextResourceContents(uri="file:///p/a.md", text="# A\nship it\n"))
-    logo = EmbeddedResource(resource=BlobResourceContents(uri="file:///p/logo.png", blob="A" * 2732, mime_type="image/png"))
+    logo = EmbeddedResource(
+        resource=BlobResourceContents(uri="file:///p/logo.png", blob="A" * 2732, mime_type="image/png")
+    )
     raw = EmbeddedResource(resource=BlobResourceContents(uri="file:///p/x.bin", blob="AAE="))
     assert content_text([TextContent(text="see"), notes, logo, raw]) == (
         "see\n[resource file:///p/a.md]\n# A\nship it\n\n[end of resource file:///p/a.md]"
@@ -291,10 +326,10 @@ def test_events_are_cut_at_blank_lines_whatever_the_line_ends_and_fields() -> No
 @pytest.mark.parametrize(
     "pieces",
     [
-        [b"data: {\"a\"", b": 1}\n", b"\n"],
-        [b"da", b"ta: {\"a\": 1}\r", b"\n\r", b"\n"],
-        [b"data: {\"a\": 1}\n\r", b"\n"],
-        [b"data: {\"a\": 1}", b"\n\n"],
+        [b'data: {"a"', b": 1}\n", b"\n"],
+        [b"da", b'ta: {"a": 1}\r', b"\n\r", b"\n"],
+        [b'data: {"a": 1}\n\r', b"\n"],
+        [b'data: {"a": 1}', b"\n\n"],
     ],
 )
 def test_an_event_split_anywhere_comes_out_whole_once(pieces: list[bytes]) -> None:
@@ -386,7 +421,10 @@ def test_reasoning_text_and_a_tool_call_become_blocks_in_order_of_appearance() -
             "index": 2,
             "block": {"type": "tool-call", "id": "call_a", "name": "bash", "arguments": '{"command": "ls"}'},
         },
-        {"type": "usage", "usage": {"inputTokens": 122, "outputTokens": 95, "cacheReadTokens": 768, "reasoningTokens": 23}},
+        {
+            "type": "usage",
+            "usage": {"inputTokens": 122, "outputTokens": 95, "cacheReadTokens": 768, "reasoningTokens": 23},
+        },
         {"type": "finish", "reason": {"kind": "tool-calls"}},
     ]
 
@@ -460,10 +498,30 @@ def test_reasoning_under_the_name_reasoning_and_usage_in_a_final_event_of_its_ow
         ("tool_calls", True, {"kind": "stop"}),
         ("length", True, {"kind": "max-tokens"}),
         ("length", False, {"kind": "max-tokens"}),
-        ("stop", False, {"kind": "error", "code": "EMPTY_RESPONSE", "message": "the model ended its answer without any content (finish_reason 'stop')"}),
-        ("content_filter", True, {"kind": "error", "code": "CONTENT_FILTER", "message": "the provider's content filter stopped the answer"}),
-        ("insufficient_system_resource", True, {"kind": "error", "code": "SERVER", "message": "the provider ran out of resources mid-answer"}),
-        ("eos_token", True, {"kind": "error", "code": "MALFORMED_RESPONSE", "message": "unknown finish_reason 'eos_token'"}),
+        (
+            "stop",
+            False,
+            {
+                "kind": "error",
+                "code": "EMPTY_RESPONSE",
+                "message": "the model ended its answer without any content (finish_reason 'stop')",
+            },
+        ),
+        (
+            "content_filter",
+            True,
+            {"kind": "error", "code": "CONTENT_FILTER", "message": "the provider's content filter stopped the answer"},
+        ),
+        (
+            "insufficient_system_resource",
+            True,
+            {"kind": "error", "code": "SERVER", "message": "the provider ran out of resources mid-answer"},
+        ),
+        (
+            "eos_token",
+            True,
+            {"kind": "error", "code": "MALFORMED_RESPONSE", "message": "unknown finish_reason 'eos_token'"},
+        ),
     ],
 )
 def test_finish_reasons(reason: str, said: bool, expected: dict[str, Any]) -> None:
@@ -535,7 +593,9 @@ def test_excerpts_are_short() -> None:
 
 @pytest.mark.skipif(not UPSTREAM.is_dir(), reason="shared upstream scenarios absent")
 @pytest.mark.parametrize(("label", "recorded"), recorded_calls() or [("none", [])])
-def test_a_recorded_deepseek_call_translates_back_to_its_recorded_chunks(label: str, recorded: list[StreamChunk]) -> None:
+def test_a_recorded_deepseek_call_translates_back_to_its_recorded_chunks(
+    label: str, recorded: list[StreamChunk]
+) -> None:
     assert translate(as_sse(recorded)) == dumps(recorded), label
 
 

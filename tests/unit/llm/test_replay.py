@@ -18,11 +18,32 @@ from acp_agent.llm.errors import (
     ScriptExhausted,
     UnknownRoute,
 )
-from acp_agent.llm.replay import ChunksEntry, HangEntry, ReplayModel, ThrowEntry, derive_script, install, load_scripts, read_jsonl
+from acp_agent.llm.replay import (
+    ChunksEntry,
+    HangEntry,
+    ReplayModel,
+    ThrowEntry,
+    derive_script,
+    install,
+    load_scripts,
+    read_jsonl,
+)
 from acp_agent.llm.service import STREAM
 from acp_agent.llm.service import LLM
 
-from .builders import Log, Step, call_chunks, collect, dumped, play, request, spawn, text_chunks, unreachable, write_override
+from .builders import (
+    Log,
+    Step,
+    call_chunks,
+    collect,
+    dumped,
+    play,
+    request,
+    spawn,
+    text_chunks,
+    unreachable,
+    write_override,
+)
 
 LOGGER = "acp_agent.llm.replay"
 
@@ -35,7 +56,9 @@ def entry(text: str) -> ChunksEntry:
 
 
 def test_one_call_per_step_that_streamed_in_log_order(tmp_path: Path) -> None:
-    log = Log("p").turn("one", Step(call_chunks("c1", "bash", {"command": "ls"}), {"c1": "a b"}), Step(text_chunks("first")))
+    log = Log("p").turn(
+        "one", Step(call_chunks("c1", "bash", {"command": "ls"}), {"c1": "a b"}), Step(text_chunks("first"))
+    )
     # A step whose request threw before streaming holds no chunk and contributes no call.
     log.turn("two", Step(), Step(text_chunks("second")))
     path = log.write(tmp_path)
@@ -122,7 +145,9 @@ def test_a_list_override_replaces_the_primary_script(tmp_path: Path) -> None:
 
 def test_an_object_override_replaces_the_scripts_of_its_routes(tmp_path: Path) -> None:
     Log("p", created_at=1).turn("go", spawn("call_a", "task"), Step(text_chunks("PARENT"))).write(tmp_path)
-    Log("c", created_at=2, parentSession="p").turn("task", Step(text_chunks("CHILD"))).write(tmp_path, "session.1.jsonl")
+    Log("c", created_at=2, parentSession="p").turn("task", Step(text_chunks("CHILD"))).write(
+        tmp_path, "session.1.jsonl"
+    )
     write_override(
         tmp_path,
         {"s1/call_a": [{"kind": "throw", "message": "boom", "code": "SERVER"}], "s2": [{"kind": "hang"}]},

@@ -6,7 +6,15 @@ import pytest
 from pydantic import ValidationError
 
 from acp_agent.session.content import ReasoningBlock, TextBlock, ToolCallBlock
-from acp_agent.llm.request import AssistantMessage, LlmRequest, Messages, ToolMessage, ToolSchema, UserMessage, derive_messages
+from acp_agent.llm.request import (
+    AssistantMessage,
+    LlmRequest,
+    Messages,
+    ToolMessage,
+    ToolSchema,
+    UserMessage,
+    derive_messages,
+)
 from acp_agent.session import default_registry, read_log
 from acp_agent.session.content import ResourceLink, TextContent
 from tests.paths import UPSTREAM
@@ -16,11 +24,16 @@ from .builders import Log, Step, call_chunks, text_chunks
 
 def test_messages_are_derived_from_the_log_alone() -> None:
     log = Log("p")
-    log.turn("list files", Step(call_chunks("c1", "bash", {"command": "ls"}), {"c1": "a.txt"}), Step(text_chunks("one file")))
+    log.turn(
+        "list files", Step(call_chunks("c1", "bash", {"command": "ls"}), {"c1": "a.txt"}), Step(text_chunks("one file"))
+    )
     log.add("turn/start", turn=2, trigger={"kind": "message", "source": {"kind": "user"}})
     log.add(
         "user/message",
-        content=[{"type": "text", "text": "and this?"}, {"type": "resource_link", "uri": "file:///b.md", "name": "b.md"}],
+        content=[
+            {"type": "text", "text": "and this?"},
+            {"type": "resource_link", "uri": "file:///b.md", "name": "b.md"},
+        ],
         source={"kind": "user"},
     )
     log.add("step/start", turn=2, step=1)
@@ -75,7 +88,9 @@ def test_a_request_dumps_in_camel_case() -> None:
 
     dumped = request.dump()
 
-    assert dumped["messages"] == [{"role": "tool", "callId": "c1", "content": [{"type": "text", "text": "boom"}], "isError": True}]
+    assert dumped["messages"] == [
+        {"role": "tool", "callId": "c1", "content": [{"type": "text", "text": "boom"}], "isError": True}
+    ]
     assert (dumped["maxTokens"], dumped["sessionId"], dumped["route"]) == (100, "abc", "s1/c1")
     assert LlmRequest.model_validate(dumped) == request
 
@@ -85,7 +100,9 @@ def test_a_request_validates_a_plain_list_keeping_its_message_models_as_they_are
     request = LlmRequest(provider="p", model="m", system="s", messages=messages, route="s1", session_id="a")
     assert request.messages[0] is messages[0]  # looked at, not copied
     dumped = {"provider": "p", "model": "m", "system": "s", "route": "s1", "sessionId": "a"}
-    read = LlmRequest.model_validate({**dumped, "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]})
+    read = LlmRequest.model_validate(
+        {**dumped, "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]}
+    )
     assert read.messages == messages
     with pytest.raises(ValidationError):
         LlmRequest.model_validate({**dumped, "messages": [*messages, {"role": "nobody"}]})
@@ -100,6 +117,8 @@ def test_a_request_takes_the_conversations_messages_without_a_look_at_each() -> 
     assert taken.messages is conversation
     assert taken.dump()["messages"] == [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]
     unlooked: list[Any] = [*conversation, {"role": "nobody"}]
-    assert LlmRequest(provider="p", model="m", system="s", messages=Messages(unlooked), route="s1", session_id="a").messages[-1] == {"role": "nobody"}
+    assert LlmRequest(
+        provider="p", model="m", system="s", messages=Messages(unlooked), route="s1", session_id="a"
+    ).messages[-1] == {"role": "nobody"}
     with pytest.raises(ValidationError):  # the same in a plain list is looked at
         LlmRequest(provider="p", model="m", system="s", messages=unlooked, route="s1", session_id="a")

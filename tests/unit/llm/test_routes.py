@@ -28,7 +28,9 @@ def answers(scripts: dict[str, Script]) -> dict[str, list[str]]:
 
 
 def child(answer: str, prompt: str, *, created_at: int, parent: str = PARENT, **header: object) -> Log:
-    return Log(f"id-{answer}", created_at=created_at, parentSession=parent, **header).turn(prompt, Step(text_chunks(answer)))
+    return Log(f"id-{answer}", created_at=created_at, parentSession=parent, **header).turn(
+        prompt, Step(text_chunks(answer))
+    )
 
 
 def parent(*steps: Step, session_id: str = PARENT, created_at: int = 1) -> Log:
@@ -138,10 +140,12 @@ def test_children_recorded_in_reverse_spawn_order_are_routed_by_creation_time(tm
 def test_a_grandchild_is_routed_under_its_parents_route(tmp_path: Path) -> None:
     parent(spawn("call_a", "task A")).write(tmp_path)
     # Older than its own parent, so it waits a round for the parent's route.
-    Log("grand", created_at=3, parentSession="id-A").turn("task G", Step(text_chunks("G"))).write(tmp_path, "session.2.jsonl")
-    Log("id-A", created_at=5, parentSession=PARENT).turn("task A", spawn("call_g", "task G"), Step(text_chunks("A"))).write(
-        tmp_path, "session.1.jsonl"
+    Log("grand", created_at=3, parentSession="id-A").turn("task G", Step(text_chunks("G"))).write(
+        tmp_path, "session.2.jsonl"
     )
+    Log("id-A", created_at=5, parentSession=PARENT).turn(
+        "task A", spawn("call_g", "task G"), Step(text_chunks("A"))
+    ).write(tmp_path, "session.1.jsonl")
 
     routed = answers(load_scripts(tmp_path))
     assert routed["s1/call_a"] == ["", "A"]

@@ -78,7 +78,9 @@ def test_reasoning_text_and_tool_calls_become_blocks_in_that_order() -> None:
     assert assembled.usage == Usage(input_tokens=100, output_tokens=20)
     # Streamed like a model: a word a delta; every block is opened, filled and closed in turn.
     assert [c.text for c in chunks if isinstance(c, TextDelta)] == ["I ", "will ", "list ", "the ", "files."]
-    assert [(c.type, getattr(c, "index", None)) for c in chunks if c.type in ("block-start", "block-end", "usage", "finish")] == [
+    assert [
+        (c.type, getattr(c, "index", None)) for c in chunks if c.type in ("block-start", "block-end", "usage", "finish")
+    ] == [
         ("block-start", 0),
         ("block-end", 0),
         ("block-start", 1),
@@ -164,7 +166,10 @@ async def test_the_plugin_serves_ctx_llm_from_the_script_file(tmp_path: Path) ->
     script.write_text(
         json.dumps(
             {
-                "s1": [{"text": "Hello there"}, {"throw": {"message": "too many requests", "code": "RATE_LIMIT", "status": 429}}],
+                "s1": [
+                    {"text": "Hello there"},
+                    {"throw": {"message": "too many requests", "code": "RATE_LIMIT", "status": 429}},
+                ],
                 "s1/call_1": [{"reasoning": "child thinks", "text": "CHILD"}],
             }
         )
@@ -189,15 +194,20 @@ async def test_the_plugin_serves_ctx_llm_from_the_script_file(tmp_path: Path) ->
     ctx.scope.dispose()
 
 
-
 @pytest.mark.anyio
 async def test_model_placeholders_are_filled_with_the_requests_model_as_they_stream() -> None:
     from acp_agent.llm.scripted import ScriptedModel
 
-    script = compile_script([{"reasoning": "As {{model}}:", "text": "I am {{model}}.", "toolCalls": [{"id": "c", "name": "t"}]}])
+    script = compile_script(
+        [{"reasoning": "As {{model}}:", "text": "I am {{model}}.", "toolCalls": [{"id": "c", "name": "t"}]}]
+    )
     model = ScriptedModel(script)
     chunks = await collect(await model.listener(request().model_copy(update={"model": "large"}), next=None))  # type: ignore[arg-type]
     deltas = [chunk.text for chunk in chunks if isinstance(chunk, TextDelta)]
     assert deltas == ["I ", "am ", "large."]
     assembled = assemble(chunks)
-    assert assembled.blocks() == [ReasoningBlock(text="As large:"), TextBlock(text="I am large."), ToolCallBlock(id="c", name="t", arguments="{}")]
+    assert assembled.blocks() == [
+        ReasoningBlock(text="As large:"),
+        TextBlock(text="I am large."),
+        ToolCallBlock(id="c", name="t", arguments="{}"),
+    ]

@@ -39,7 +39,9 @@ def test_one_call_per_step_holding_chunks_and_each_spells_the_logged_message(pat
 
     groups = groups_with_chunks(lines)
     assert len(script) == len(groups)
-    messages = {(e["data"]["turn"], e["data"]["step"]): e["data"] for e in own_events(lines) if e["type"] == "assistant/message"}
+    messages = {
+        (e["data"]["turn"], e["data"]["step"]): e["data"] for e in own_events(lines) if e["type"] == "assistant/message"
+    }
     for key, entry in zip(groups, script, strict=True):
         assert isinstance(entry, ChunksEntry)
         assembler = BlockAssembler()
@@ -92,7 +94,10 @@ async def test_the_fork_child_replays_only_its_own_turn() -> None:
     lines = read_jsonl(UPSTREAM / "subagent-fork" / "session.1.jsonl")
     assert lines[0]["seedLength"] == 38
     # Its seed holds the parent's turn-1 call, which the child must not replay.
-    assert {(e["data"]["turn"], e["data"]["step"]) for e in lines[1:] if e["type"] == "assistant/chunk"} == {(1, 1), (2, 1)}
+    assert {(e["data"]["turn"], e["data"]["step"]) for e in lines[1:] if e["type"] == "assistant/chunk"} == {
+        (1, 1),
+        (2, 1),
+    }
 
     model = ReplayModel(load_scripts(UPSTREAM / "subagent-fork"))
     chunks = await play(model, f"s1/{FORK_CALL}")
@@ -112,7 +117,13 @@ async def test_error_finish_the_override_replaces_the_recorded_script() -> None:
 
     scripts = load_scripts(directory)
 
-    assert scripts == {"s1": [ThrowEntry(chunks=[], message="simulated provider error (HTTP 401)", code="AUTH", status=401)]}
+    assert scripts == {
+        "s1": [ThrowEntry(chunks=[], message="simulated provider error (HTTP 401)", code="AUTH", status=401)]
+    }
     with pytest.raises(LlmError) as caught:
         await play(ReplayModel(scripts))
-    assert (caught.value.message, caught.value.code, caught.value.status) == ("simulated provider error (HTTP 401)", "AUTH", 401)
+    assert (caught.value.message, caught.value.code, caught.value.status) == (
+        "simulated provider error (HTTP 401)",
+        "AUTH",
+        401,
+    )

@@ -13,12 +13,16 @@ from acp_agent.mcp.servers import StdioServer
 pytestmark = pytest.mark.anyio
 
 
-async def test_a_command_that_cannot_start_fails_without_waiting_for_its_stderr(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_command_that_cannot_start_fails_without_waiting_for_its_stderr(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Nothing holds the stderr pipe of a server that never started: its end is read at once, not
     after the drain's bound (a minute here; one second in use, added to the first prompt)."""
     monkeypatch.setattr(connection, "STDERR_DRAIN_SECONDS", 60)
     changes: list[str] = []
-    server = Connection(StdioServer(name="typo", command="/nonexistent/mcp-server"), Limits(), lambda c: changes.append(c.state))
+    server = Connection(
+        StdioServer(name="typo", command="/nonexistent/mcp-server"), Limits(), lambda c: changes.append(c.state)
+    )
     with anyio.fail_after(10):
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(server.serve)

@@ -13,17 +13,26 @@ from acp_agent.mcp.servers import HttpServer, NameValue, StdioServer
 
 
 def write(tmp_path: Path, document: Any) -> None:
-    (tmp_path / ".mcp.json").write_text(document if isinstance(document, str) else json.dumps(document), encoding="utf-8")
+    (tmp_path / ".mcp.json").write_text(
+        document if isinstance(document, str) else json.dumps(document), encoding="utf-8"
+    )
 
 
 def test_stdio_and_http_servers(tmp_path: Path) -> None:
-    write(tmp_path, {"mcpServers": {
-        "db": {"command": "db-mcp", "args": ["--ro"], "env": {"DB": "x"}},
-        "docs": {"type": "http", "url": "https://docs.example/mcp", "headers": {"X-Key": "k"}},
-    }})
+    write(
+        tmp_path,
+        {
+            "mcpServers": {
+                "db": {"command": "db-mcp", "args": ["--ro"], "env": {"DB": "x"}},
+                "docs": {"type": "http", "url": "https://docs.example/mcp", "headers": {"X-Key": "k"}},
+            }
+        },
+    )
     db, docs = project_servers(tmp_path)
     assert db == StdioServer(name="db", command="db-mcp", args=["--ro"], env=[NameValue(name="DB", value="x")])
-    assert docs == HttpServer(type="http", name="docs", url="https://docs.example/mcp", headers=[NameValue(name="X-Key", value="k")])
+    assert docs == HttpServer(
+        type="http", name="docs", url="https://docs.example/mcp", headers=[NameValue(name="X-Key", value="k")]
+    )
     assert (described(db), described(docs)) == ("db: db-mcp --ro", "docs: https://docs.example/mcp")
     assert project_servers(tmp_path / "absent") == []
 

@@ -20,9 +20,12 @@ def test_every_kind_of_content_becomes_text_for_the_model() -> None:
             types.TextContent(type="text", text="hello"),
             types.ImageContent(type="image", data=png, mimeType="image/png"),
             types.AudioContent(type="audio", data=base64.b64encode(b"a" * 20480).decode(), mimeType="audio/wav"),
-            types.EmbeddedResource(type="resource", resource=types.TextResourceContents(uri="file:///a.txt", text="inside")),
             types.EmbeddedResource(
-                type="resource", resource=types.BlobResourceContents(uri="file:///b.bin", blob="AA==", mimeType="application/x")
+                type="resource", resource=types.TextResourceContents(uri="file:///a.txt", text="inside")
+            ),
+            types.EmbeddedResource(
+                type="resource",
+                resource=types.BlobResourceContents(uri="file:///b.bin", blob="AA==", mimeType="application/x"),
             ),
             types.ResourceLink(type="resource_link", uri="https://r/x", name="x"),
         ),
@@ -64,7 +67,9 @@ def test_the_raw_output_is_bounded_like_the_models_copy() -> None:
     converted, images = convert(
         result(
             types.TextContent(type="text", text=long_text),
-            types.EmbeddedResource(type="resource", resource=types.TextResourceContents(uri="file:///a.txt", text=long_text)),
+            types.EmbeddedResource(
+                type="resource", resource=types.TextResourceContents(uri="file:///a.txt", text=long_text)
+            ),
             types.ImageContent(type="image", data=big, mimeType="image/png"),
             structured={"rows": ["x" * 10] * 10},
         ),
@@ -77,11 +82,17 @@ def test_the_raw_output_is_bounded_like_the_models_copy() -> None:
     assert images == []  # too large for the card: the model reads that nobody was shown it
     assert content[2]["data"] == f"<{MAX_IMAGE_BYTES + 1} bytes>"
     alone, images = convert(result(types.ImageContent(type="image", data=big, mimeType="image/png")), 1000)
-    assert (alone.plain_text(), images) == (f"[image: image/png, {round((MAX_IMAGE_BYTES + 1) / 1024)} KB, too large to show]", [])
+    assert (alone.plain_text(), images) == (
+        f"[image: image/png, {round((MAX_IMAGE_BYTES + 1) / 1024)} KB, too large to show]",
+        [],
+    )
 
 
 def test_texts_read_as_written() -> None:
-    assert texts.not_connected("git", "the server exited with code 1") == "MCP server git is not connected (the server exited with code 1)"
+    assert (
+        texts.not_connected("git", "the server exited with code 1")
+        == "MCP server git is not connected (the server exited with code 1)"
+    )
     assert texts.could_not_start("git") == "MCP server git could not start"
     assert texts.timed_out("git", 30) == "MCP server git did not answer within 30 s"
     assert texts.call_timed_out(120) == "the MCP tool call did not finish within 120 s"

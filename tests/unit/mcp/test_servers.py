@@ -9,7 +9,13 @@ from acp_agent.mcp.servers import HttpServer, NameValue, StdioServer, Unsupporte
 def test_the_three_transports_parse_and_unknown_fields_are_ignored() -> None:
     stdio, http, sse = parse_servers(
         [
-            {"name": "files", "command": "/bin/files", "args": ["-v"], "env": [{"name": "A", "value": "1"}], "_meta": {}},
+            {
+                "name": "files",
+                "command": "/bin/files",
+                "args": ["-v"],
+                "env": [{"name": "A", "value": "1"}],
+                "_meta": {},
+            },
             {"type": "http", "name": "docs", "url": "https://d/mcp", "headers": [{"name": "H", "value": "v"}]},
             {"type": "sse", "name": "old", "url": "https://o/sse", "headers": []},
         ]
@@ -22,7 +28,10 @@ def test_the_three_transports_parse_and_unknown_fields_are_ignored() -> None:
 @pytest.mark.parametrize(
     ("entry", "message"),
     [
-        ({"type": "acp", "name": "x", "serverId": "1"}, "mcpServers[0]: transport 'acp' is not supported (stdio, http, sse)"),
+        (
+            {"type": "acp", "name": "x", "serverId": "1"},
+            "mcpServers[0]: transport 'acp' is not supported (stdio, http, sse)",
+        ),
         ("files", "mcpServers[0]: transport None is not supported (stdio, http, sse)"),
         ({"name": "x"}, "mcpServers[0]: command: Field required"),
         ({"type": "http", "name": "x", "url": 3, "headers": []}, "mcpServers[0]: url: Input should be a valid string"),
@@ -36,5 +45,13 @@ def test_an_entry_this_agent_cannot_connect_names_the_field(entry: object, messa
 
 def test_a_stdio_server_environment_never_holds_a_credential_variable() -> None:
     defaults = {"PATH": "/bin", "HOME": "/h"}
-    entries = [NameValue(name="TOKEN", value="t"), NameValue(name="DEEPSEEK_API_KEY", value="k"), NameValue(name="HOME", value="/x")]
-    assert server_environment(defaults, entries, frozenset({"DEEPSEEK_API_KEY"})) == {"PATH": "/bin", "HOME": "/x", "TOKEN": "t"}
+    entries = [
+        NameValue(name="TOKEN", value="t"),
+        NameValue(name="DEEPSEEK_API_KEY", value="k"),
+        NameValue(name="HOME", value="/x"),
+    ]
+    assert server_environment(defaults, entries, frozenset({"DEEPSEEK_API_KEY"})) == {
+        "PATH": "/bin",
+        "HOME": "/x",
+        "TOKEN": "t",
+    }

@@ -22,7 +22,12 @@ def test_the_card_comes_from_the_title_and_the_hints() -> None:
     ]  # fmt: skip
     tool = McpTool(info(title="Nice title"), None, Limits())
     card = tool.present(McpArguments.model_validate({"q": 1}))
-    assert (card.title, card.kind, card.name, card.meta) == ("Nice title", "other", "mcp__s__t", {"mcpServer": "s", "mcpTool": "t"})
+    assert (card.title, card.kind, card.name, card.meta) == (
+        "Nice title",
+        "other",
+        "mcp__s__t",
+        {"mcpServer": "s", "mcpTool": "t"},
+    )
     assert McpTool(info(), None, Limits()).present(McpArguments()).title == "s: t"
 
 

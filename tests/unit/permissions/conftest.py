@@ -109,7 +109,11 @@ def harness(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., Ha
                 Row(id="permissions", name="acp_agent.permissions.plugin", config=config),
                 Row(id="subagents", name="acp_agent.subagents.plugin"),
                 Row(id="spawn", name="acp_agent.subagents.spawn"),
-                Row(id="subagent-tool", name="acp_agent.subagents.tool", config={"toolName": "subagent", "provider": "spawn"}),
+                Row(
+                    id="subagent-tool",
+                    name="acp_agent.subagents.tool",
+                    config={"toolName": "subagent", "provider": "spawn"},
+                ),
                 Row(id="model", name="acp_agent.llm.scripted", config={"script": str(path)}),
             ]
         )

@@ -22,7 +22,10 @@ RO, WW, FULL = "read-only", "workspace-write", "danger-full-access"
         ({"rule": "deny", "grant": "allow", "mode": "full"}, Refuse(texts.denied("bash"), "denied")),  # final
         ({"mode": "plan"}, Run(RO)),  # plan explores: read-only, unasked
         ({"mode": "plan", "runs_commands": False}, Refuse(texts.plan_mode("bash"), "plan_mode")),
-        ({"mode": "plan", "grant": "allow", "rule": "allow", "runs_commands": False, "edits_files": True}, Refuse(texts.plan_mode("bash"), "plan_mode")),
+        (
+            {"mode": "plan", "grant": "allow", "rule": "allow", "runs_commands": False, "edits_files": True},
+            Refuse(texts.plan_mode("bash"), "plan_mode"),
+        ),
         ({"grant": "reject", "rule": "allow"}, Refuse(texts.declined_always("bash"), "declined")),
         ({"grant": "reject", "mode": "auto", "edits_files": True}, Refuse(texts.declined_always("bash"), "declined")),
         ({"grant": "allow"}, Run(WW)),  # a stored "always allow bash": unasked, inside the sandbox
@@ -38,8 +41,14 @@ RO, WW, FULL = "read-only", "workspace-write", "danger-full-access"
         ({"only_reads": True, "runs_commands": False}, Ask()),  # a fetch asks in the ask mode
         ({"only_reads": True, "runs_commands": False, "mode": "auto"}, Run()),
         ({"only_reads": True, "runs_commands": False, "mode": "plan"}, Run()),  # it changes nothing: plan runs it
-        ({"only_reads": True, "runs_commands": False, "mode": "plan", "rule": "deny"}, Refuse(texts.denied("bash"), "denied")),
-        ({"only_reads": True, "runs_commands": False, "mode": "auto", "grant": "reject"}, Refuse(texts.declined_always("bash"), "declined")),
+        (
+            {"only_reads": True, "runs_commands": False, "mode": "plan", "rule": "deny"},
+            Refuse(texts.denied("bash"), "denied"),
+        ),
+        (
+            {"only_reads": True, "runs_commands": False, "mode": "auto", "grant": "reject"},
+            Refuse(texts.declined_always("bash"), "declined"),
+        ),
     ],
 )
 def test_the_verdict(change: dict[str, Any], verdict: Any) -> None:

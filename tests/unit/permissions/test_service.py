@@ -27,17 +27,19 @@ DONE = {"text": "done"}
 
 
 async def test_tools_that_need_no_approval_run_unasked_whatever_the_mode(harness: Make) -> None:
-    (harness_ := harness(
-        {
-            "s1": [
-                {"toolCalls": [call("r", "read_file", path="a.txt"), call("t", "todo_write", todos=[])]},
-                {"toolCalls": [call("c", "subagent", description="d", prompt="p")]},
-                DONE,
-            ],
-            "s1/c": [DONE],
-        },
-        default="deny",
-    ))
+    (
+        harness_ := harness(
+            {
+                "s1": [
+                    {"toolCalls": [call("r", "read_file", path="a.txt"), call("t", "todo_write", todos=[])]},
+                    {"toolCalls": [call("c", "subagent", description="d", prompt="p")]},
+                    DONE,
+                ],
+                "s1/c": [DONE],
+            },
+            default="deny",
+        )
+    )
     (harness_.workspace / "a.txt").write_text("hello\n")
     async with harness_.ctx.running():
         agent = await harness_.ctx.get(AGENTS).create(cwd=str(harness_.workspace))
@@ -48,7 +50,9 @@ async def test_tools_that_need_no_approval_run_unasked_whatever_the_mode(harness
 
 
 async def test_asked_calls_run_only_when_the_user_allows_them(harness: Make) -> None:
-    h = harness({"s1": [{"toolCalls": [bash("a", "touch allowed")]}, {"toolCalls": [bash("b", "touch rejected")]}, DONE]})
+    h = harness(
+        {"s1": [{"toolCalls": [bash("a", "touch allowed")]}, {"toolCalls": [bash("b", "touch rejected")]}, DONE]}
+    )
     asker = ScriptedAsker(["allow_once", "reject_once"])
     h.permissions.use_asker(asker)
     async with h.ctx.running():
@@ -121,9 +125,19 @@ async def test_modes_are_presets_ask_auto_plan_full(harness: Make, tmp_path: Pat
     h = harness(
         {
             "s1": [
-                {"toolCalls": [call("w", "write_file", path="x.txt", content="x"), bash("b", f"touch b && touch {outside}")]},
+                {
+                    "toolCalls": [
+                        call("w", "write_file", path="x.txt", content="x"),
+                        bash("b", f"touch b && touch {outside}"),
+                    ]
+                },
                 DONE,
-                {"toolCalls": [call("e", "edit_file", path="x.txt", old_text="x", new_text="y"), bash("c", "cat x.txt; touch c")]},
+                {
+                    "toolCalls": [
+                        call("e", "edit_file", path="x.txt", old_text="x", new_text="y"),
+                        bash("c", "cat x.txt; touch c"),
+                    ]
+                },
                 DONE,
                 {"toolCalls": [bash("d", f"touch {outside}")]},
                 DONE,
@@ -143,7 +157,9 @@ async def test_modes_are_presets_ask_auto_plan_full(harness: Make, tmp_path: Pat
         h.permissions.set_mode(agent, "full")
         await h.run(agent=agent)
         assert outside.exists()  # full: unconfined, unasked
-        with pytest.raises(UnknownMode, match="unknown session mode 'yolo'; the modes are 'ask', 'auto', 'plan', 'full'"):
+        with pytest.raises(
+            UnknownMode, match="unknown session mode 'yolo'; the modes are 'ask', 'auto', 'plan', 'full'"
+        ):
             h.permissions.set_mode(agent, "yolo")
         # A mode this deployment does not offer (written by another version) is ignored.
         agent.session.append("session/mode", {"modeId": "yolo", "source": {"kind": "user"}})
@@ -177,21 +193,36 @@ async def test_full_access_is_offered_only_when_the_deployment_allows_it(harness
 async def test_escalation_asks_once_with_the_justification_and_runs_unconfined(harness: Make, tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     escalated = call("e", "bash", command=f"touch {outside}", escalate=True, justification="write the cache")
-    h = harness({"s1": [{"toolCalls": [escalated]}, {"toolCalls": [{**escalated, "id": "f"}]}, DONE, {"toolCalls": [{**escalated, "id": "g"}]}, DONE]}, default="allow")
+    h = harness(
+        {
+            "s1": [
+                {"toolCalls": [escalated]},
+                {"toolCalls": [{**escalated, "id": "f"}]},
+                DONE,
+                {"toolCalls": [{**escalated, "id": "g"}]},
+                DONE,
+            ]
+        },
+        default="allow",
+    )
     asker = ScriptedAsker(["reject_once", "allow_once"])
     h.permissions.use_asker(asker)
     async with h.ctx.running():
         agent = await h.run()
         assert [o.kind for o in asker.asked[0].options()] == ["allow_once", "reject_once"]
         preview = await asker.asked[0].call.tool.preview(asker.asked[0].call.params, asker.asked[0].context)  # type: ignore[union-attr]
-        assert preview is not None and preview.notes == [f"Run without the sandbox: touch {outside}\nWhy: write the cache"]
+        assert preview is not None and preview.notes == [
+            f"Run without the sandbox: touch {outside}\nWhy: write the cache"
+        ]
         h.permissions.set_mode(agent, "plan")
         await h.run(agent=agent)
     assert codes(agent) == ["declined", None, "plan_mode"]  # asked although the deployment allows bash
     assert outside.exists() and len(asker.asked) == 2
 
 
-async def test_a_confined_command_without_a_sandbox_is_refused_before_anyone_is_asked(harness: Make, tmp_path: Path) -> None:
+async def test_a_confined_command_without_a_sandbox_is_refused_before_anyone_is_asked(
+    harness: Make, tmp_path: Path
+) -> None:
     h = harness({"s1": [{"toolCalls": [bash("a", "touch a")]}, DONE]}, sandbox={"backend": "none"})
     asker = ScriptedAsker([])
     h.permissions.use_asker(asker)
@@ -202,7 +233,11 @@ async def test_a_confined_command_without_a_sandbox_is_refused_before_anyone_is_
 
 
 async def test_the_deployment_default_mode_and_a_deny_rule(harness: Make) -> None:
-    h = harness({"s1": [{"toolCalls": [call("w", "write_file", path="x.txt", content="x"), bash("b")]}, DONE]}, defaultMode="auto", tools={"bash": "deny"})
+    h = harness(
+        {"s1": [{"toolCalls": [call("w", "write_file", path="x.txt", content="x"), bash("b")]}, DONE]},
+        defaultMode="auto",
+        tools={"bash": "deny"},
+    )
     async with h.ctx.running():
         agent = await h.run()
     assert h.permissions.mode(agent) == "auto" and h.permissions.explicit_mode(agent) is None
@@ -210,7 +245,10 @@ async def test_the_deployment_default_mode_and_a_deny_rule(harness: Make) -> Non
     assert results(agent)[1] == "Error: " + texts.denied("bash")
 
 
-CHILD_BASH = {"s1": [{"toolCalls": [call("c", "subagent", description="d", prompt="p")]}, DONE], "s1/c": [{"toolCalls": [bash("b")]}, DONE]}
+CHILD_BASH = {
+    "s1": [{"toolCalls": [call("c", "subagent", description="d", prompt="p")]}, DONE],
+    "s1/c": [{"toolCalls": [bash("b")]}, DONE],
+}
 
 
 async def test_a_child_starts_in_its_parents_explicit_mode_only(harness: Make) -> None:
@@ -253,7 +291,11 @@ async def test_a_childs_own_switch_wins_over_the_inherited_mode(harness: Make) -
 async def test_a_childs_always_answer_holds_for_the_whole_thread(harness: Make) -> None:
     h = harness(
         {
-            "s1": [{"toolCalls": [call("c", "subagent", description="d", prompt="p")]}, {"toolCalls": [bash("own")]}, DONE],
+            "s1": [
+                {"toolCalls": [call("c", "subagent", description="d", prompt="p")]},
+                {"toolCalls": [bash("own")]},
+                DONE,
+            ],
             "s1/c": [{"toolCalls": [bash("b")]}, DONE],
         }
     )
@@ -312,7 +354,9 @@ async def test_an_agent_whose_parent_is_gone_is_its_own_thread(harness: Make) ->
         )
         await h.run(agent=agent)
         assert h.permissions.grants(agent) == {"bash": "allow"}
-    assert [g.dump() for g in of_type(agent, "permission/grant")] == [{"tool": "bash", "decision": "allow", "callId": "a"}]
+    assert [g.dump() for g in of_type(agent, "permission/grant")] == [
+        {"tool": "bash", "decision": "allow", "callId": "a"}
+    ]
 
 
 async def test_a_waiting_request_is_cancelled_with_its_turn(harness: Make) -> None:
@@ -353,7 +397,19 @@ class _ShowsAsAnEdit(Tool[_Params]):
 async def test_the_auto_mode_runs_unasked_what_declares_it_edits_files_not_what_looks_like_an_edit(
     harness: Make,
 ) -> None:
-    h = harness({"s1": [{"toolCalls": [call("p", "patch_remote", path="x"), call("w", "write_file", path="x.txt", content="x")]}, DONE]})
+    h = harness(
+        {
+            "s1": [
+                {
+                    "toolCalls": [
+                        call("p", "patch_remote", path="x"),
+                        call("w", "write_file", path="x.txt", content="x"),
+                    ]
+                },
+                DONE,
+            ]
+        }
+    )
     h.ctx.get(TOOLS).register(_ShowsAsAnEdit())
     asker = ScriptedAsker(["allow_once"])
     h.permissions.use_asker(asker)
@@ -378,13 +434,22 @@ async def test_saved_rules_reject_and_allow_commands_of_the_project(harness: Mak
     assert [(r.call.block.id, r.prefix) for r in asker.asked] == [("a", "git push"), ("d", None)]
     assert codes(agent) == ["declined", "declined", None, None]
     assert results(agent)[1] == "Error: " + texts.rule_denied("git push")
-    assert h.permissions.rules.rules(h.workspace) == [CommandRule("deny", "git push"), CommandRule("allow", "make test")]
+    assert h.permissions.rules.rules(h.workspace) == [
+        CommandRule("deny", "git push"),
+        CommandRule("allow", "make test"),
+    ]
     assert (tmp_path / "config" / "permissions.json").exists()
 
 
 async def test_a_childs_escalation_asks_on_its_thread_like_its_other_approvals(harness: Make, tmp_path: Path) -> None:
     escalated = call("e", "bash", command=f"touch {tmp_path}/from-child", escalate=True, justification="outside")
-    h = harness({"s1": [{"toolCalls": [call("c", "subagent", description="d", prompt="p")]}, DONE], "s1/c": [{"toolCalls": [escalated]}, DONE]}, default="allow")
+    h = harness(
+        {
+            "s1": [{"toolCalls": [call("c", "subagent", description="d", prompt="p")]}, DONE],
+            "s1/c": [{"toolCalls": [escalated]}, DONE],
+        },
+        default="allow",
+    )
     asker = ScriptedAsker(["allow_once"])
     h.permissions.use_asker(asker)
     async with h.ctx.running():
@@ -392,7 +457,11 @@ async def test_a_childs_escalation_asks_on_its_thread_like_its_other_approvals(h
         h.permissions.set_mode(parent, "auto")
         await h.run(agent=parent)
     [request] = asker.asked
-    assert (request.route, request.escalation, [o.kind for o in request.options()]) == ("s1/c", True, ["allow_once", "reject_once"])
+    assert (request.route, request.escalation, [o.kind for o in request.options()]) == (
+        "s1/c",
+        True,
+        ["allow_once", "reject_once"],
+    )
     assert (tmp_path / "from-child").exists()
 
 
@@ -413,7 +482,9 @@ class _Peek(Tool[_Params]):
         return ToolResult.text(f"peeked {params.path}")
 
 
-async def test_a_scope_grant_holds_for_that_scope_only_and_reading_tools_run_unasked_in_auto_and_plan(harness: Make) -> None:
+async def test_a_scope_grant_holds_for_that_scope_only_and_reading_tools_run_unasked_in_auto_and_plan(
+    harness: Make,
+) -> None:
     peeks = [{"toolCalls": [call(f"p{n}", "peek", path=path)]} for n, path in enumerate(["a/1", "a/2", "b/1"])]
     h = harness({"s1": [*peeks, DONE], "s2": [{"toolCalls": [call("q", "peek", path="c/1")]}, DONE]})
     h.ctx.get(TOOLS).register(_Peek())
@@ -431,5 +502,7 @@ async def test_a_scope_grant_holds_for_that_scope_only_and_reading_tools_run_una
         ("allow_scope_always", "allow_always", "Always allow peeking at a"),
     ]
     assert results(agent) == ["peeked a/1", "peeked a/2", "peeked b/1"]
-    assert [g.dump() for g in of_type(agent, "permission/grant")] == [{"tool": "peek", "decision": "allow", "callId": "p0", "scope": "a"}]
+    assert [g.dump() for g in of_type(agent, "permission/grant")] == [
+        {"tool": "peek", "decision": "allow", "callId": "p0", "scope": "a"}
+    ]
     assert results(planning) == ["peeked c/1"]  # plan mode: it only reads, nobody was asked

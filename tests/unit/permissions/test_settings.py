@@ -42,7 +42,9 @@ def test_path_rules() -> None:
     assert covered("Read(./secrets/**)", "read_file", path="secrets/a/b.txt")
     assert covered("Read(secrets)", "read_file", path="secrets/key")
     assert not covered("Read(./secrets/**)", "read_file", path="public/a.txt")
-    assert covered("Edit(src/*.py)", "write_file", path="src/a.py") and not covered("Edit(src/*.py)", "write_file", path="src/x/a.py")
+    assert covered("Edit(src/*.py)", "write_file", path="src/a.py") and not covered(
+        "Edit(src/*.py)", "write_file", path="src/x/a.py"
+    )
     assert covered("Write(//etc/?osts)", "write_file", path="/etc/hosts")
     assert not covered("Write(src/**)", "edit_file", path="src/a.py")
     assert covered("Read(~/notes.md)", "read_file", path=str(HOME / "notes.md"))

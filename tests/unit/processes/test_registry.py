@@ -53,7 +53,9 @@ def spawned() -> Iterator[list[subprocess.Popen[bytes]]]:
 
 
 def sleeper(spawned: list[subprocess.Popen[bytes]], env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
-    process = subprocess.Popen(["sleep", "300"], start_new_session=True, env=None if env is None else {**os.environ, **env})
+    process = subprocess.Popen(
+        ["sleep", "300"], start_new_session=True, env=None if env is None else {**os.environ, **env}
+    )
     spawned.append(process)
     return process
 
@@ -62,7 +64,9 @@ async def test_what_a_command_left_running_ends_with_its_owner(tmp_path: Path) -
     registry = ProcessRegistry()
     owner = Scope()
     group = registry.group(owner)
-    outcome = await run_command(LEAVE_BEHIND, cwd=tmp_path, env=os.environ, timeout_seconds=10, max_output_bytes=1000, group=group)
+    outcome = await run_command(
+        LEAVE_BEHIND, cwd=tmp_path, env=os.environ, timeout_seconds=10, max_output_bytes=1000, group=group
+    )
     pids = [int(pid) for pid in outcome.output.split()]
     assert outcome.exit_code == 0 and all(alive(pid) for pid in pids)
     assert {marker_of(pid, MARKER) for pid in pids} == {f"{registry.prefix}1"}  # found by it, setsid or not
@@ -91,7 +95,9 @@ async def test_an_empty_environment_or_a_zombie_shows_no_marker(spawned: list[su
     assert marker_of(cleared.pid, MARKER) is None and marker_of(done.pid, MARKER) is None
 
 
-async def test_close_ends_adopted_children_and_adopting_reaps_the_exited_ones(spawned: list[subprocess.Popen[bytes]]) -> None:
+async def test_close_ends_adopted_children_and_adopting_reaps_the_exited_ones(
+    spawned: list[subprocess.Popen[bytes]],
+) -> None:
     registry = ProcessRegistry()
     stray = sleeper(spawned)  # a child that leads no group: an orphan to the registry
     done = subprocess.Popen(["true"])
@@ -102,7 +108,9 @@ async def test_close_ends_adopted_children_and_adopting_reaps_the_exited_ones(sp
     assert stray.wait() == -9
 
 
-async def test_the_watchdog_ends_what_it_was_told_of_and_what_carries_the_marker(spawned: list[subprocess.Popen[bytes]]) -> None:
+async def test_the_watchdog_ends_what_it_was_told_of_and_what_carries_the_marker(
+    spawned: list[subprocess.Popen[bytes]],
+) -> None:
     group, process, removed = sleeper(spawned), sleeper(spawned), sleeper(spawned)
     marked = sleeper(spawned, {MARKER: "4242.7"})
     other_server = sleeper(spawned, {MARKER: "99.1"})
@@ -112,7 +120,9 @@ async def test_the_watchdog_ends_what_it_was_told_of_and_what_carries_the_marker
     assert removed.poll() is None and other_server.poll() is None
 
 
-async def test_the_watchdog_process_ends_its_groups_when_its_pipe_closes(spawned: list[subprocess.Popen[bytes]]) -> None:
+async def test_the_watchdog_process_ends_its_groups_when_its_pipe_closes(
+    spawned: list[subprocess.Popen[bytes]],
+) -> None:
     watchdog = Watchdog.start("4242.")
     group = sleeper(spawned)
     watchdog.tell(f"+g {group.pid}")

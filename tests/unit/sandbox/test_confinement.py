@@ -105,7 +105,11 @@ def test_a_process_that_outlives_its_command_stays_confined(backend: Backend, pl
 
 
 def test_the_workspace_the_scratch_directory_and_dev_null_are_writable(backend: Backend, place: Place) -> None:
-    ran = run(backend, place, f"echo a > here && echo b > {place.scratch}/tmp && echo c > /dev/null && mv here there && cat there")
+    ran = run(
+        backend,
+        place,
+        f"echo a > here && echo b > {place.scratch}/tmp && echo c > /dev/null && mv here there && cat there",
+    )
     assert (ran.returncode, ran.stdout) == (0, "a\n")
     assert (place.scratch / "tmp").read_text() == "b\n"
 
@@ -133,6 +137,11 @@ def test_a_link_to_the_configuration_directory_does_not_reveal_it(backend: Backe
 @pytest.mark.parametrize("command", ESCAPES.values(), ids=ESCAPES.keys())
 def test_each_escape_writes_when_nothing_confines_it(place: Place, command: str) -> None:
     # The other tests mean something only if each command does write without a sandbox.
-    subprocess.run(["bash", "-c", command.format(out=place.outside, cfg=place.config)], cwd=place.work, capture_output=True, timeout=30)
+    subprocess.run(
+        ["bash", "-c", command.format(out=place.outside, cfg=place.config)],
+        cwd=place.work,
+        capture_output=True,
+        timeout=30,
+    )
     with pytest.raises(AssertionError):
         untouched(place)

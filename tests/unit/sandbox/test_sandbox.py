@@ -50,15 +50,22 @@ def test_the_launcher_names_a_wrong_option(options: list[str], error: str) -> No
     ],
 )
 def test_the_launcher_runs_nothing_it_cannot_confine(  # in this process: nothing gets confined
-argv: list[str], error: str, capsys: pytest.CaptureFixture[str]) -> None:
+    argv: list[str], error: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert launcher.main(argv) == launcher.CANNOT_RUN
     assert error in capsys.readouterr().err
 
 
 def test_the_launcher_as_a_script_refuses_and_says_why() -> None:
-    ran = subprocess.run([sys.executable, "-I", "-S", LAUNCHER, "--policy", "bogus", "--", "true"], capture_output=True, text=True)
+    ran = subprocess.run(
+        [sys.executable, "-I", "-S", LAUNCHER, "--policy", "bogus", "--", "true"], capture_output=True, text=True
+    )
     assert ran.returncode == 126 and "sandbox: the command was not run" in ran.stderr
-    ran = subprocess.run([sys.executable, "-I", "-S", LAUNCHER, "--policy", "read-only", "--", "/no/such/program"], capture_output=True, text=True)
+    ran = subprocess.run(
+        [sys.executable, "-I", "-S", LAUNCHER, "--policy", "read-only", "--", "/no/such/program"],
+        capture_output=True,
+        text=True,
+    )
     assert ran.returncode == 126 and "sandbox: /no/such/program: No such file" in ran.stderr
 
 
@@ -107,7 +114,13 @@ def test_landlock_below_abi_3_is_partial(monkeypatch: pytest.MonkeyPatch) -> Non
 def test_bubblewrap_probe_and_argv(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()
     (tmp_path / "cfg").mkdir()
-    policy = Policy(WORKSPACE_WRITE, (str(tmp_path),), (str(tmp_path / "cfg"), "/absent"), "deny", (str(tmp_path / ".git"), "/absent/.git"))
+    policy = Policy(
+        WORKSPACE_WRITE,
+        (str(tmp_path),),
+        (str(tmp_path / "cfg"), "/absent"),
+        "deny",
+        (str(tmp_path / ".git"), "/absent/.git"),
+    )
     w, g, c = str(tmp_path), str(tmp_path / ".git"), str(tmp_path / "cfg")
     assert bubblewrap.argv("/bin/bwrap", policy) == [
         "/bin/bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--bind", w, w, "--ro-bind", g, g,
@@ -141,22 +154,34 @@ def test_the_policies_of_a_session(tmp_path: Path) -> None:
         ("/usr/bin/bash: line 1: /etc/x: Permission denied\n", "writing /etc/x is not allowed"),
         ("touch: cannot touch '/etc/x': Permission denied\n", "writing /etc/x is not allowed"),
         ("PermissionError: [Errno 13] Permission denied: '/etc/x'\n", "writing /etc/x is not allowed"),
-        ("ln: failed to create hard link 'h' => '/etc/x': Invalid cross-device link\n", "writing /etc/x is not allowed"),
+        (
+            "ln: failed to create hard link 'h' => '/etc/x': Invalid cross-device link\n",
+            "writing /etc/x is not allowed",
+        ),
         ("cp: cannot create regular file '/etc/x': Read-only file system\n", "writing /etc/x is not allowed"),
         ("something: Permission denied\n", "a write was refused (the sandbox cannot say where)"),
         ("bash: /w/x: Permission denied\n", "a write was refused (the sandbox cannot say where)"),
         ("cp: cannot create regular file '../x': Permission denied\n", "writing /x is not allowed"),
-        ("ln: failed to create hard link 'h' => '/etc/x': Invalid cross-device link\n", "writing /etc/x is not allowed"),
+        (
+            "ln: failed to create hard link 'h' => '/etc/x': Invalid cross-device link\n",
+            "writing /etc/x is not allowed",
+        ),
     ],
 )
 def test_a_denied_write_gets_a_line_the_model_can_act_on(output: str, line: str) -> None:
     hint = texts.denied_write(output, POLICY, "/w")
-    assert hint == f"[sandbox: {line} in workspace-write mode; rerun with escalate: true and a justification if it is needed]"
+    assert (
+        hint
+        == f"[sandbox: {line} in workspace-write mode; rerun with escalate: true and a justification if it is needed]"
+    )
 
 
 def test_a_read_only_session_is_not_told_to_escalate() -> None:
     hint = texts.denied_write("bash: x: Permission denied", POLICY._replace(kind=READ_ONLY, writable=()), "/w")
-    assert hint == "[sandbox: writing /w/x is not allowed in read-only mode; the session is read-only, so describe the change instead]"
+    assert (
+        hint
+        == "[sandbox: writing /w/x is not allowed in read-only mode; the session is read-only, so describe the change instead]"
+    )
 
 
 def test_output_without_a_refusal_gets_no_line() -> None:
@@ -164,7 +189,11 @@ def test_output_without_a_refusal_gets_no_line() -> None:
 
 
 def test_the_report_of_each_backend() -> None:
-    for backend in (Backend("landlock", "full", abi=3), Backend("bubblewrap", "full", bwrap="/bin/bwrap"), Backend("none", "none", ("why",))):
+    for backend in (
+        Backend("landlock", "full", abi=3),
+        Backend("bubblewrap", "full", bwrap="/bin/bwrap"),
+        Backend("none", "none", ("why",)),
+    ):
         report = texts.report(backend, WORKSPACE_WRITE, ["/w"], ["/cfg"], "deny")
         assert report.startswith(f"Sandbox backend: {backend.name}") and "Writable: /w" in report
     assert "cannot be enforced" in texts.report(Backend("landlock", "partial", abi=3), WORKSPACE_WRITE, [], [], "deny")
@@ -205,7 +234,10 @@ def test_restrict_confines_the_process_that_asks(tmp_path: Path) -> None:
     def body() -> int:
         writable = [str(tmp_path / "w"), str(tmp_path / "file"), COVERAGE_DATA]
         assert landlock.restrict(writable, [str(tmp_path / "cfg")], deny_network=True) >= 1
-        for attempt in (lambda: (tmp_path / "cfg" / "credentials").read_text(), lambda: (tmp_path / "x").write_text("x")):
+        for attempt in (
+            lambda: (tmp_path / "cfg" / "credentials").read_text(),
+            lambda: (tmp_path / "x").write_text("x"),
+        ):
             try:
                 attempt()
                 return 2
@@ -228,7 +260,9 @@ def test_the_launcher_confines_then_execs(tmp_path: Path) -> None:
             real(file, args)
 
         launcher.os.execvp = execvp  # type: ignore[assignment]  # only in this child
-        return launcher.main(["--policy", "read-only", "--write", COVERAGE_DATA, "--", "bash", "-c", f"echo x > {tmp_path}/x || exit 7"])
+        return launcher.main(
+            ["--policy", "read-only", "--write", COVERAGE_DATA, "--", "bash", "-c", f"echo x > {tmp_path}/x || exit 7"]
+        )
 
     assert in_child(body) == 7
     assert not (tmp_path / "x").exists()
@@ -244,10 +278,25 @@ def test_restrict_refuses_when_the_kernel_does(monkeypatch: pytest.MonkeyPatch) 
         landlock.restrict([], [], deny_network=False)
 
 
-def test_the_row_provides_the_sandbox_hiding_the_configuration_directory(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_the_row_provides_the_sandbox_hiding_the_configuration_directory(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.setenv("ACP_AGENT_CONFIG", str(tmp_path / "cfg"))
-    ctx = compose([Row(id="sandbox", name="acp_agent.sandbox.plugin", config={"backend": "none", "extraWritable": ["/tmp"], "allowFullAccess": False})])
+    ctx = compose(
+        [
+            Row(
+                id="sandbox",
+                name="acp_agent.sandbox.plugin",
+                config={"backend": "none", "extraWritable": ["/tmp"], "allowFullAccess": False},
+            )
+        ]
+    )
     sandbox = ctx.get(SANDBOX)
-    assert (sandbox.setting, sandbox.extra_writable, sandbox.allow_full_access, sandbox.hidden) == ("none", ("/tmp",), False, (str(tmp_path / "cfg"),))
+    assert (sandbox.setting, sandbox.extra_writable, sandbox.allow_full_access, sandbox.hidden) == (
+        "none",
+        ("/tmp",),
+        False,
+        (str(tmp_path / "cfg"),),
+    )
     with pytest.raises(LoaderError, match="'tmp' is not an absolute path"):
         compose([Row(id="sandbox", name="acp_agent.sandbox.plugin", config={"extraWritable": ["tmp"]})])

@@ -96,9 +96,7 @@ def open_step(session: Session, turn: int, step: int, *, calls: Sequence[str] = 
 
 def close_step(session: Session, turn: int, step: int, *, calls: Sequence[str] = ()) -> None:
     for call_id in calls:
-        result = ToolResultData(
-            turn=turn, step=step, call_id=call_id, content=[TextContent(text="ok")], is_error=False
-        )
+        result = ToolResultData(turn=turn, step=step, call_id=call_id, content=[TextContent(text="ok")], is_error=False)
         session.append("tool/result", result)
     session.append("step/end", StepData(turn=turn, step=step))
 
@@ -122,8 +120,7 @@ def complete_turn(session: Session, *, calls: Sequence[str] = ()) -> int:
 def jsonl(session: Session) -> list[str]:
     """The lines a store writes for `session`."""
     return [
-        model.model_dump_json(by_alias=True, exclude_none=True)
-        for model in (session.header, *session.all_events())
+        model.model_dump_json(by_alias=True, exclude_none=True) for model in (session.header, *session.all_events())
     ]
 
 

@@ -149,5 +149,13 @@ def test_a_streamed_chunk_event_is_the_event_validation_makes(chunk: StreamChunk
     for made in (streamed, streamed.data):  # what pydantic keeps beside the fields, as validation sets it
         twin = validated if made is streamed else validated.data
         assert made.model_fields_set is twin.model_fields_set  # one set shared (see `Model`)
-        assert made.__pydantic_extra__ == twin.__pydantic_extra__ and made.__pydantic_private__ == twin.__pydantic_private__
-    assert streamed.model_copy(update={"seq": 8}).seq == 8 and streamed.model_fields_set == {"type", "seq", "time", "data"}
+        assert (
+            made.__pydantic_extra__ == twin.__pydantic_extra__
+            and made.__pydantic_private__ == twin.__pydantic_private__
+        )
+    assert streamed.model_copy(update={"seq": 8}).seq == 8 and streamed.model_fields_set == {
+        "type",
+        "seq",
+        "time",
+        "data",
+    }

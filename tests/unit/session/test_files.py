@@ -48,7 +48,9 @@ def test_a_lock_lets_go_once(tmp_path: Path) -> None:
     again.release()
 
 
-def test_a_directory_made_meanwhile_by_someone_else_keeps_its_mode(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_directory_made_meanwhile_by_someone_else_keeps_its_mode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     real_mkdir = os.mkdir
     target = tmp_path / "a" / "b"
 

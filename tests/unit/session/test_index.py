@@ -111,13 +111,18 @@ def test_a_session_is_indexed_when_created_and_at_each_turn_end_not_per_event(tm
     assert head["journal"] == [journal.st_ino, journal.st_size]
     assert index_file(tmp_path)["s"] == entry and list(lines) == ["/work"]
     assert sorted(path.name for path in tmp_path.iterdir()) == [INDEX_DIR, "s"]
-    assert sorted(path.name for path in (tmp_path / INDEX_DIR).iterdir()) == [INDEX_FILE, JOURNAL_FILE]  # nothing left aside
+    assert sorted(path.name for path in (tmp_path / INDEX_DIR).iterdir()) == [
+        INDEX_FILE,
+        JOURNAL_FILE,
+    ]  # nothing left aside
     assert (tmp_path / INDEX_DIR).stat().st_mode & 0o777 == 0o700
     assert (tmp_path / INDEX_DIR / INDEX_FILE).stat().st_mode & 0o777 == 0o600
     assert (tmp_path / INDEX_DIR / JOURNAL_FILE).stat().st_mode & 0o777 == 0o600
 
 
-def test_a_missing_or_unreadable_index_is_rebuilt_from_the_logs(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_missing_or_unreadable_index_is_rebuilt_from_the_logs(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     stored(tmp_path, "a")
     stored(tmp_path, "b", turns=2)
     shutil.rmtree(tmp_path / INDEX_DIR)
@@ -157,7 +162,10 @@ def test_a_listing_of_one_cwd_parses_only_its_line_and_a_write_serializes_only_w
     assert index_lines(tmp_path) == written
     os.utime(tmp_path / "a" / "session.jsonl", ns=(OLD, OLD))  # a listing then has something to correct
     SessionIndex(tmp_path).summaries()  # so it writes the file: /two's line as it was read
-    assert index_lines(tmp_path)[1]["/two"] == written[1]["/two"] and index_lines(tmp_path)[1]["/one"] != written[1]["/one"]
+    assert (
+        index_lines(tmp_path)[1]["/two"] == written[1]["/two"]
+        and index_lines(tmp_path)[1]["/one"] != written[1]["/one"]
+    )
     _, lines = index_lines(tmp_path)
     age_root(tmp_path)
     SessionIndex(tmp_path).summaries()  # the root's stamp recorded: a fresh index need not list it
@@ -319,7 +327,10 @@ def test_a_session_a_load_gave_another_cwd_moves_lines_even_past_a_lost_update(t
     header = loaded.header.model_copy(update={"cwd": "/two"})
     store.attach(Session(header, registry=store.registry, seed=loaded.events, state=loaded.state), loaded=loaded)
     store.close()
-    assert ([s.id for s in SessionIndex(tmp_path).summaries("/one")], [s.id for s in SessionIndex(tmp_path).summaries("/two")]) == ([], ["a"])
+    assert (
+        [s.id for s in SessionIndex(tmp_path).summaries("/one")],
+        [s.id for s in SessionIndex(tmp_path).summaries("/two")],
+    ) == ([], ["a"])
     put_back(tmp_path, stale)  # the move lost: "a" is in /one's line again
     assert SessionIndex(tmp_path).summaries("/one") == []  # its log changed: read again, of /two now
     assert [(s.id, s.cwd) for s in SessionIndex(tmp_path).summaries()] == [("a", "/two")]
@@ -349,7 +360,9 @@ print(" ".join(f"{s.id}={s.events[-1].time}" for s in sessions))
 
 def test_a_writer_in_another_process_at_the_same_time_loses_nothing_for_good(tmp_path: Path) -> None:
     command = [sys.executable, "-c", textwrap.dedent(WRITER), str(tmp_path)]
-    others = [subprocess.Popen([*command, prefix, "25"], cwd=ROOT, stdout=subprocess.PIPE, text=True) for prefix in ("p", "q")]
+    others = [
+        subprocess.Popen([*command, prefix, "25"], cwd=ROOT, stdout=subprocess.PIPE, text=True) for prefix in ("p", "q")
+    ]
     outputs = [process.communicate(timeout=60)[0] for process in others]
     assert all(process.returncode == 0 for process in others)
     ends = dict(pair.split("=") for output in outputs for pair in output.split())

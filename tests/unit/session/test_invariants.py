@@ -274,7 +274,10 @@ def compaction(turn: int = 1, cut_seq: int = 0) -> dict[str, Any]:
 
 def test_a_compaction_sits_between_the_steps_of_its_own_turn() -> None:
     error = refused(in_step(), "compaction", compaction())
-    assert (error.rule, error.detail) == ("compaction-between-steps", "compaction names turn 1 but the open step is turn 1 step 1")
+    assert (error.rule, error.detail) == (
+        "compaction-between-steps",
+        "compaction names turn 1 but the open step is turn 1 step 1",
+    )
     error = refused(new_session(), "compaction", compaction())
     assert (error.rule, error.detail) == ("compaction-between-steps", "compaction names turn 1 but no turn is open")
     session = new_session()

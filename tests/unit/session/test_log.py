@@ -273,7 +273,10 @@ def test_an_archived_session_lets_go_of_its_chunks_and_reads_them_back() -> None
     assert "assistant/chunk" not in [event.type for event in session.events]
     assert session.next_seq == len(every) + 8  # turn/start, user/message, step/start, 4 chunks, message
     # What the store has not written (here: all of the second turn) comes from memory.
-    assert [e.seq for e in session.all_events()] == [*range(len(every)), *(e.seq for e in session.events_from(len(every)))]
+    assert [e.seq for e in session.all_events()] == [
+        *range(len(every)),
+        *(e.seq for e in session.events_from(len(every))),
+    ]
     assert [e.type for e in session.events_from(session.next_seq - 1)] == ["assistant/message"]
     assert session.events_from(session.next_seq) == []
 
@@ -312,7 +315,9 @@ def test_append_chunk_logs_and_shows_what_append_does() -> None:
     assert made[1][1] == [(3, 1003, 1, 1, made[1][0].data.chunk)] and made[1][3][-1] is made[1][0]
 
 
-def test_a_chunk_subscriber_is_shown_no_event_and_the_others_are_made_one_when_they_need_it(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_chunk_subscriber_is_shown_no_event_and_the_others_are_made_one_when_they_need_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     made: list[int] = []
     streamed_event = AssistantChunkEvent.streamed
 
@@ -415,7 +420,9 @@ def test_an_event_its_writer_refuses_is_neither_kept_nor_shown_and_the_log_goes_
     with pytest.raises(OSError, match="No space"):
         session.append_chunk(1, 1, TextDelta(index=0, text="a"))
     with pytest.raises(OSError, match="No space"):  # a chunk appended as an event is held too
-        session.append("assistant/chunk", {"turn": 1, "step": 1, "chunk": {"type": "text-delta", "index": 0, "text": "a"}})
+        session.append(
+            "assistant/chunk", {"turn": 1, "step": 1, "chunk": {"type": "text-delta", "index": 0, "text": "a"}}
+        )
     assert session.state.open_step == 1 and session.next_seq == len(seen) == len(writer.lines)
     writer.failing = None  # the disk is back
     session.append_chunk(1, 1, TextDelta(index=0, text="a"))
@@ -434,6 +441,8 @@ def test_closing_events_end_the_open_turn_from_where_the_log_stands() -> None:
     error = ToolError(code="failed", message="why")
     closing = closing_events(session.state, 7, error, TurnFailed(message="because"))
     session.append_event(next(closing))  # one applied, then the caller stops: asked again later
-    events = [session.append_event(event) for event in closing_events(session.state, 8, error, TurnFailed(message="because"))]
+    events = [
+        session.append_event(event) for event in closing_events(session.state, 8, error, TurnFailed(message="because"))
+    ]
     assert [(e.type, e.time) for e in events] == [("tool/result", 8), ("step/end", 8), ("turn/end", 8)]
     assert session.open_turn is None and session.events[-1].data.reason.message == "because"

@@ -97,7 +97,11 @@ def test_attach_writes_the_header_and_the_events_so_far(store: SessionStore) -> 
     store.attach(child)
     path = store.path_of("child")
     assert path.read_text(encoding="utf-8").splitlines() == jsonl(child)
-    assert sorted(p.name for p in path.parent.iterdir()) == ["children", "lock", "session.jsonl"]  # no staging file left
+    assert sorted(p.name for p in path.parent.iterdir()) == [
+        "children",
+        "lock",
+        "session.jsonl",
+    ]  # no staging file left
 
 
 def test_every_event_is_in_the_file_when_append_returns(store: SessionStore) -> None:
@@ -134,7 +138,9 @@ def test_a_streamed_chunk_is_held_until_the_stores_flush_or_its_logs_next_other_
     assert read_json_lines(other_path)[-1]["type"] == "assistant/chunk"
     session.append("assistant/chunk", AssistantChunkData(turn=1, step=1, chunk=TextDelta(index=0, text="b")))
     session.append("assistant/chunk", AssistantChunkData(turn=1, step=1, chunk=TextDelta(index=0, text="c")))
-    session.append("assistant/chunk", AssistantChunkData(turn=1, step=1, chunk=Finish(reason=FinishReason(kind="stop"))))
+    session.append(
+        "assistant/chunk", AssistantChunkData(turn=1, step=1, chunk=Finish(reason=FinishReason(kind="stop")))
+    )
     session.append("assistant/message", AssistantMessageData(turn=1, step=1, content=[TextBlock(text="abc")]))
     assert read_json_lines(path)[-5:] == [e.dump() for e in session.all_events()[-5:]]  # with the next event
 
@@ -198,7 +204,9 @@ def test_a_session_is_attached_once(store: SessionStore) -> None:
     assert read_json_lines(store.path_of(session.id)) == dumps(session)
 
 
-def resume(store: SessionStore, session_id: str, *, header: SessionHeader | None = None) -> tuple[Session, LoadedSession]:
+def resume(
+    store: SessionStore, session_id: str, *, header: SessionHeader | None = None
+) -> tuple[Session, LoadedSession]:
     loaded = store.load(session_id)
     resumed = Session(header or loaded.header, registry=store.registry, seed=loaded.events, state=loaded.state)
     store.attach(resumed, loaded=loaded)
@@ -259,7 +267,10 @@ def test_a_loaded_session_whose_header_changed_is_rewritten_whole(store: Session
     resumed, _ = resume(store, session.id, header=moved)
     assert read_json_lines(path)[0]["route"] == "s9"
     assert read_json_lines(path) == dumps(resumed)
-    assert sorted(p.name for p in path.parent.iterdir()) == ["lock", "session.jsonl"]  # a loaded log keeps its directory as it was
+    assert sorted(p.name for p in path.parent.iterdir()) == [
+        "lock",
+        "session.jsonl",
+    ]  # a loaded log keeps its directory as it was
 
 
 # --- one owner at a time, private files -------------------------------------------------------
@@ -349,8 +360,17 @@ def test_logs_and_their_directories_are_private_whatever_the_umask(tmp_path: Pat
     finally:
         os.umask(previous)
     path = store.path_of(session.id)
-    modes = {p: stat.S_IMODE(p.stat().st_mode) for p in (path, path.with_name("lock"), path.parent, store.root, store.root.parent)}
-    assert modes == {path: 0o600, path.with_name("lock"): 0o600, path.parent: 0o700, store.root: 0o700, store.root.parent: 0o700}
+    modes = {
+        p: stat.S_IMODE(p.stat().st_mode)
+        for p in (path, path.with_name("lock"), path.parent, store.root, store.root.parent)
+    }
+    assert modes == {
+        path: 0o600,
+        path.with_name("lock"): 0o600,
+        path.parent: 0o700,
+        store.root: 0o700,
+        store.root.parent: 0o700,
+    }
     assert stat.S_IMODE(tmp_path.stat().st_mode) == 0o755  # what existed already keeps its mode
     store.close()
 
@@ -428,7 +448,10 @@ def test_children_of_names_the_sessions_a_session_started(store: SessionStore) -
 def test_the_index_leaves_out_a_log_whose_header_does_not_read_back(
     store: SessionStore, caplog: pytest.LogCaptureFixture
 ) -> None:
-    for name, header in (("bad", "not json"), ("future", '{"type":"session","version":3,"id":"f","createdAt":1,"parentSession":"p"}')):
+    for name, header in (
+        ("bad", "not json"),
+        ("future", '{"type":"session","version":3,"id":"f","createdAt":1,"parentSession":"p"}'),
+    ):
         path = store.path_of(name)
         path.parent.mkdir(parents=True)
         path.write_text(header + "\n")
@@ -461,7 +484,9 @@ def test_a_summary_has_the_first_user_message_and_the_last_events_time(store: Se
     assert summaries["quiet"].updated_at == 1  # no event: the header's createdAt
 
 
-def test_a_summary_reads_past_damage_and_a_torn_or_long_tail(store: SessionStore, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_summary_reads_past_damage_and_a_torn_or_long_tail(
+    store: SessionStore, caplog: pytest.LogCaptureFixture
+) -> None:
     session = attached(store, "s")
     complete_turn(session)
     store.close()
@@ -625,7 +650,9 @@ def test_an_unknown_type_and_what_follows_it_stay_in_the_file(store: SessionStor
     assert path.read_bytes() == before
 
 
-def test_a_torn_last_line_longer_than_a_piece_is_dropped_unread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_torn_last_line_longer_than_a_piece_is_dropped_unread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(persistence, "_LINE_PIECE", 64)
     session = new_session()
     complete_turn(session)
@@ -799,7 +826,9 @@ def test_a_chunk_whose_envelope_the_model_accepts_loads_through_the_full_parse(t
     path = write_lines(tmp_path / "s.jsonl", lines)
     loaded = read_log(path, default_registry())
     assert not loaded.repaired and loaded.state.next_seq == session.next_seq
-    assert [event.dump() for event in read_events(path, default_registry())] == [event.dump() for event in session.all_events()]
+    assert [event.dump() for event in read_events(path, default_registry())] == [
+        event.dump() for event in session.all_events()
+    ]
 
 
 def test_a_loaded_session_without_events_whose_header_changed_is_rewritten(store: SessionStore) -> None:
@@ -877,7 +906,9 @@ def test_a_claim_leaves_a_header_that_does_not_read_to_the_load(store: SessionSt
     assert store.header_of("bad") is None
 
 
-def test_an_attach_whose_children_file_cannot_be_made_is_unwritable_and_lets_go_of_everything(store: SessionStore) -> None:
+def test_an_attach_whose_children_file_cannot_be_made_is_unwritable_and_lets_go_of_everything(
+    store: SessionStore,
+) -> None:
     session = new_session()
     children = store.path_of(session.id).parent / "children"
     children.mkdir(parents=True)  # a directory where the file goes

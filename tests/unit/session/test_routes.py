@@ -36,7 +36,9 @@ def test_arguments_too_large_or_too_deep_are_refused_without_being_parsed_whole(
     for deep in (f'{{"a": {nest(64)}}}', nest(300), nest(100_000)):
         with pytest.raises(ArgumentsRefused, match="^nested deeper than 64 levels$"):
             parse_arguments(deep)
-    with pytest.raises(ArgumentsRefused, match=f"^{MAX_ARGUMENTS_CHARS + 1} characters, more than the {MAX_ARGUMENTS_CHARS}"):
+    with pytest.raises(
+        ArgumentsRefused, match=f"^{MAX_ARGUMENTS_CHARS + 1} characters, more than the {MAX_ARGUMENTS_CHARS}"
+    ):
         parse_arguments(" " * (MAX_ARGUMENTS_CHARS + 1))
     with pytest.raises(ValueError, match="Expecting"):
         parse_arguments("{")

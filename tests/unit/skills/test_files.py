@@ -17,7 +17,10 @@ def write(directory: Path, text: str) -> Path:
 
 
 def test_the_project_comes_first_then_the_home(tmp_path: Path) -> None:
-    roots = [(root.relative_to(tmp_path), project is not None) for root, project in skill_roots(tmp_path / "p", tmp_path / "h")]
+    roots = [
+        (root.relative_to(tmp_path), project is not None)
+        for root, project in skill_roots(tmp_path / "p", tmp_path / "h")
+    ]
     assert roots == [
         (Path("p/.agents/skills"), True),
         (Path("p/.claude/skills"), True),
@@ -29,7 +32,9 @@ def test_the_project_comes_first_then_the_home(tmp_path: Path) -> None:
 
 def test_a_skill_without_front_matter_takes_its_directory_name_and_first_line(tmp_path: Path) -> None:
     path = write(tmp_path / "lint", "# Run the linter\nThen fix what it says.\n")
-    assert read_skill(path, tmp_path) == Skill("lint", "Run the linter", tmp_path / "lint", "# Run the linter\nThen fix what it says.")
+    assert read_skill(path, tmp_path) == Skill(
+        "lint", "Run the linter", tmp_path / "lint", "# Run the linter\nThen fix what it says."
+    )
 
 
 def test_invalid_skills_are_left_out(tmp_path: Path) -> None:

@@ -42,7 +42,10 @@ async def test_a_prompt_answers_the_childs_requests_and_collects_its_updates(tmp
         asked.append(request)
         return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
 
-    servers = [{"name": "local", "command": "x", "args": [], "env": []}, {"type": "http", "name": "web", "url": "u", "headers": []}]
+    servers = [
+        {"name": "local", "command": "x", "args": [], "env": []},
+        {"type": "http", "name": "web", "url": "u", "headers": []},
+    ]
     try:
         session_id = await child.handshake(10, tmp_path, servers)
         reason = await child.prompt(session_id, "Go.", Handlers(updates.append, ask, acp_client.not_served))
@@ -55,13 +58,18 @@ async def test_a_prompt_answers_the_childs_requests_and_collects_its_updates(tmp
     assert updates == [
         {
             "sessionUpdate": "agent_message_chunk",
-            "content": {"type": "text", "text": '-32601 {"outcome": {"outcome": "selected", "optionId": "allow_once"}}'},
+            "content": {
+                "type": "text",
+                "text": '-32601 {"outcome": {"outcome": "selected", "optionId": "allow_once"}}',
+            },
         }
     ]
     await child.close()  # once is enough
 
 
-async def test_a_refused_permission_request_is_answered_cancelled_and_a_strange_stop_reason_is_end_turn(tmp_path: Path) -> None:
+async def test_a_refused_permission_request_is_answered_cancelled_and_a_strange_stop_reason_is_end_turn(
+    tmp_path: Path,
+) -> None:
     child = await started("plain", tmp_path)
     said: list[dict[str, Any]] = []
     try:

@@ -29,20 +29,31 @@ async def test_a_command_runs_to_its_end_in_the_cwd_with_its_env(tmp_path: Path)
         terminals = Terminals(agent, tasks)
         created = await terminals.serve(
             "terminal/create",
-            {"command": "sh", "args": ["-c", "echo $GREETING; pwd; exit 3"], "env": [{"name": "GREETING", "value": "hi there"}], "cwd": "sub"},
+            {
+                "command": "sh",
+                "args": ["-c", "echo $GREETING; pwd; exit 3"],
+                "env": [{"name": "GREETING", "value": "hi there"}],
+                "cwd": "sub",
+            },
         )
         terminal = {"terminalId": created["terminalId"]}
         assert await terminals.serve("terminal/wait_for_exit", terminal) == {"exitCode": 3, "signal": None}
         output = await terminals.serve("terminal/output", terminal)
         assert await terminals.serve("terminal/release", terminal) is None
-    assert output == {"output": f"hi there\n{tmp_path / 'sub'}\n", "truncated": False, "exitStatus": {"exitCode": 3, "signal": None}}
+    assert output == {
+        "output": f"hi there\n{tmp_path / 'sub'}\n",
+        "truncated": False,
+        "exitStatus": {"exitCode": 3, "signal": None},
+    }
 
 
 async def test_a_killed_command_says_so_and_a_long_output_is_cut(tmp_path: Path) -> None:
     agent = call_context(cwd=tmp_path).agent
     async with anyio.create_task_group() as tasks:
         terminals = Terminals(agent, tasks)
-        slow = {"terminalId": (await terminals.serve("terminal/create", {"command": "sleep", "args": ["30"]}))["terminalId"]}
+        slow = {
+            "terminalId": (await terminals.serve("terminal/create", {"command": "sleep", "args": ["30"]}))["terminalId"]
+        }
         assert await terminals.serve("terminal/output", slow) == {"output": "", "truncated": False}
         assert await terminals.serve("terminal/kill", slow) is None
         assert await terminals.serve("terminal/wait_for_exit", slow) == {"exitCode": None, "signal": "SIGKILL"}
@@ -50,7 +61,9 @@ async def test_a_killed_command_says_so_and_a_long_output_is_cut(tmp_path: Path)
         cut = {"terminalId": (await terminals.serve("terminal/create", loud))["terminalId"]}
         await terminals.serve("terminal/wait_for_exit", cut)
         output: dict[str, Any] = await terminals.serve("terminal/output", cut)
-        left = {"terminalId": (await terminals.serve("terminal/create", {"command": "sleep", "args": ["30"]}))["terminalId"]}
+        left = {
+            "terminalId": (await terminals.serve("terminal/create", {"command": "sleep", "args": ["30"]}))["terminalId"]
+        }
         terminals.close()  # the prompt ended: what is left is killed
         assert (await terminals.serve("terminal/wait_for_exit", left))["signal"] == "SIGKILL"
     assert output["truncated"] is True
@@ -70,7 +83,9 @@ async def test_bad_requests_are_refused(tmp_path: Path) -> None:
             with pytest.raises(Refused) as caught:
                 await terminals.serve(method, params)
             assert caught.value.code == code
-        missing = {"terminalId": (await terminals.serve("terminal/create", {"command": "true", "cwd": "gone"}))["terminalId"]}
+        missing = {
+            "terminalId": (await terminals.serve("terminal/create", {"command": "true", "cwd": "gone"}))["terminalId"]
+        }
         assert await terminals.serve("terminal/wait_for_exit", missing) == {"exitCode": None, "signal": None}
         output = await terminals.serve("terminal/output", missing)
         with pytest.raises(Refused) as unknown:

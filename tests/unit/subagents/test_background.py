@@ -39,7 +39,9 @@ async def published(h: Harness, count: int) -> None:
             await anyio.sleep(0.001)
 
 
-async def test_a_notice_wakes_an_idle_parent_and_the_model_reads_it_as_a_user_message(harness: Callable[..., Harness]) -> None:
+async def test_a_notice_wakes_an_idle_parent_and_the_model_reads_it_as_a_user_message(
+    harness: Callable[..., Harness],
+) -> None:
     h = harness({
         "s1": [{"toolCalls": [background("a", "pick")]}, {"text": "started"}, {"notices": 1, "text": "it said kiwi"}],
         "s1/a": [{"after": {"s1": 2}, "text": "kiwi"}],
@@ -120,7 +122,9 @@ async def test_the_limit_and_a_schema_refuse_a_background_start(harness: Callabl
         await parent.dispose()
 
 
-async def test_the_agent_tools_name_an_unknown_id_and_a_child_that_does_not_run(harness: Callable[..., Harness]) -> None:
+async def test_the_agent_tools_name_an_unknown_id_and_a_child_that_does_not_run(
+    harness: Callable[..., Harness],
+) -> None:
     h = with_tools(harness({
         "s1": [
             {"toolCalls": [background("a", "pick")]},
@@ -149,7 +153,9 @@ async def test_the_agent_tools_name_an_unknown_id_and_a_child_that_does_not_run(
         await parent.dispose()
 
 
-async def test_a_provider_whose_runs_are_not_in_process_cannot_run_in_the_background(harness: Callable[..., Harness]) -> None:
+async def test_a_provider_whose_runs_are_not_in_process_cannot_run_in_the_background(
+    harness: Callable[..., Harness],
+) -> None:
     disposed: list[bool] = []
 
     class Remote:

@@ -63,7 +63,9 @@ def with_depth(value: Any) -> Callable[[Agent], None]:
     return setup
 
 
-@pytest.mark.parametrize("stored", [-1, 1.5, True, MAX_SAFE_INTEGER + 1], ids=["negative", "fraction", "bool", "unsafe"])
+@pytest.mark.parametrize(
+    "stored", [-1, 1.5, True, MAX_SAFE_INTEGER + 1], ids=["negative", "fraction", "bool", "unsafe"]
+)
 async def test_a_malformed_stored_parent_depth_refuses_the_child(stored: Any, harness: Callable[..., Harness]) -> None:
     h = harness(ONE_CHILD)
     async with h.ctx.running():

@@ -32,7 +32,9 @@ SEED_INSTRUCTION = (
     "tool call counts as your result."
 )
 SEED_RECORDED = "Structured output recorded."
-SEED_ALREADY_RECORDED_BASH = "Error: structured output already recorded: the run is complete, so `bash` is not executed."
+SEED_ALREADY_RECORDED_BASH = (
+    "Error: structured output already recorded: the run is complete, so `bash` is not executed."
+)
 
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -193,7 +195,10 @@ async def test_a_clean_turn_without_the_call_settles_error(harness: Callable[...
             {"type": "object", "properties": {"x": {"not": {"type": "null"}}}},
             "structured output schema uses unsupported keyword 'not' at #/properties/x",
         ),
-        ({"type": "array", "items": {"type": "string"}}, 'a structured output schema must be an object schema (`"type": "object"`)'),
+        (
+            {"type": "array", "items": {"type": "string"}},
+            'a structured output schema must be an object schema (`"type": "object"`)',
+        ),
         ({"properties": {}}, 'a structured output schema must be an object schema (`"type": "object"`)'),
         (
             {"type": "object", "additionalProperties": True},
@@ -227,9 +232,23 @@ async def test_a_clean_turn_without_the_call_settles_error(harness: Callable[...
         ),
     ],
     ids=[
-        "ref", "anyOf", "oneOf", "allOf", "patternProperties", "not", "array-root", "untyped-root",
-        "additionalProperties-true", "additionalProperties-schema", "unknown-type", "unknown-type-in-list",
-        "unhashable-type", "boolean-subschema", "properties-list", "tuple-items", "malformed-required",
+        "ref",
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "patternProperties",
+        "not",
+        "array-root",
+        "untyped-root",
+        "additionalProperties-true",
+        "additionalProperties-schema",
+        "unknown-type",
+        "unknown-type-in-list",
+        "unhashable-type",
+        "boolean-subschema",
+        "properties-list",
+        "tuple-items",
+        "malformed-required",
     ],
 )
 async def test_an_unsupported_schema_fails_before_the_child_is_created(
@@ -247,7 +266,9 @@ async def test_an_unsupported_schema_fails_before_the_child_is_created(
     assert results(parent) == [f"Error: {message}"]
     assert of_type(parent, "tool/result")[0].error.code == "subagent_not_started"
     assert h.published == [parent] and h.of("s1/a") == []
-    assert sorted(p.name for p in h.sessions.iterdir() if p.is_dir() and p.name != INDEX_DIR) == [parent.id]  # no child was stored
+    assert sorted(p.name for p in h.sessions.iterdir() if p.is_dir() and p.name != INDEX_DIR) == [
+        parent.id
+    ]  # no child was stored
 
 
 def test_a_non_object_schema_is_refused() -> None:
@@ -279,4 +300,3 @@ def test_only_a_successful_result_commits_a_staged_value() -> None:
     capture.observe(result("c", False))  # the first commit stands
     assert capture.value == {"v": 2}
     assert capture.refuse_after_commit("bash") == texts.structured_already_recorded("bash")
-

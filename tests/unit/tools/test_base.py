@@ -68,7 +68,10 @@ async def test_tool_runs_with_its_call_context() -> None:
 def test_a_raw_output_too_large_or_that_cannot_be_written_is_a_note() -> None:
     assert bounded_raw_output(None) is None
     assert bounded_raw_output({"output": "ok", "exitCode": 0}) == {"output": "ok", "exitCode": 0}
-    assert bounded_raw_output("x" * RAW_OUTPUT_LIMIT) == f"[raw output not shown: {RAW_OUTPUT_LIMIT + 2} bytes, more than {RAW_OUTPUT_LIMIT}]"
+    assert (
+        bounded_raw_output("x" * RAW_OUTPUT_LIMIT)
+        == f"[raw output not shown: {RAW_OUTPUT_LIMIT + 2} bytes, more than {RAW_OUTPUT_LIMIT}]"
+    )
     deep: object = "x"
     for _ in range(300):
         deep = [deep]

@@ -190,9 +190,7 @@ def test_presentation_without_description() -> None:
 def test_render_result_adds_newline_and_outgrows_backtick_runs() -> None:
     tool = BashTool()
     assert tool.render_result(ToolResult.text("a")) == ["```console\na\n```"]
-    assert tool.render_result(ToolResult.text("x ```` y\n")) == [
-        "`````console\nx ```` y\n`````"
-    ]
+    assert tool.render_result(ToolResult.text("x ```` y\n")) == ["`````console\nx ```` y\n`````"]
 
 
 def test_schema_and_configured_description() -> None:
@@ -201,7 +199,13 @@ def test_schema_and_configured_description() -> None:
     assert schema.name == "bash"
     assert "2.5 s" in schema.description and "100 bytes" in schema.description
     assert schema.parameters["required"] == ["command"]
-    assert set(schema.parameters["properties"]) == {"command", "description", "escalate", "justification", "run_in_background"}
+    assert set(schema.parameters["properties"]) == {
+        "command",
+        "description",
+        "escalate",
+        "justification",
+        "run_in_background",
+    }
     assert "failed in the sandbox" in schema.parameters["properties"]["escalate"]["description"]
     assert not tool.concurrency_safe and tool.runs_commands
 
@@ -259,7 +263,9 @@ def test_a_call_runs_locally_unless_the_command_runner_service_picks_a_runner() 
     picked: list[str] = []
 
     class Elsewhere(CommandRunner):
-        async def run(self, command: str, *, call: ToolCallContext, timeout_seconds: float, max_output_bytes: int) -> CommandOutcome:
+        async def run(
+            self, command: str, *, call: ToolCallContext, timeout_seconds: float, max_output_bytes: int
+        ) -> CommandOutcome:
             raise NotImplementedError
 
     elsewhere = Elsewhere()
@@ -275,7 +281,9 @@ def test_a_call_runs_locally_unless_the_command_runner_service_picks_a_runner() 
 @pytest.mark.anyio
 async def test_bash_reports_what_the_picked_runner_says(tmp_path: Path) -> None:
     class Canned(CommandRunner):
-        async def run(self, command: str, *, call: ToolCallContext, timeout_seconds: float, max_output_bytes: int) -> CommandOutcome:
+        async def run(
+            self, command: str, *, call: ToolCallContext, timeout_seconds: float, max_output_bytes: int
+        ) -> CommandOutcome:
             assert (command, call.cwd, timeout_seconds, max_output_bytes) == ("make", tmp_path, 7, 99)
             return CommandOutcome("partial", -1, timed_out=False, signal="SIGLOST")
 

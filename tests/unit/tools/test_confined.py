@@ -154,7 +154,10 @@ async def test_a_file_of_another_user_is_not_replaced(cwd: Path) -> None:
     os.chown(theirs, 4321, 4321)
     result = await WriteFileTool().run(WriteFileParams(path="theirs.txt", content="mine\n"), logged_call(cwd))
     assert result.error is not None
-    assert (result.error.code, result.error.message) == ("not_owned", "theirs.txt belongs to another user: it is not replaced")
+    assert (result.error.code, result.error.message) == (
+        "not_owned",
+        "theirs.txt belongs to another user: it is not replaced",
+    )
     assert theirs.read_text() == "theirs\n" and theirs.stat().st_uid == 4321
 
 

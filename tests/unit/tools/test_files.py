@@ -152,7 +152,9 @@ async def test_every_tool_refuses_an_escape_and_touches_nothing_outside(cwd: Pat
 async def test_read_returns_numbered_lines_and_shows_the_location(cwd: Path) -> None:
     result, call = await read(cwd, path="notes.txt")
     assert not result.is_error
-    assert result.plain_text() == "     1\ttitle: notes\n     2\tstatus: draft\n     3\towner: ann\n     4\tstatus: draft"
+    assert (
+        result.plain_text() == "     1\ttitle: notes\n     2\tstatus: draft\n     3\towner: ann\n     4\tstatus: draft"
+    )
     assert displays(call) == [{"callId": "call_1", "locations": [{"path": f"{cwd}/notes.txt", "line": 1}]}]
 
 
@@ -190,9 +192,7 @@ async def test_one_call_returns_at_most_256_kib(cwd: Path) -> None:
     result, _ = await read(cwd, path="wide.txt", offset=2)
     text = result.plain_text()
     assert text.count("\n") == 130 and len(text.encode()) <= 256 * 1024
-    assert text.endswith(
-        "\n[lines 2-131; the next line would pass this call's 256 KiB: continue with offset 132]"
-    )
+    assert text.endswith("\n[lines 2-131; the next line would pass this call's 256 KiB: continue with offset 132]")
 
 
 async def test_an_empty_file_and_an_offset_past_the_end(cwd: Path) -> None:

@@ -21,12 +21,19 @@ from .helpers import logged, logged_call
 
 pytestmark = pytest.mark.anyio
 
-PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+)
 
 
-async def look(cwd: Path, path: str, *, vision: bool = True, tool: ReadImageTool | None = None) -> tuple[ToolResult, ToolCallContext]:
+async def look(
+    cwd: Path, path: str, *, vision: bool = True, tool: ReadImageTool | None = None
+) -> tuple[ToolResult, ToolCallContext]:
     call = logged_call(cwd)
-    call.ctx.provide(AGENTS, AgentFactory(call.ctx, AgentOptions(provider="test", model="test"), [ModelEntry(id="test", vision=vision)]))
+    call.ctx.provide(
+        AGENTS,
+        AgentFactory(call.ctx, AgentOptions(provider="test", model="test"), [ModelEntry(id="test", vision=vision)]),
+    )
     return await (tool or ReadImageTool()).run(ReadImageParams(path=path), call), call
 
 
@@ -71,11 +78,23 @@ async def test_refusals_name_the_model_the_file_and_the_limit(tmp_path: Path) ->
     (tmp_path / "dot.png").write_bytes(PNG)
     (tmp_path / "notes.png").write_text("not an image\n")
     result, call = await look(tmp_path, "dot.png", vision=False)
-    refused(result, "no_vision", "the model test does not take images (its models entry does not declare vision: true), so read_image cannot show you one")
+    refused(
+        result,
+        "no_vision",
+        "the model test does not take images (its models entry does not declare vision: true), so read_image cannot show you one",
+    )
     assert logged(call, "tool/display") == []
-    refused((await look(tmp_path, "notes.png"))[0], "not_an_image", "notes.png is not a PNG, JPEG, GIF or WebP image (told by its first bytes)")
+    refused(
+        (await look(tmp_path, "notes.png"))[0],
+        "not_an_image",
+        "notes.png is not a PNG, JPEG, GIF or WebP image (told by its first bytes)",
+    )
     small = ReadImageTool(max_bytes=len(PNG) - 1)
-    refused((await look(tmp_path, "dot.png", tool=small))[0], "too_large", f"dot.png is {len(PNG)} bytes, more than read_image takes ({len(PNG) - 1} bytes)")
+    refused(
+        (await look(tmp_path, "dot.png", tool=small))[0],
+        "too_large",
+        f"dot.png is {len(PNG)} bytes, more than read_image takes ({len(PNG) - 1} bytes)",
+    )
     assert (await look(tmp_path, "dot.png", tool=ReadImageTool(max_bytes=len(PNG))))[0].is_error is False
     os.mkfifo(tmp_path / "fifo.png")  # refused, never waited on
     for path, code in (("../secret.png", "outside_workspace"), ("missing.png", "not_found"), ("fifo.png", "io_error")):

@@ -13,7 +13,16 @@ import pytest
 from acp_agent.kernel import Context
 from acp_agent.session.events import UserMessageEvent
 from acp_agent.tools import BashParams, BashTool, ToolCallContext
-from acp_agent.tools.jobs import JOB_SOURCE, JobKillTool, JobListParams, JobListTool, JobOutputParams, JobOutputTool, JobParams, Jobs
+from acp_agent.tools.jobs import (
+    JOB_SOURCE,
+    JobKillTool,
+    JobListParams,
+    JobListTool,
+    JobOutputParams,
+    JobOutputTool,
+    JobParams,
+    Jobs,
+)
 
 from .helpers import logged_call
 
@@ -44,7 +53,9 @@ def alive(pid: int) -> bool:
 
 class Kit:
     def __init__(self, ctx: Context, cwd: Path, **limits: int) -> None:
-        self.jobs = Jobs(ctx, max_running=limits.get("max_running", 8), max_output_bytes=limits.get("max_output_bytes", 30000))
+        self.jobs = Jobs(
+            ctx, max_running=limits.get("max_running", 8), max_output_bytes=limits.get("max_output_bytes", 30000)
+        )
         self.call = make_call(ctx, cwd)
         self.call.agent.ctx.provide  # the ctx the jobs run under
 
@@ -52,7 +63,9 @@ class Kit:
         return (await self.jobs.start(command, self.call)).plain_text()
 
     async def read(self, job_id: str = "job-1", wait: float = 0) -> str:
-        return (await JobOutputTool(self.jobs).run(JobOutputParams(job_id=job_id, wait_seconds=wait), self.call)).plain_text()
+        return (
+            await JobOutputTool(self.jobs).run(JobOutputParams(job_id=job_id, wait_seconds=wait), self.call)
+        ).plain_text()
 
     async def until_end(self, job_id: str = "job-1") -> str:
         """Everything the job prints from now on, read until it has ended."""
@@ -108,7 +121,9 @@ async def test_the_ninth_job_is_refused_and_unknown_ids_are_errors(ctx: Context,
     assert refused.error is not None and refused.error.code == "too_many_jobs"
     assert refused.plain_text() == "Error: 1 background jobs are running already: stop one with job_kill first"
     assert await kit.read("job-9") == "Error: there is no background job job-9 in this session (job_list lists them)"
-    assert (await JobListTool(kit.jobs).run(JobListParams(), make_call(ctx, tmp_path))).plain_text() == "No background jobs in this session."
+    assert (
+        await JobListTool(kit.jobs).run(JobListParams(), make_call(ctx, tmp_path))
+    ).plain_text() == "No background jobs in this session."
 
 
 async def test_output_beyond_the_limit_drops_the_oldest_with_a_note(ctx: Context, tmp_path: Path) -> None:
@@ -141,7 +156,10 @@ async def test_the_model_is_told_once_of_a_job_that_ended_unread(ctx: Context, t
     await kit.jobs.before_model_call(kit.call.agent)
     told = [e for e in kit.call.session.events if isinstance(e, UserMessageEvent)]
     assert [(e.data.source.kind, e.data.content[0].text) for e in told] == [  # type: ignore[union-attr]
-        (JOB_SOURCE, f"[background job: job-1 exited with code 0: {command}; job_output job-1 reads what it printed last]")
+        (
+            JOB_SOURCE,
+            f"[background job: job-1 exited with code 0: {command}; job_output job-1 reads what it printed last]",
+        )
     ]
     await kit.start("exit 1")
     await kit.read("job-2", wait=60)  # read after it ended (or it ended during the start): seen
@@ -152,4 +170,7 @@ async def test_the_model_is_told_once_of_a_job_that_ended_unread(ctx: Context, t
 async def test_bash_starts_jobs_only_where_the_service_is(ctx: Context, tmp_path: Path) -> None:
     call = make_call(ctx, tmp_path)
     refused = await BashTool().run(BashParams(command="true", run_in_background=True), call)
-    assert refused.plain_text() == "Error: background jobs are not available here: run the command without run_in_background"
+    assert (
+        refused.plain_text()
+        == "Error: background jobs are not available here: run the command without run_in_background"
+    )

@@ -22,6 +22,7 @@ from tests.sparse import sparse_file
 
 from .helpers import logged_call
 
+
 def stream(data: bytes, piece: int | None = None) -> Callable[[int], bytes]:
     """A `read` over `data`, returning at most `piece` bytes a call (short reads)."""
     source = io.BytesIO(data)
@@ -46,7 +47,9 @@ def expected(text: str, window: Window) -> Lines:
     max_chars=st.integers(1, 4),
     piece=st.integers(1, 9),
 )
-def test_a_window_is_what_splitting_the_whole_text_gives(text: str, start: int, count: int, max_chars: int, piece: int) -> None:
+def test_a_window_is_what_splitting_the_whole_text_gives(
+    text: str, start: int, count: int, max_chars: int, piece: int
+) -> None:
     window = Window(start, count, max_chars)
     assert read_window(stream(text.encode(), piece), window) == expected(text, window)
 

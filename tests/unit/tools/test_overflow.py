@@ -42,14 +42,20 @@ def test_a_ring_filled_exactly_comes_back_in_order(tmp_path: Path) -> None:
     overflow = Overflow(tmp_path, limit=4)
     overflow.write(b"ab" + b"cd" + b"ef")
     overflow.close()
-    assert overflow.path.read_bytes() == b"ab\n[... 2 bytes dropped here: the file keeps the first and the last 32 MiB ...]\nef"
+    assert (
+        overflow.path.read_bytes()
+        == b"ab\n[... 2 bytes dropped here: the file keeps the first and the last 32 MiB ...]\nef"
+    )
 
 
 async def test_a_long_output_is_kept_whole_and_read_back_until_the_session_closes(tmp_path: Path) -> None:
     call = logged_call(tmp_path)
     result = await BashTool(max_output_bytes=100).run(BashParams(command="seq 1 2000"), call)
     text = result.plain_text()
-    found = re.search(r"\[\.\.\. (\d+) bytes of output omitted here; all (\d+) bytes are in (\S+): read_file \(offset, limit\) or grep it \.\.\.\]", text)
+    found = re.search(
+        r"\[\.\.\. (\d+) bytes of output omitted here; all (\d+) bytes are in (\S+): read_file \(offset, limit\) or grep it \.\.\.\]",
+        text,
+    )
     assert found is not None, text
     path = Path(found[3])
     assert int(found[2]) == len("".join(f"{n}\n" for n in range(1, 2001)))
@@ -67,6 +73,8 @@ async def test_a_long_output_is_kept_whole_and_read_back_until_the_session_close
 
     call.scope.dispose()
     gone = await ReadFileTool().run(ReadFileParams(path=str(path)), call)
-    assert gone.plain_text() == f"Error: {path} is gone: a session's temporary files are removed when the session closes"
+    assert (
+        gone.plain_text() == f"Error: {path} is gone: a session's temporary files are removed when the session closes"
+    )
     grep_gone = await GrepTool(PythonSearcher(10)).run(GrepParams(pattern="x", path=str(path)), other)
     assert grep_gone.error is not None and grep_gone.error.code == "not_found"

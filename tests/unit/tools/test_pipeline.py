@@ -112,9 +112,7 @@ def test_schema_invalid_arguments() -> None:
     registry.register(EchoTool())
     prepared = prepare(block("echo", {"text": 3, "extra": 1}), registry, None)
     assert prepared.error is not None
-    assert text(prepared.error) == (
-        "Error: invalid arguments for 'echo': text: Input should be a valid string"
-    )
+    assert text(prepared.error) == ("Error: invalid arguments for 'echo': text: Input should be a valid string")
     assert prepared.error.error is not None and prepared.error.error.code == "invalid_arguments"
     missing = prepare(block("echo", {}), registry, None).error
     assert missing is not None
@@ -202,9 +200,7 @@ async def test_a_call_that_is_not_concurrency_safe_runs_alone() -> None:
     registry = ToolRegistry()
     for name, safe in (("s1", True), ("s2", True), ("u", False), ("s3", True), ("u2", False)):
         registry.register(tool(name, safe))
-    results = await run_all(
-        registry, block("s1"), block("s2"), block("u"), block("s3"), block("u2")
-    )
+    results = await run_all(registry, block("s1"), block("s2"), block("u"), block("s3"), block("u2"))
     assert [text(r) for r in results] == ["s1", "s2", "u", "s3", "u2"]
     assert log[:4] == ["start s1", "start s2", "end s1", "end s2"]  # safe pair overlapped
     assert log[4:] == ["start u", "end u", "start s3", "end s3", "start u2", "end u2"]
@@ -225,9 +221,7 @@ async def test_tool_exception_becomes_error_result_and_others_go_on(
     registry.register(FuncTool("silent", silent))
     registry.register(EchoTool())
     with caplog.at_level(logging.WARNING, logger="acp_agent.tools.pipeline"):
-        results = await run_all(
-            registry, block("broken"), block("silent"), block("echo", {"text": "after"})
-        )
+        results = await run_all(registry, block("broken"), block("silent"), block("echo", {"text": "after"}))
     assert text(results[0]) == "Error: disk on fire"
     assert results[0].is_error
     assert results[0].error is not None and results[0].error.code == "tool_failed"
@@ -309,7 +303,11 @@ async def test_a_gate_may_answer_a_call_just_before_it_runs() -> None:
 
     async def gate(call: PreparedCall, context: ToolCallContext) -> ToolResult | None:
         seen.append((call.block.id, context.call_id))
-        return ToolResult.failure(f"the run is complete, so `{call.block.name}` is not executed", "refused") if closed else None
+        return (
+            ToolResult.failure(f"the run is complete, so `{call.block.name}` is not executed", "refused")
+            if closed
+            else None
+        )
 
     registry.gate(None, gate)
     prepared = [prepare(block("echo", {"text": t}, call_id=t), registry, None) for t in ("a", "b")]
@@ -317,7 +315,11 @@ async def test_a_gate_may_answer_a_call_just_before_it_runs() -> None:
     results = await run_prepared(
         prepared, call_context, on_result=lambda i, r: closed.append("x"), gate=registry.gates(None)
     )
-    assert [text(r) for r in results] == ["a: a", "Error: the run is complete, so `echo` is not executed", "Error: unknown tool 'nope'"]
+    assert [text(r) for r in results] == [
+        "a: a",
+        "Error: the run is complete, so `echo` is not executed",
+        "Error: unknown tool 'nope'",
+    ]
     assert results[1].error is not None and results[1].error.code == "refused"
     assert seen == [("a", "a"), ("b", "b")]
 

@@ -98,7 +98,9 @@ async def test_the_file_tools_write_where_commands_may_and_nowhere_else(tmp_path
     call.ctx.provide(SANDBOX, sandbox)
     roots = writable_roots(call)
     # One statement of the set: the file tools' roots are the commands' writable roots.
-    assert [str(root.resolve()) for root in roots] == list(sandbox.policy(WORKSPACE_WRITE, call.cwd, scratch_dir(call)).writable)
+    assert [str(root.resolve()) for root in roots] == list(
+        sandbox.policy(WORKSPACE_WRITE, call.cwd, scratch_dir(call)).writable
+    )
     assert roots[0] == call.cwd
     result = await WriteFileTool().run(WriteFileParams(path=f"{extra}/notes.txt", content="a\n"), call)
     assert result.plain_text() == texts.written(f"{extra}/notes.txt", True, 1)

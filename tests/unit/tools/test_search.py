@@ -79,13 +79,17 @@ async def grep(searcher: Searcher, cwd: Path, pattern: str, **kw: Any) -> str:
     return result.plain_text()
 
 
-async def test_glob_lists_matches_newest_first_leaving_out_ignored_hidden_and_linked_files(searcher: Searcher, cwd: Path) -> None:
+async def test_glob_lists_matches_newest_first_leaving_out_ignored_hidden_and_linked_files(
+    searcher: Searcher, cwd: Path
+) -> None:
     result = await glob(searcher, cwd, "**/*.py")
     assert result.plain_text() == "src/util.py\napp.py"
     assert result.raw_output == {"engine": searcher.name}
 
 
-async def test_glob_reads_hidden_files_when_the_pattern_names_them_but_never_the_repository(searcher: Searcher, cwd: Path) -> None:
+async def test_glob_reads_hidden_files_when_the_pattern_names_them_but_never_the_repository(
+    searcher: Searcher, cwd: Path
+) -> None:
     assert (await glob(searcher, cwd, ".github/*.yml")).plain_text() == ".github/ci.yml"
     # A pattern matching a directory matches what is in it (gitignore rules).
     assert (await glob(searcher, cwd, "**/.*")).plain_text() == ".github/ci.yml\n.gitignore\nvendor/.ignore"
@@ -115,11 +119,16 @@ async def test_glob_refusals(searcher: Searcher, cwd: Path) -> None:
     assert "through a symbolic link" in outside.error.message
     assert (await glob(searcher, cwd, "*", path="../outside")).error.code == "outside_workspace"  # type: ignore[union-attr]
     assert (await glob(searcher, cwd, "*", path="nope")).plain_text() == "Error: nope does not exist"
-    assert (await glob(searcher, cwd, "*", path="app.py")).plain_text() == "Error: app.py is a file: glob searches a directory"
+    assert (
+        await glob(searcher, cwd, "*", path="app.py")
+    ).plain_text() == "Error: app.py is a file: glob searches a directory"
 
 
 async def test_grep_content_is_path_line_text_in_path_order(searcher: Searcher, cwd: Path) -> None:
-    assert await grep(searcher, cwd, r"def \w+\(") == "app.py:3:def handler(event):\nsrc/util.py:1:def helper():\nsrc/util.py:5:def handler():"
+    assert (
+        await grep(searcher, cwd, r"def \w+\(")
+        == "app.py:3:def handler(event):\nsrc/util.py:1:def helper():\nsrc/util.py:5:def handler():"
+    )
 
 
 async def test_grep_context_groups_are_separated_like_ripgreps(searcher: Searcher, cwd: Path) -> None:
@@ -134,12 +143,18 @@ async def test_grep_context_groups_are_separated_like_ripgreps(searcher: Searche
 
 
 async def test_grep_files_and_count_modes(searcher: Searcher, cwd: Path) -> None:
-    assert await grep(searcher, cwd, "handler", output_mode="files") == "app.py\nsrc/notes.md\nsrc/util.py\nsrc/web/test_view.ts"
+    assert (
+        await grep(searcher, cwd, "handler", output_mode="files")
+        == "app.py\nsrc/notes.md\nsrc/util.py\nsrc/web/test_view.ts"
+    )
     assert await grep(searcher, cwd, "pass|handler", output_mode="count", path="src", glob="*.py") == "src/util.py:3"
 
 
 async def test_grep_filters_and_case(searcher: Searcher, cwd: Path) -> None:
-    assert await grep(searcher, cwd, "HANDLER", ignore_case=True, type="ts") == "src/web/test_view.ts:1:export function handler() {}"
+    assert (
+        await grep(searcher, cwd, "HANDLER", ignore_case=True, type="ts")
+        == "src/web/test_view.ts:1:export function handler() {}"
+    )
     assert await grep(searcher, cwd, "HANDLER") == "No matches for HANDLER under .."
     assert await grep(searcher, cwd, "handler", glob=".github/*") == ".github/ci.yml:1:run: handler"
     assert await grep(searcher, cwd, "handler", path="src/notes.md") == "src/notes.md:1:# handler notes"
@@ -169,7 +184,10 @@ async def test_grep_refuses_a_bad_pattern_or_type_saying_why(searcher: Searcher,
 async def test_outside_the_root_through_ignore_files_above_it(searcher: Searcher, cwd: Path) -> None:
     """A search below the repository's root still honours the .gitignore above it."""
     touch(cwd / "src" / "build" / "gen.py", "def handler(): pass\n")
-    assert await grep(searcher, cwd, "handler", path="src", output_mode="files") == "src/notes.md\nsrc/util.py\nsrc/web/test_view.ts"
+    assert (
+        await grep(searcher, cwd, "handler", path="src", output_mode="files")
+        == "src/notes.md\nsrc/util.py\nsrc/web/test_view.ts"
+    )
 
 
 async def test_without_a_repository_gitignore_is_not_read(searcher: Searcher, tmp_path: Path) -> None:
@@ -191,6 +209,12 @@ def test_the_ripgrep_binary_is_the_wheels_and_runs() -> None:
 
 
 def test_the_plugin_registers_both_tools(tmp_path: Path) -> None:
-    ctx = compose([Row(id="sessions", name="acp_agent.session.plugin", config={"dir": str(tmp_path)}), Row(id="tools", name="acp_agent.tools.plugin"), Row(id="search", name="acp_agent.tools.search", config={"engine": "python"})])
+    ctx = compose(
+        [
+            Row(id="sessions", name="acp_agent.session.plugin", config={"dir": str(tmp_path)}),
+            Row(id="tools", name="acp_agent.tools.plugin"),
+            Row(id="search", name="acp_agent.tools.search", config={"engine": "python"}),
+        ]
+    )
     registry: ToolRegistry = ctx.get(TOOLS)
     assert {tool.name for tool in registry.visible(None)} >= {"glob", "grep"}

@@ -60,7 +60,9 @@ def test_arguments_other_todo_tools_send_are_taken_bad_ones_refused() -> None:
     assert prepared.params == TodoParams(todos=[Todo(content="Do it", status="pending")])
     bad = {"todos": [{"content": "Do it", "status": "done"}]}
     error = prepare(ToolCallBlock(id="c", name="todo_write", arguments=json.dumps(bad)), registry, None).error
-    assert error is not None and error.plain_text().startswith("Error: invalid arguments for 'todo_write': todos.0.status:")
+    assert error is not None and error.plain_text().startswith(
+        "Error: invalid arguments for 'todo_write': todos.0.status:"
+    )
 
 
 def test_the_call_shows_the_plan_as_a_checklist() -> None:
@@ -81,11 +83,15 @@ def test_the_event_type_belongs_in_a_turn(tmp_path: Path) -> None:
 
 
 @pytest.mark.anyio
-async def test_through_a_real_agent_the_plan_lands_in_its_session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_through_a_real_agent_the_plan_lands_in_its_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("ACP_AGENT_SESSIONS", raising=False)
     script = tmp_path / "script.json"
     script.write_text(
-        json.dumps([{"toolCalls": [{"id": "call_plan", "name": "todo_write", "arguments": {"todos": PLAN}}]}, {"text": "ok"}])
+        json.dumps(
+            [{"toolCalls": [{"id": "call_plan", "name": "todo_write", "arguments": {"todos": PLAN}}]}, {"text": "ok"}]
+        )
     )
     ctx = compose(
         [

@@ -105,13 +105,19 @@ async def test_redirects_are_followed_and_shown_without_carrying_cookies(base: s
 async def test_text_and_json_as_they_are_and_other_types_refused(base: str) -> None:
     assert (await fetch(f"{base}/plain")).endswith("\n\ncaf\u00e9 ok\n")
     assert (await fetch(f"{base}/json")).endswith('\n\n{"ok": true}')
-    assert await fetch(f"{base}/png") == f"Error: {base}/png is image/png, not text: it was not read (web_fetch reads HTML, text and JSON)"
+    assert (
+        await fetch(f"{base}/png")
+        == f"Error: {base}/png is image/png, not text: it was not read (web_fetch reads HTML, text and JSON)"
+    )
 
 
 async def test_limits_on_bytes_read_and_characters_returned(base: str) -> None:
     text = await fetch(f"{base}/huge", max_bytes=100_000, max_chars=1000)
     lines = text.splitlines()
-    assert lines[:2] == [f"[fetched {base}/huge: text/plain, 100000 bytes]", "[the body is longer than 100000 bytes: only its beginning was read]"]
+    assert lines[:2] == [
+        f"[fetched {base}/huge: text/plain, 100000 bytes]",
+        "[the body is longer than 100000 bytes: only its beginning was read]",
+    ]
     assert lines[-1] == "[cut at 1000 of 100000 characters: ask again with a larger max_chars for more]"
     assert lines[-2] == "x" * 1000
 
@@ -125,12 +131,16 @@ async def test_errors_say_what_happened(base: str) -> None:
     refused = await fetch(f"http://127.0.0.1:{closed}/")
     assert refused.startswith(f"Error: fetching http://127.0.0.1:{closed}/ failed: ")
     assert await fetch("ftp://example.invalid/x") == "Error: ftp://example.invalid/x is not an http:// or https:// URL"
-    assert await fetch(f"{base}/page", denied_hosts=("127.0.0.1",)) == "Error: fetching from 127.0.0.1 is not allowed here"
+    assert (
+        await fetch(f"{base}/page", denied_hosts=("127.0.0.1",)) == "Error: fetching from 127.0.0.1 is not allowed here"
+    )
 
 
 def test_the_grant_scope_is_the_host() -> None:
     tool = WebFetchTool()
-    assert tool.grant_scope(WebFetchParams(url="http://LocalHost:8000/a")) == GrantScope("localhost", "Always allow fetching from localhost")
+    assert tool.grant_scope(WebFetchParams(url="http://LocalHost:8000/a")) == GrantScope(
+        "localhost", "Always allow fetching from localhost"
+    )
     assert tool.grant_scope(WebFetchParams(url="not a url")) is None
     assert tool.present(WebFetchParams(url="http://x/")).kind == "fetch"
 
