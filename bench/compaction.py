@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-
 import benchmodel
+
 from acp_agent.agent import Agent
 from acp_agent.agent.keys import AGENTS
 from acp_agent.commands import COMMANDS

@@ -67,7 +67,8 @@ def per_thousand(points: list[tuple[int, float]]) -> list[float]:
     """Each size's time per thousand lines more than the size before it, in ms, from its (lines,
     seconds): the fixed cost of a request, the same at every size, left out."""
     return [
-        (after - before) / (lines - fewer) * 1000 * 1000 for (fewer, before), (lines, after) in zip(points, points[1:])
+        (after - before) / (lines - fewer) * 1000 * 1000
+        for (fewer, before), (lines, after) in zip(points, points[1:], strict=False)
     ]
 
 

@@ -119,7 +119,7 @@ async def main() -> int:
 
     same = True
     for name, framing in FRAMINGS.items():
-        for (label, _), call in zip(calls, frames):
+        for (label, _), call in zip(calls, frames, strict=False):
             if [event.decode() for event in await ours(framing(call))] != await library(framing(call)):
                 print(f"DIFFERENT events: {label} ({name})")
                 same = False

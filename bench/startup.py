@@ -150,7 +150,7 @@ def paired_ms(commands: list[list[str]], env: dict[str, str], payload: bytes, ru
         time_once(command, env, payload)  # warm the file cache
     times: list[list[float]] = [[] for _ in commands]
     for _ in range(runs):
-        for command, taken in zip(commands, times):
+        for command, taken in zip(commands, times, strict=False):
             taken.append(time_once(command, env, payload))
     return [statistics.median(taken) * 1000 for taken in times]
 

@@ -24,6 +24,7 @@ import statistics
 import sys
 import time
 from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -174,7 +175,7 @@ async def main_async(events: int, runs: int) -> float:
             )
             adapter = OpenAICompat(Context(), config)
             (floor_s, lines), (adapter_s, chunks) = await medians(
-                lambda: time_httpx(adapter, framing), lambda: time_adapter(adapter, framing), runs
+                partial(time_httpx, adapter, framing), partial(time_adapter, adapter, framing), runs
             )
             await adapter.aclose()
             floor_rate, adapter_rate = lines / floor_s, chunks / adapter_s

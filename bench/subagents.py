@@ -27,16 +27,15 @@ from typing import Any
 
 import anyio
 
+from acp_agent.agent.keys import AGENTS
 from acp_agent.kernel import Context, Row, compose
-from acp_agent.session.content import Finish, FinishReason, StreamChunk, TextDelta
 from acp_agent.llm.request import LlmRequest
 from acp_agent.llm.service import STREAM
+from acp_agent.session.content import Finish, FinishReason, StreamChunk, TextContent, TextDelta
 from acp_agent.subagents import SubagentRequest
-from acp_agent.agent.keys import AGENTS
 from acp_agent.subagents.driver import InProcessRun
 from acp_agent.subagents.keys import BACKGROUND
 from acp_agent.subagents.registry import SUBAGENTS
-from acp_agent.session.content import TextContent
 
 
 async def canned(request: LlmRequest, next: Any) -> AsyncIterator[StreamChunk]:

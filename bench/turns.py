@@ -161,8 +161,8 @@ def main() -> int:
     def medians(values: list[float]) -> tuple[float, float]:
         return statistics.median(values[:window]), statistics.median(values[-window:])
 
-    wall = medians([total - spent for total, spent in zip(seconds, model)])
-    busy = medians([total - spent for total, spent in zip(cpu, model)])
+    wall = medians([total - spent for total, spent in zip(seconds, model, strict=False)])
+    busy = medians([total - spent for total, spent in zip(cpu, model, strict=False)])
     print(f"{machine()}; one thread of {args.turns} turns ({events:,} events")
     print(f"  logged), each a read_file call and an answer of {args.reasoning} reasoning + {args.text} text deltas;")
     print(f"  medians of {window} turns, the model's own time taken out")

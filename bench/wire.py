@@ -31,7 +31,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -164,9 +163,10 @@ def main() -> int:
         }
         timings: dict[str, list[float]] = {name: [] for name in commands}
         peaks: dict[str, list[float]] = {name: [] for name in commands}
-        once: Callable[[str], tuple[float, float]] = lambda name: asyncio.run(
-            time_prompt(commands[name], env, tmp, args.deltas)
-        )
+
+        def once(name: str) -> tuple[float, float]:
+            return asyncio.run(time_prompt(commands[name], env, tmp, args.deltas))
+
         for name in commands:
             once(name)  # warm up: file cache, bytecode
         for _ in range(args.runs):

@@ -7,9 +7,8 @@ composition whose models need no key offers neither the method nor `logout`.
 
 from __future__ import annotations
 
-from acp_agent.acp.jsonrpc import JsonRpcError
-
 from acp_agent.acp import errors
+from acp_agent.acp.jsonrpc import JsonRpcError
 from acp_agent.acp.schema import AgentAuthCapabilities, ClientCapabilities, Supported, TerminalAuthMethod
 from acp_agent.credentials import Credentials, CredentialsError, MissingKey
 

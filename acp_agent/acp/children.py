@@ -31,28 +31,27 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from acp_agent.acp.content import wire_content
 from acp_agent.acp.errors import INTERNAL_ERROR, turn_failed
 from acp_agent.acp.schema import (
     Error,
     MessageBlock,
-    SessionMessage,
     SessionInfoUpdate,
+    SessionMessage,
     SessionMessageChunk,
     SessionUpdate,
+    StopReason,
     SubagentCancel,
     SubagentIdle,
     SubagentRequiresAction,
     SubagentRunning,
     SubagentSessionCapabilities,
-    StopReason,
     SubagentStopReason,
     SubagentUpdate,
     SubagentUsage,
     Text,
 )
-from acp_agent.acp.content import wire_content
 from acp_agent.acp.updates import META_KEY, UpdateMapper
-from acp_agent.session.titles import brief
 from acp_agent.session.content import TextBlock, TextContent, Usage
 from acp_agent.session.events import (
     AssistantMessageEvent,
@@ -65,6 +64,7 @@ from acp_agent.session.events import (
     TurnStartEvent,
     UserMessageEvent,
 )
+from acp_agent.session.titles import brief
 from acp_agent.subagents.driver import STRUCTURED_MISSING, STRUCTURED_MISSING_CODE
 
 DESCRIPTION_LENGTH = 200

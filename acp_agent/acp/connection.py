@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import json
 import logging
-from json.encoder import encode_basestring, encode_basestring_ascii
 from collections.abc import AsyncIterable, Awaitable, Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring, encode_basestring_ascii
 from typing import Any
 
 import anyio

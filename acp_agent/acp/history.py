@@ -8,12 +8,13 @@ message; the chunks of a step without one (a crash cut it short) show one chunk 
 deltas of one block. Added for the replay only: a `user_message_chunk` per
 content block of each message the user sent (a prompt, a steer, a slash command the agent
 answered itself), which the client showed itself live. Each child agent's activity comes from its
-own log (after its fork seed), right before the update that completes the parent's call that
-started it, recursively; that is where the live frames of a child sit once concurrent siblings
-are put in canonical order. A child shows as it did live: as a child session of its own when the
-client takes them, else its tool calls (and its answer on the delegating card) on the top-level
-session. The title (`session_info_update`), each model call's `usage_update` and each
-compaction (its updates or its card, then the new size) come back where they were sent live; a terminal a call ran in does not (its text result shows).
+own log (after its fork seed), right before the update that completes the parent's call that started
+it, recursively; that is where the live frames of a child sit once concurrent siblings are put in
+canonical order. A child shows as it did live: as a child session of its own when the client takes
+them, else its tool calls (and its answer on the delegating card) on the top-level session. The
+title (`session_info_update`), each model call's `usage_update` and each compaction (its updates or
+its card, then the new size) come back where they were sent live; a terminal a call ran in does not
+(its text result shows).
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from acp_agent.acp.schema import ContentChunk, SessionUpdate
 from acp_agent.acp.children import ChildSession, Frame
 from acp_agent.acp.content import wire_content
+from acp_agent.acp.schema import ContentChunk, SessionUpdate
 from acp_agent.acp.updates import ChildOrigin, ToolLookup, UpdateMapper
 from acp_agent.session.content import BlockEnd, ReasoningDelta, StreamChunk, TextContent, TextDelta
 from acp_agent.session.events import (
@@ -76,12 +77,13 @@ def history_updates(
 ) -> Iterator[Frame]:
     """The updates of a top-level session's log and its children's, each with the session it goes
     out on, in the order described above. `lookup` finds the session's tools, `child_lookup` the
-    children's (for their presentation); with `context_window`, each recorded model call's usage
-    is a `usage_update` again; each compaction shows as it did live (`compaction`: as
-    `compaction_update`s, else as its card). Terminals a call ran in are left out (released long ago): its
-    result's text shows instead. `child_sessions`: the client takes child sessions, and each child
-    is replayed as one (`children.py`), announced before its traffic, ending with its final state.
-    `plans`: the todo lists show as plan operations (`plan_update`, `plan_removed`). An iterator: the frames go out as they are built."""
+    children's (for their presentation); with `context_window`, each recorded model call's usage is
+    a `usage_update` again; each compaction shows as it did live (`compaction`: as
+    `compaction_update`s, else as its card). Terminals a call ran in are left out (released long
+    ago): its result's text shows instead. `child_sessions`: the client takes child sessions, and
+    each child is replayed as one (`children.py`), announced before its traffic, ending with its
+    final state. `plans`: the todo lists show as plan operations (`plan_update`, `plan_removed`). An
+    iterator: the frames go out as they are built."""
     replay = _Replay(child_lookup, context_window, compaction, child_sessions, plans)
     return replay.log(log, replay.mapper(lookup), log.header.id, top_level=True)
 

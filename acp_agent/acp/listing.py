@@ -8,7 +8,7 @@ import heapq
 import json
 import os
 from collections.abc import Iterable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from acp_agent.acp import errors
 from acp_agent.acp.schema import ListSessionsResult, SessionInfo
@@ -75,5 +75,5 @@ def _session_info(summary: SessionSummary) -> SessionInfo:
 def _iso(epoch_ms: int) -> str:
     """Epoch milliseconds as ISO 8601 UTC, exactly (no float on the way)."""
     seconds, millis = divmod(epoch_ms, 1000)
-    moment = datetime.fromtimestamp(seconds, tz=timezone.utc).replace(microsecond=millis * 1000)
+    moment = datetime.fromtimestamp(seconds, tz=UTC).replace(microsecond=millis * 1000)
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")

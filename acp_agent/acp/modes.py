@@ -36,9 +36,9 @@ from acp_agent.acp.wire import Wire
 from acp_agent.agent.agent import Agent
 from acp_agent.agent.config import MODEL_CONFIG, THOUGHT_LEVEL_CONFIG, choose, model_entry
 from acp_agent.agent.errors import UnknownModel, UnknownThoughtLevel
+from acp_agent.agent.keys import AGENTS
 from acp_agent.kernel.context import Context
 from acp_agent.permissions.errors import UnknownMode
-from acp_agent.agent.keys import AGENTS
 from acp_agent.permissions.service import PERMISSIONS
 
 MODE_CONFIG = "mode"

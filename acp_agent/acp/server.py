@@ -17,8 +17,11 @@ from pydantic import BaseModel, ValidationError
 
 import acp_agent
 from acp_agent.acp import auth, client_services, errors, foreign, modes, permission_client, trust_client
+from acp_agent.acp.children import ChildSession, stop_reason, woken_turn
 from acp_agent.acp.connection import Connection
+from acp_agent.acp.history import StoredLog, history_updates
 from acp_agent.acp.jsonrpc import JsonRpcError, Methods, Success
+from acp_agent.acp.listing import list_page, listed_cwd
 from acp_agent.acp.plugin import CONNECTION, ConnectionConfig
 from acp_agent.acp.schema import (
     PROTOCOL_VERSION,
@@ -33,13 +36,6 @@ from acp_agent.acp.schema import (
     DeleteSessionResult,
     ForkSessionParams,
     ForkSessionResult,
-    SetSessionTitleParams,
-    SetSessionTitleResult,
-    SteeringParams,
-    SteeringResult,
-    SystemPrompt,
-    SystemPromptCapabilities,
-    SystemPromptModes,
     Implementation,
     InitializeParams,
     InitializeResult,
@@ -56,24 +52,28 @@ from acp_agent.acp.schema import (
     PromptResult,
     ResumeSessionParams,
     SessionCapabilities,
-    StopReason,
     SetSessionConfigOptionParams,
     SetSessionModeParams,
+    SetSessionTitleParams,
+    SetSessionTitleResult,
+    SteeringParams,
+    SteeringResult,
+    StopReason,
     Supported,
+    SystemPrompt,
+    SystemPromptCapabilities,
+    SystemPromptModes,
     TerminalAuthMethod,
     UnstructuredCommandInput,
 )
-from acp_agent.acp.children import ChildSession, stop_reason, woken_turn
-from acp_agent.acp.history import StoredLog, history_updates
-from acp_agent.acp.listing import list_page, listed_cwd
 from acp_agent.acp.updates import ChildOrigin, UpdateMapper
 from acp_agent.acp.wire import AcpSession, AgentWire, Wire
 from acp_agent.agent.agent import Agent
 from acp_agent.agent.config import model_entry
 from acp_agent.agent.factory import PUBLISHED, AgentFactory
+from acp_agent.agent.keys import AGENTS
 from acp_agent.agent.prompt import ClientPromptMode, use_client_prompt
 from acp_agent.commands import COMMANDS, Announcer, Command
-from acp_agent.trust.service import TRUST
 from acp_agent.kernel.context import Context
 from acp_agent.kernel.scope import Disposer, Scope
 from acp_agent.kernel.tables import take
@@ -82,7 +82,6 @@ from acp_agent.llm.service import LLM
 from acp_agent.mcp.servers import ServerSpec, UnsupportedServer, parse_servers
 from acp_agent.mcp.session import MCP
 from acp_agent.mcp.session import logged_tools as mcp_logged_tools
-from acp_agent.tools.base import Tool
 from acp_agent.session.content import (
     CONTENT_BLOCK_ADAPTER,
     BlobResourceContents,
@@ -111,13 +110,13 @@ from acp_agent.session.events import (
     ToolResultEvent,
     TurnEndReason,
 )
-from acp_agent.session.log import completed_turn_prefix
 from acp_agent.session.index import gc_paused
+from acp_agent.session.log import completed_turn_prefix
+from acp_agent.session.persistence import SESSIONS, LoadedSession, read_events
 from acp_agent.session.titles import TITLE_EVENT, TitleData, one_line
-from acp_agent.session.persistence import LoadedSession, read_events
-from acp_agent.agent.keys import AGENTS
-from acp_agent.session.persistence import SESSIONS
+from acp_agent.tools.base import Tool
 from acp_agent.tools.registry import TOOLS
+from acp_agent.trust.service import TRUST
 
 log = logging.getLogger(__name__)
 
@@ -504,7 +503,8 @@ class AcpServer:
         header = store.header_of(session_id)
         if header is not None and header.parent_session is not None:
             raise errors.invalid_params(
-                f"session {session_id!r} is a subagent's session; {verb} its top-level session {header.parent_session!r}"
+                f"session {session_id!r} is a subagent's session; "
+                f"{verb} its top-level session {header.parent_session!r}"
             )
 
     def _closing(self, session_id: str) -> None:

@@ -10,6 +10,7 @@ user is told by a `notice` when the client shows notices, else an agent message.
 from __future__ import annotations
 
 from itertools import count
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
@@ -32,8 +33,6 @@ from acp_agent.kernel.context import Context
 from acp_agent.kernel.scope import Disposer
 from acp_agent.trust import texts
 from acp_agent.trust.service import TRUST, TrustAnswer, TrustAsker, TrustQuestion
-
-from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from acp_agent.agent.agent import Agent

@@ -5,17 +5,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, NamedTuple
 
+from acp_agent.acp.cards import text_content, tool_card, wire_diffs, wire_locations
 from acp_agent.acp.connection import encode_text
 from acp_agent.acp.foreign import foreign_update
-from acp_agent.acp.cards import text_content, tool_card, wire_diffs, wire_locations
 from acp_agent.acp.schema import (
     CompactionStatus,
     CompactionSummaryChunk,
     CompactionUpdate,
     ContentChunk,
+    Cost,
     ImageBlock,
     Notice,
-    Cost,
     Plan,
     PlanEntry,
     PlanItems,
@@ -32,7 +32,6 @@ from acp_agent.acp.schema import (
     ToolCallTerminal,
     UsageUpdate,
 )
-from acp_agent.session.titles import TitleEvent, session_title
 from acp_agent.commands.events import CommandReplyEvent
 from acp_agent.compaction import texts as compaction_texts
 from acp_agent.kernel.tables import take
@@ -71,8 +70,9 @@ from acp_agent.session.events import (
     UserMessageData,
     UserMessageEvent,
 )
-from acp_agent.tools.base import Image, Tool, ToolDisplayData, ToolDisplayEvent, ToolResult
+from acp_agent.session.titles import TitleEvent, session_title
 from acp_agent.subagents.acp import AcpUpdateEvent
+from acp_agent.tools.base import Image, Tool, ToolDisplayData, ToolDisplayEvent, ToolResult
 from acp_agent.tools.todo import TodoUpdateData, TodoUpdateEvent
 
 ToolLookup = Callable[[str], "Tool[Any] | None"]

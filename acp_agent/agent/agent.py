@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from acp_agent.agent.options import AgentOptions
 from acp_agent.agent.loop import TURN_ENDED, TurnControl, failed_turn, run_turn
+from acp_agent.agent.options import AgentOptions
 from acp_agent.kernel.scope import Scope
 from acp_agent.llm.conversation import Conversation
 from acp_agent.session.content import ContentBlock

@@ -13,8 +13,7 @@ from acp_agent.kernel.models import Model
 from acp_agent.kernel.scope import Removal
 from acp_agent.session.events import SessionEvent, SessionHeader
 from acp_agent.session.log import Session, now_ms
-from acp_agent.session.persistence import LoadedSession
-from acp_agent.session.persistence import SESSIONS
+from acp_agent.session.persistence import SESSIONS, LoadedSession
 
 if TYPE_CHECKING:
     from acp_agent.kernel.context import Context

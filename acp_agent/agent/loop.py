@@ -18,12 +18,14 @@ from typing import TYPE_CHECKING, Literal, Protocol
 import anyio
 
 from acp_agent.agent.config import model_entry
+from acp_agent.agent.keys import AGENTS, COMPACTION, PROMPT, TURN_HOOKS
 from acp_agent.llm.assembler import BlockAssembler, loggable
-from acp_agent.session.content import BlockEnd, ContentBlock, TextContent, ToolCallBlock, ToolCallDelta, Usage
 from acp_agent.llm.codes import CONTEXT_OVERFLOW
 from acp_agent.llm.errors import LlmError
 from acp_agent.llm.request import LlmRequest, Messages
 from acp_agent.llm.retry import RETRY_EVENT, RetryData
+from acp_agent.llm.service import LLM
+from acp_agent.session.content import BlockEnd, ContentBlock, TextContent, ToolCallBlock, ToolCallDelta, Usage
 from acp_agent.session.events import (
     AssistantMessageData,
     CallCost,
@@ -31,6 +33,7 @@ from acp_agent.session.events import (
     Source,
     StepData,
     ToolCallData,
+    ToolError,
     ToolResultData,
     Trigger,
     TurnAborted,
@@ -41,7 +44,6 @@ from acp_agent.session.events import (
     TurnFailed,
     TurnMaxSteps,
     TurnMaxTokens,
-    ToolError,
     TurnStartData,
     UserMessageData,
 )
@@ -49,8 +51,6 @@ from acp_agent.session.log import closing_events, now_ms
 from acp_agent.tools import texts as tool_texts
 from acp_agent.tools.base import ToolCallContext, ToolResult, bounded_raw_output
 from acp_agent.tools.pipeline import PreparedCall, prepare, run_prepared
-from acp_agent.llm.service import LLM
-from acp_agent.agent.keys import AGENTS, COMPACTION, PROMPT, TURN_HOOKS
 from acp_agent.tools.registry import TOOLS
 
 if TYPE_CHECKING:

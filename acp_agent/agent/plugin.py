@@ -6,10 +6,10 @@ from pydantic import Field
 
 from acp_agent.agent.config import ConfigEvent, ModelEntry
 from acp_agent.agent.factory import DEFAULT_MAX_ATTACHMENT_BYTES, AgentFactory
+from acp_agent.agent.keys import AGENTS, PROMPT
 from acp_agent.agent.options import AgentDefaults, AgentOptions
 from acp_agent.agent.prompt import PERSONA_SECTION, ClientPromptEvent, Section, SystemPrompt
 from acp_agent.kernel import SHUTDOWN, Context, Disposer, PluginConfig, combine
-from acp_agent.agent.keys import AGENTS, PROMPT
 from acp_agent.session.persistence import SESSIONS
 
 PERSONA = (

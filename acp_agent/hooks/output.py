@@ -18,9 +18,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from acp_agent.hooks import texts
 from acp_agent.hooks.config import HookEvent
 from acp_agent.hooks.runner import HookRun
-from acp_agent.hooks import texts
 
 Decision = Literal["deny", "ask", "allow"]
 """`deny` is also a block (of a prompt, a stop, a result)."""

@@ -18,8 +18,8 @@ from typing import Final
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
-from acp_agent.processes.spawn import open_leader
 from acp_agent.processes.registry import CommandGroup
+from acp_agent.processes.spawn import open_leader
 from acp_agent.tools.bash import SHELL, reap
 
 OUTPUT_LIMIT: Final = 64 * 1024

@@ -42,5 +42,5 @@ def register_without_init(package: str) -> None:
                 raise AttributeError(f"module {package!r} has no attribute {name!r}")
         return getattr(module, name)
 
-    setattr(module, "__getattr__", complete)
+    setattr(module, "__getattr__", complete)  # noqa: B010 - mypy refuses assigning to a module's method
     sys.modules[package] = module

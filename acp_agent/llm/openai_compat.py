@@ -39,7 +39,6 @@ from acp_agent.credentials import ApiKey, Credentials, KeyCheck, MissingKey, scr
 from acp_agent.environ import hide_variables
 from acp_agent.kernel import SHUTDOWN, Context, Disposer, PluginConfig, combine
 from acp_agent.llm import codes
-from acp_agent.session.content import StreamChunk
 from acp_agent.llm.errors import LlmError
 from acp_agent.llm.openai_wire import (
     RequestOptions,
@@ -54,6 +53,7 @@ from acp_agent.llm.pricing import Pricing
 from acp_agent.llm.request import LlmRequest
 from acp_agent.llm.retry import RetryData
 from acp_agent.llm.service import LLM, STREAM
+from acp_agent.session.content import StreamChunk
 
 if TYPE_CHECKING:
     import httpx
@@ -65,17 +65,18 @@ USER_AGENT = {"User-Agent": f"acp-agent/{acp_agent.__version__}"}
 BASE_URL_ENV = "DEEPSEEK_BASE_URL"
 DEFAULT_KEY_ENV = "DEEPSEEK_API_KEY"
 RETRY_AFTER_CAP = 60.0
+"""A `Retry-After` longer than this (seconds) is not waited for; the backoff applies instead."""
 EVENT_STREAM_TYPES = frozenset({"text/event-stream", ""})
 """Media types of a 200 read as the stream; a server that sends none is given the benefit of the
 doubt, any other (JSON, a proxy's HTML page) is MALFORMED_RESPONSE naming it."""
-"""A `Retry-After` longer than this (seconds) is not waited for; the backoff applies instead."""
 DRAIN_SECONDS = 0.5
 """After `[DONE]`, how long the rest of the body may take to arrive (so the connection is reused)."""
 ERROR_BODY_LIMIT = 64 * 1024
 MESSAGE_LIMIT = 500
 """The most characters of a provider's error message quoted in ours."""
 _OVERFLOW = re.compile(
-    r"context[ _-]?(length|window|size)|maximum context|too many tokens|prompt is too long|exceeds? the (available )?context",
+    r"context[ _-]?(length|window|size)|maximum context|too many tokens|prompt is too long"
+    r"|exceeds? the (available )?context",
     re.IGNORECASE,
 )
 

@@ -17,29 +17,27 @@ from pydantic_core import from_json
 
 from acp_agent.kernel.models import Model
 from acp_agent.llm import codes, texts
+from acp_agent.llm.errors import LlmError
+from acp_agent.llm.request import AssistantMessage, LlmRequest, Message, ToolMessage
 from acp_agent.session.content import (
     BlockEnd,
     BlockStart,
+    ContentBlock,
     Finish,
     FinishReason,
+    ImageContent,
     ReasoningBlock,
     ReasoningDelta,
+    ResourceLink,
     StreamChunk,
     TextBlock,
+    TextContent,
     TextDelta,
+    TextResourceContents,
     ToolCallBlock,
     ToolCallDelta,
     Usage,
     UsageChunk,
-)
-from acp_agent.llm.errors import LlmError
-from acp_agent.llm.request import AssistantMessage, LlmRequest, Message, ToolMessage
-from acp_agent.session.content import (
-    ContentBlock,
-    ImageContent,
-    ResourceLink,
-    TextContent,
-    TextResourceContents,
     arguments_text,
 )
 

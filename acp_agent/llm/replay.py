@@ -20,17 +20,6 @@ from pydantic import Field, TypeAdapter, field_validator
 
 from acp_agent.kernel import SHUTDOWN, Context, Disposer, PluginConfig, combine
 from acp_agent.kernel.models import Model
-from acp_agent.session.content import (
-    BlockEnd,
-    BlockStart,
-    ReasoningBlock,
-    ReasoningDelta,
-    StreamChunk,
-    TextBlock,
-    TextDelta,
-    ToolCallBlock,
-    ToolCallDelta,
-)
 from acp_agent.llm.errors import (
     FixtureNotFound,
     FixturesNotConsumed,
@@ -44,6 +33,17 @@ from acp_agent.llm.holds import AGENT_KNOWN, NOTICES_DUE, NoticeCount
 from acp_agent.llm.request import LlmRequest
 from acp_agent.llm.routes import assign_routes
 from acp_agent.llm.service import STREAM
+from acp_agent.session.content import (
+    BlockEnd,
+    BlockStart,
+    ReasoningBlock,
+    ReasoningDelta,
+    StreamChunk,
+    TextBlock,
+    TextDelta,
+    ToolCallBlock,
+    ToolCallDelta,
+)
 
 log = logging.getLogger(__name__)
 
@@ -346,7 +346,7 @@ def _recut(text: str, lengths: list[int], replacements: dict[str, str]) -> list[
     cuts += [b + moved for b in boundaries if b >= last and (not found or b > found[-1][0])]
     joined = "".join(new)
     edges = [0, *sorted(cuts), len(joined)]
-    return [joined[a:b] for a, b in zip(edges, edges[1:])]
+    return [joined[a:b] for a, b in itertools.pairwise(edges)]
 
 
 def calls_made_before(directory: Path) -> dict[str, int]:

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import json
 import re
-from contextlib import aclosing
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import aclosing
 from pathlib import Path
 from typing import Any, Literal
 
@@ -23,6 +23,8 @@ from pydantic import Field, TypeAdapter
 
 from acp_agent.kernel import Context, Disposer, PluginConfig
 from acp_agent.kernel.models import Model
+from acp_agent.llm.replay import ChunksEntry, Gate, Gates, HangEntry, ReplayEntry, ReplayModel, ThrowEntry, install
+from acp_agent.llm.request import LlmRequest
 from acp_agent.session.content import (
     AssistantBlock,
     BlockEnd,
@@ -39,8 +41,6 @@ from acp_agent.session.content import (
     Usage,
     UsageChunk,
 )
-from acp_agent.llm.request import LlmRequest
-from acp_agent.llm.replay import ChunksEntry, Gate, Gates, HangEntry, ReplayEntry, ReplayModel, ThrowEntry, install
 
 _PIECE = re.compile(r"\S+\s*|\s+")
 

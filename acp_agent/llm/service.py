@@ -7,10 +7,10 @@ from typing import Final
 
 from acp_agent.credentials import Credentials
 from acp_agent.kernel import Context, Disposer, PluginConfig, ServiceKey, combine
-from acp_agent.session.content import StreamChunk
 from acp_agent.llm.pricing import Pricing
 from acp_agent.llm.request import LlmRequest
 from acp_agent.llm.retry import RetryEvent
+from acp_agent.session.content import StreamChunk
 from acp_agent.session.persistence import SESSIONS
 
 STREAM = "llm/stream"

@@ -34,23 +34,23 @@ from pydantic import ValidationError
 
 from acp_agent.kernel.scope import Scope
 from acp_agent.mcp import texts
-from acp_agent.mcp.sdk import ClientSession, McpError, create_mcp_http_client, sse_client, streamable_http_client, types
-from acp_agent.mcp.sdk import stdio as sdk_stdio
-from acp_agent.processes.registry import ProcessRegistry
 from acp_agent.mcp.environment import server_environment
 from acp_agent.mcp.events import State, ToolInfo
 from acp_agent.mcp.limits import Limits
 from acp_agent.mcp.results import convert
+from acp_agent.mcp.sdk import ClientSession, McpError, create_mcp_http_client, sse_client, streamable_http_client, types
+from acp_agent.mcp.sdk import stdio as sdk_stdio
 from acp_agent.mcp.servers import HttpServer, ServerSpec, StdioServer
+from acp_agent.processes.registry import ProcessRegistry
 from acp_agent.tools.base import ToolCallContext, ToolResult
 
 log = logging.getLogger(__name__)
 stderr_log = logging.getLogger("acp_agent.mcp.stderr")
 
 STDERR_LINES = 10
+"""How many of a stdio server's last stderr lines a failure report quotes."""
 STDERR_DRAIN_SECONDS = 1.0
 """How long a stopped server's stderr may take to reach its end (a child still holding it)."""
-"""How many of a stdio server's last stderr lines a failure report quotes."""
 NOT_CONNECTED = "mcp_not_connected"
 CALL_FAILED = "mcp_call_failed"
 

@@ -16,12 +16,12 @@ import binascii
 import json
 from typing import Any
 
+from acp_agent.mcp import texts
+from acp_agent.mcp.sdk import types
 from acp_agent.session.content import TextContent
 from acp_agent.session.events import ToolError
 from acp_agent.tools.base import Image, ToolResult
 from acp_agent.tools.bash import cut_middle
-from acp_agent.mcp import texts
-from acp_agent.mcp.sdk import types
 
 TOOL_ERROR = "mcp_tool_error"
 MAX_IMAGE_BYTES = 5 * 1024 * 1024

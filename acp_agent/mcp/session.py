@@ -26,17 +26,17 @@ from weakref import WeakKeyDictionary
 import anyio
 
 from acp_agent.agent.keys import AGENTS
+from acp_agent.commands import COMMANDS, Command, Invocation, reply
 from acp_agent.kernel.context import ServiceKey
 from acp_agent.kernel.scope import Disposer, Scope
 from acp_agent.kernel.tables import take
+from acp_agent.mcp import texts
 from acp_agent.mcp.events import STATUS_EVENT, TOOLS_EVENT, State, StatusData, ToolInfo, ToolsData, ToolsEvent
 from acp_agent.mcp.limits import Limits
 from acp_agent.mcp.names import assign
 from acp_agent.mcp.project import FILE_NAME, described, project_servers
 from acp_agent.mcp.servers import ServerSpec
 from acp_agent.mcp.tool import McpTool
-from acp_agent.commands import COMMANDS, Command, Invocation, reply
-from acp_agent.mcp import texts
 from acp_agent.processes.registry import PROCESSES, ProcessRegistry
 from acp_agent.session.events import COMMAND_SOURCE, SessionEvent, TurnEndReason
 from acp_agent.tools.registry import TOOLS

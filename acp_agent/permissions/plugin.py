@@ -9,21 +9,19 @@ mode). A client layer installs how the user is asked (`ctx.get(PERMISSIONS).use_
 from __future__ import annotations
 
 from pathlib import Path
-
 from typing import Literal
 
-from acp_agent.kernel import Context, Disposer, PluginConfig, combine
-from acp_agent.permissions.events import GrantEvent, ModeEvent
-from acp_agent.sandbox.service import SANDBOX
 from acp_agent.commands import COMMANDS
 from acp_agent.config_dir import config_dir
+from acp_agent.kernel import Context, Disposer, PluginConfig, combine
 from acp_agent.permissions.commands import permissions_command, sandbox_command
-from acp_agent.permissions.rules import FILE_NAME, RuleFile
+from acp_agent.permissions.events import GrantEvent, ModeEvent
 from acp_agent.permissions.policy import Policy, Rule
-from acp_agent.permissions.service import Permissions
-from acp_agent.subagents.driver import INHERIT
-from acp_agent.permissions.service import PERMISSIONS
+from acp_agent.permissions.rules import FILE_NAME, RuleFile
+from acp_agent.permissions.service import PERMISSIONS, Permissions
+from acp_agent.sandbox.service import SANDBOX
 from acp_agent.session.persistence import SESSIONS
+from acp_agent.subagents.driver import INHERIT
 from acp_agent.tools.registry import TOOLS
 from acp_agent.trust.service import TRUST
 

@@ -15,6 +15,9 @@ from typing import TYPE_CHECKING, Final, Literal
 
 import anyio
 
+from acp_agent.agent.keys import AGENTS
+from acp_agent.instructions.files import project_root
+from acp_agent.kernel.context import ServiceKey
 from acp_agent.kernel.scope import Disposer
 from acp_agent.permissions import texts
 from acp_agent.permissions.asker import SCOPE_ALWAYS, SERVER_ALWAYS, Answer, Asker, PermissionRequest
@@ -25,14 +28,11 @@ from acp_agent.permissions.modes import FULL, MODES, ModeId, ModeInfo
 from acp_agent.permissions.policy import Policy, Refuse, Run, decide
 from acp_agent.permissions.rules import CommandRule, Decision, RuleFile, command_prefix, match
 from acp_agent.permissions.settings import SettingsRule, first_match, settings_rules
-from acp_agent.trust.service import TRUST, TrustItem
-from acp_agent.instructions.files import project_root
 from acp_agent.sandbox.policy import FULL_ACCESS
-from acp_agent.tools.sandboxing import unavailable
 from acp_agent.tools.base import ToolCallContext, ToolResult
 from acp_agent.tools.pipeline import PreparedCall
-from acp_agent.kernel.context import ServiceKey
-from acp_agent.agent.keys import AGENTS
+from acp_agent.tools.sandboxing import unavailable
+from acp_agent.trust.service import TRUST, TrustItem
 
 if TYPE_CHECKING:
     from acp_agent.agent.agent import Agent

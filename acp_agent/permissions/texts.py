@@ -71,7 +71,10 @@ def server_option_name(server: str) -> str:
     return f"Always allow every tool of {server}"
 
 
-NO_RULES = 'No saved command rules for this project ({project}). Answer a command\'s approval with "Always allow commands starting with ..." to add one.'
+NO_RULES = (
+    "No saved command rules for this project ({project}). "
+    'Answer a command\'s approval with "Always allow commands starting with ..." to add one.'
+)
 
 
 def rules_list(project: str, rules: Sequence[tuple[str, str]]) -> str:
@@ -88,7 +91,10 @@ def rule_removed(decision: str, prefix: str) -> str:
 def no_such_rule(arguments: str, count: int) -> str:
     if not count:
         return "There are no saved rules to remove."
-    return f"There is no rule {arguments}: give /permissions remove and a number from 1 to {count} (/permissions lists them)."
+    return (
+        f"There is no rule {arguments}: "
+        f"give /permissions remove and a number from 1 to {count} (/permissions lists them)."
+    )
 
 
 PERMISSIONS_DESCRIPTION = "List this project's saved command rules; /permissions remove <n> removes one"

@@ -18,7 +18,10 @@ if __name__ == "__main__":  # as a script: its package's root goes first on the 
 from acp_agent.sandbox import landlock  # noqa: E402 - after the path is set
 
 CANNOT_RUN = 126
-USAGE = "usage: exec.py --policy read-only|workspace-write [--network allow|deny] [--write DIR]... [--hide DIR]... -- COMMAND..."
+USAGE = (
+    "usage: exec.py --policy read-only|workspace-write [--network allow|deny] [--write DIR]... [--hide DIR]... "
+    "-- COMMAND..."
+)
 POLICIES = ("read-only", "workspace-write")
 
 
@@ -47,7 +50,7 @@ def parse(options: list[str]) -> tuple[list[str], list[str], bool]:
         raise ValueError(f"option {options[-1]!r} has no value")
     policy, network = None, "allow"
     paths: dict[str, list[str]] = {"--write": [], "--hide": [], "--protect": []}
-    for option, value in zip(options[::2], options[1::2]):
+    for option, value in zip(options[::2], options[1::2], strict=False):
         if option == "--policy":
             policy = value
         elif option == "--network":

@@ -56,8 +56,9 @@ def report(backend: Backend, kind: str, writable: Sequence[str], hidden: Sequenc
 _REFUSALS = ("Permission denied", "Read-only file system", "Invalid cross-device link", "Operation not permitted")
 _QUOTED = re.compile(r"'([^'\n]+)'")
 _SHELL_FORM = re.compile(r"^[^:\s]+: (?:line \d+: )?([^:'\n]+): ")
-"""`bash: <path>: Permission denied` (`bash: line 1: <path>: ...` from `bash -c`); the other tools quote their paths (`touch: cannot touch
-'<path>'`, Python's `[Errno 13] Permission denied: '<path>'`, `ln ... 'link' => 'target'`)."""
+"""`bash: <path>: Permission denied` (`bash: line 1: <path>: ...` from `bash -c`); the other tools
+quote their paths (`touch: cannot touch '<path>'`, Python's `[Errno 13] Permission denied:
+'<path>'`, `ln ... 'link' => 'target'`)."""
 
 
 def denied_write(output: str, policy: Policy, cwd: str) -> str | None:

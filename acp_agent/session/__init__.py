@@ -7,8 +7,8 @@ from acp_agent.session.content import (
     CONTENT_BLOCK_ADAPTER,
     STREAM_CHUNK_ADAPTER,
     AssistantBlock,
-    BlockEnd,
     BlobResourceContents,
+    BlockEnd,
     BlockStart,
     ContentBlock,
     EmbeddedResource,
@@ -41,8 +41,8 @@ from acp_agent.session.errors import (
     SessionError,
     SessionLogDamaged,
     SessionNotFound,
-    UnbalancedSeed,
     TurnsOutOfRange,
+    UnbalancedSeed,
     UnknownEventType,
     UnsupportedVersion,
     UnusableSessionsDirectory,
@@ -85,6 +85,7 @@ from acp_agent.session.events import (
     UserMessageData,
     UserMessageEvent,
 )
+from acp_agent.session.index import SessionIndex, SessionSummary
 from acp_agent.session.invariants import LogState
 from acp_agent.session.log import ChunkSubscriber, Session, completed_turn_prefix, now_ms
 from acp_agent.session.persistence import (
@@ -95,7 +96,6 @@ from acp_agent.session.persistence import (
     StoredExtent,
     read_log,
 )
-from acp_agent.session.index import SessionIndex, SessionSummary
 from acp_agent.session.registry import EventRegistry, InvariantClass, default_registry
 
 __all__ = [

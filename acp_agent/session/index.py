@@ -263,7 +263,12 @@ class SessionIndex:
         except (OSError, ValueError) as exc:
             log.warning("rebuilding the session index %s: %s", self._path, exc)
             return
-        self._raw, self._root_stamp, self._journal_at, self._changed = dict(zip(keys, lines)), root, journal, False
+        self._raw, self._root_stamp, self._journal_at, self._changed = (
+            dict(zip(keys, lines, strict=False)),
+            root,
+            journal,
+            False,
+        )
 
     def _rebuild(self, problem: ValueError) -> None:
         log.warning("rebuilding the session index %s: %s", self._path, problem)
@@ -421,7 +426,7 @@ def _root_stamp(root: Path) -> Stamp | None:
 
 
 def _dump(rows: dict[str, _Row]) -> bytes:
-    columns = list(zip(*rows.values()))
+    columns = list(zip(*rows.values(), strict=False))
     del columns[1]  # the cwd: the line's own
     data = {name: list(column) for name, column in zip(_COLUMNS, columns[:8], strict=True)}
     return json.dumps(data, separators=(",", ":")).encode()
@@ -469,7 +474,7 @@ def _rows(data: Any, cwd: _Key) -> dict[str, _Row]:
     ids, parents, created, updated, titles, prompted, sizes, mtimes = columns
     expected = (_ROW_TYPES[0], *_ROW_TYPES[2:])  # a line's columns: its cwd is the line's own
     if len({len(column) for column in columns}) != 1 or any(
-        not set(map(type, c)) <= t for c, t in zip(columns, expected)
+        not set(map(type, c)) <= t for c, t in zip(columns, expected, strict=False)
     ):
         raise ValueError(f"the line of {cwd!r} is not one this version wrote: its columns")
     cwds = [cwd] * len(ids)
@@ -483,7 +488,7 @@ def _journal_row(data: Any) -> _Row:
     if (
         type(data) is not list
         or len(data) != len(_ROW_TYPES)
-        or any(type(v) not in t for v, t in zip(data, _ROW_TYPES))
+        or any(type(v) not in t for v, t in zip(data, _ROW_TYPES, strict=False))
     ):
         raise ValueError("not an entry this version wrote")
     return tuple(data)

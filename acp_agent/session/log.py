@@ -12,8 +12,8 @@ from pydantic import BaseModel
 
 from acp_agent.kernel.models import compacted
 from acp_agent.kernel.scope import Disposer
-from acp_agent.session.errors import TurnsOutOfRange, UnbalancedSeed
 from acp_agent.session.content import StreamChunk, TextContent
+from acp_agent.session.errors import TurnsOutOfRange, UnbalancedSeed
 from acp_agent.session.events import (
     AssistantChunkEvent,
     SessionEvent,

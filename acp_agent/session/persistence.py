@@ -12,10 +12,10 @@ from json.encoder import encode_basestring
 from pathlib import Path
 from typing import Any, BinaryIO, Final, NamedTuple
 
+import anyio
 from pydantic import BaseModel
 
-import anyio
-
+from acp_agent.kernel.context import ServiceKey
 from acp_agent.kernel.scope import Disposer
 from acp_agent.kernel.tables import take
 from acp_agent.session.content import ReasoningDelta, TextDelta
@@ -31,6 +31,16 @@ from acp_agent.session.errors import (
     UnknownEventType,
     UnsupportedVersion,
 )
+from acp_agent.session.events import (
+    USER_SOURCES,
+    AssistantChunkEvent,
+    SessionEvent,
+    SessionHeader,
+    StreamedChunk,
+    ToolError,
+    TurnInterrupted,
+    UserMessageEvent,
+)
 from acp_agent.session.files import LogFile, SessionLock, append_line, check_sessions_directory, private_dir
 from acp_agent.session.index import (
     CHILDREN_FILE,
@@ -42,21 +52,10 @@ from acp_agent.session.index import (
     json_object,
     read_header,
 )
-from acp_agent.session.titles import TitleEvent, Titles, session_title
-from acp_agent.session.events import (
-    USER_SOURCES,
-    AssistantChunkEvent,
-    SessionEvent,
-    SessionHeader,
-    StreamedChunk,
-    ToolError,
-    TurnInterrupted,
-    UserMessageEvent,
-)
 from acp_agent.session.invariants import LogState
 from acp_agent.session.log import Session, closing_events
 from acp_agent.session.registry import EventRegistry
-from acp_agent.kernel.context import ServiceKey
+from acp_agent.session.titles import TitleEvent, Titles, session_title
 
 log = logging.getLogger(__name__)
 

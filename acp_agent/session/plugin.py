@@ -6,9 +6,8 @@ import os
 from pathlib import Path
 
 from acp_agent.kernel import Context, Disposer, PluginConfig, combine
-from acp_agent.session.persistence import SessionStore
+from acp_agent.session.persistence import SESSIONS, SessionStore
 from acp_agent.session.registry import default_registry
-from acp_agent.session.persistence import SESSIONS
 
 ENV_DIR = "ACP_AGENT_SESSIONS"
 

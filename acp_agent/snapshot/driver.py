@@ -14,9 +14,9 @@ from typing import Any
 
 import anyio
 
+from acp_agent.acp.updates import META_KEY
 from acp_agent.snapshot.client import Client
 from acp_agent.snapshot.errors import ServerGone
-from acp_agent.acp.updates import META_KEY
 from acp_agent.snapshot.frames import Frame, child_route, encode, session_update
 from acp_agent.snapshot.mcp_servers import Resolve
 from acp_agent.snapshot.scenario import (

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 from acp_agent.acp.updates import META_KEY
@@ -67,6 +68,8 @@ def parent_tool_call(frame: Frame) -> str | None:
 FINAL_STATUSES = ("completed", "failed")
 
 Routes = Mapping[str, str]
+NO_ROUTES: Routes = MappingProxyType({})
+"""No child sessions: every frame is a top-level session's own."""
 """Each session id's route, from the logs' headers (`s1`, `s1/call_a`, ...)."""
 
 
@@ -75,7 +78,7 @@ def session_routes(logs: Mapping[str, Sequence[Any]]) -> dict[str, str]:
     return {log[0]["id"]: route for route, log in logs.items() if log and isinstance(log[0], dict) and "id" in log[0]}
 
 
-def frame_route(frame: Frame, routes: Routes = {}) -> str | None:
+def frame_route(frame: Frame, routes: Routes = NO_ROUTES) -> str | None:
     """The child agent a frame belongs to, or None for a top-level session's own: the deepest of
     the route its `_meta` names and those of the sessions it names (on the wire, as the sender or
     recipient of a message, as the child an update announces, as the child a card's update links
@@ -99,7 +102,7 @@ def frame_route(frame: Frame, routes: Routes = {}) -> str | None:
     return max(children, key=lambda route: route.count("/"), default=None)
 
 
-def canonical_order(frames: Sequence[Frame], routes: Routes = {}) -> list[Frame]:
+def canonical_order(frames: Sequence[Frame], routes: Routes = NO_ROUTES) -> list[Frame]:
     """Frames with every child agent's activity in one place: all of a child's frames (in its own
     order), just before the update that completes the tool call that started it; recursively, so
     a grandchild's frames come just before its parent child's update of that call.

@@ -4,14 +4,13 @@ The document is the run's summary (the tree view), its transcript (both directio
 client and `>>` client to agent, placed by `transcript.interleave`), then each session log.
 Volatile values become stable placeholders: integer JSON-RPC ids are renumbered in order of
 appearance (one numbering for the client's requests and their answers, one for the agent's own
-requests and the client's answers to them), session ids become `{{sessionId:N}}` and other UUIDs `{{uuid:N}}` by first appearance, the run's
-temp cwd becomes `{{cwd}}`, its user configuration directory `{{config}}`, the scenario directory
-`{{scenario}}`, the harness's interpreter `{{python}}`, the sandbox's launcher `{{launcher}}`, the
-directory the cwd is in `{{workdir}}`, a
+requests and the client's answers to them), session ids become `{{sessionId:N}}` and other UUIDs
+`{{uuid:N}}` by first appearance, the run's temp cwd becomes `{{cwd}}`, its user configuration
+directory `{{config}}`, the scenario directory `{{scenario}}`, the harness's interpreter
+`{{python}}`, the sandbox's launcher `{{launcher}}`, the directory the cwd is in `{{workdir}}`, a
 session's private temporary directory `{{tmpdir:N}}` and a loopback port `{{port:N}}`, inside any
-string,
-and log times, `createdAt` and an event's `durationMs` become 0. Everything else is kept, key order included, so a
-snapshot reads as what the editor saw.
+string, and log times, `createdAt` and an event's `durationMs` become 0. Everything else is kept,
+key order included, so a snapshot reads as what the editor saw.
 """
 
 from __future__ import annotations
@@ -25,11 +24,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from acp_agent.sandbox.backends import LAUNCHER
-from acp_agent.tools.scratch import PREFIX as SCRATCH_PREFIX
 from acp_agent.snapshot.frames import Frame, encode, is_agent_request, is_response
 from acp_agent.snapshot.runner import RunResult
 from acp_agent.snapshot.summary import Tree
 from acp_agent.snapshot.transcript import AGENT, Line, Unparsed, interleave
+from acp_agent.tools.scratch import PREFIX as SCRATCH_PREFIX
 
 CWD = "{{cwd}}"
 CONFIG = "{{config}}"

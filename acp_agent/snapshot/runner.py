@@ -22,8 +22,8 @@ import anyio
 from anyio.abc import ByteReceiveStream, Process
 
 from acp_agent.config_dir import ENV_CONFIG
-from acp_agent.snapshot import fixtures
 from acp_agent.llm.replay import PRESEEDED
+from acp_agent.snapshot import fixtures
 from acp_agent.snapshot.client import Client
 from acp_agent.snapshot.client_fs import FileServer
 from acp_agent.snapshot.client_terminal import open_terminals

@@ -1,13 +1,14 @@
 """The tree view of a run (`acp-agent demo` prints it; each snapshot starts with it).
 
 Read from the interleaved frames (`transcript.interleave`), so it shows what an editor's user saw,
-in the order the snapshot shows it: each prompt (one sent to a child session says so), then the parent's thoughts and messages, each
-tool call (its name from the session logs, and what the user answered when asked), under each
-delegating call the child's own tool calls (nested by the `_meta.acpAgent.parentToolCallId` they
-carry on the wire; a child session's frames, thoughts and messages too, by the delegating call its
-log's header names) and, last, `└ <status>: <the result the parent got>`; where the client
-cancelled (between prompts, a line of its own); then the stop reason. With `requests`, every other request the client sent gets one
-line with its outcome (what a session load replayed below it).
+in the order the snapshot shows it: each prompt (one sent to a child session says so), then the
+parent's thoughts and messages, each tool call (its name from the session logs, and what the user
+answered when asked), under each delegating call the child's own tool calls (nested by the
+`_meta.acpAgent.parentToolCallId` they carry on the wire; a child session's frames, thoughts and
+messages too, by the delegating call its log's header names) and, last, `└ <status>: <the result the
+parent got>`; where the client cancelled (between prompts, a line of its own); then the stop reason.
+With `requests`, every other request the client sent gets one line with its outcome (what a session
+load replayed below it).
 """
 
 from __future__ import annotations

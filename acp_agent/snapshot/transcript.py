@@ -58,7 +58,7 @@ def interleave(result: RunResult) -> list[Line]:
     placed: dict[int, list[Frame]] = {}
     """The client's frames written after each agent frame (by its place; -1: before any)."""
     waited = result.sent_after + [()] * (len(result.sent) - len(result.sent_after))
-    for line, after in zip(result.sent, waited):
+    for line, after in zip(result.sent, waited, strict=False):
         place = max((position[id(frames[index])] for index in after), default=-1)
         placed.setdefault(place, []).append(parse(line))
     out = [Line(CLIENT, frame) for frame in placed.get(-1, [])]

@@ -42,7 +42,8 @@ from acp_agent.session.events import (
 from acp_agent.subagents import texts
 from acp_agent.subagents.acp_client import CANCELLED, AcpChild, AcpChildError, Handlers
 from acp_agent.subagents.acp_files import serve_fs
-from acp_agent.subagents.acp_terminals import PREFIX as TERMINAL, Terminals
+from acp_agent.subagents.acp_terminals import PREFIX as TERMINAL
+from acp_agent.subagents.acp_terminals import Terminals
 from acp_agent.subagents.driver import InProcessRun, child_depth, child_route
 from acp_agent.subagents.keys import PERMISSION_FORWARDER
 from acp_agent.subagents.registry import SUBAGENTS, Capabilities, SubagentRequest

@@ -30,8 +30,8 @@ import anyio
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
-from acp_agent.processes.spawn import open_leader
 from acp_agent.processes.registry import CommandGroup
+from acp_agent.processes.spawn import open_leader
 from acp_agent.subagents import texts
 from acp_agent.subagents.errors import SubagentError
 

@@ -16,16 +16,16 @@ from weakref import WeakKeyDictionary
 import anyio
 
 from acp_agent.agent.factory import Lineage
+from acp_agent.agent.keys import AGENTS, PROMPT
 from acp_agent.agent.prompt import Section
 from acp_agent.session.content import TextBlock, TextContent
 from acp_agent.session.events import SessionEvent, TurnEndReason, TurnFailed
 from acp_agent.session.routes import call_key, route_under, unspawned_key
 from acp_agent.subagents import texts
 from acp_agent.subagents.errors import DepthError
-from acp_agent.subagents.report import ReportTool
 from acp_agent.subagents.registry import Capabilities, SubagentRequest, SubagentResult
+from acp_agent.subagents.report import ReportTool
 from acp_agent.subagents.structured import StructuredCapture, attach_structured_runtime, check_schema
-from acp_agent.agent.keys import AGENTS, PROMPT
 from acp_agent.tools.registry import TOOLS
 
 if TYPE_CHECKING:

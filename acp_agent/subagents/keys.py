@@ -8,7 +8,7 @@ from acp_agent.kernel.context import ServiceKey
 
 if TYPE_CHECKING:
     from acp_agent.agent.agent import Agent
-    from acp_agent.subagents.background import Background
+    from acp_agent.subagents.background import Background  # noqa: F401 - named in a string below
 
 BACKGROUND: Final = ServiceKey["Background"]("subagents/background")
 """`ctx.get(BACKGROUND)`: background children and their notices."""

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, Protocol
 
+from acp_agent.kernel.context import ServiceKey
 from acp_agent.kernel.scope import Disposer
 from acp_agent.session.events import TurnEndReason
 from acp_agent.subagents.errors import DuplicateProvider, MissingCapability, UnknownProvider
-from acp_agent.kernel.context import ServiceKey
 
 if TYPE_CHECKING:
     from acp_agent.agent.agent import Agent

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import RootModel
 
+from acp_agent.agent.keys import PROMPT
 from acp_agent.agent.prompt import Section
 from acp_agent.llm.request import ToolSchema
 from acp_agent.session.content import TextContent
@@ -21,7 +22,6 @@ from acp_agent.subagents import texts
 from acp_agent.subagents.errors import UnsupportedSchema
 from acp_agent.tools.base import Tool, ToolCallContext, ToolResult
 from acp_agent.tools.pipeline import PreparedCall
-from acp_agent.agent.keys import PROMPT
 from acp_agent.tools.registry import TOOLS
 
 if TYPE_CHECKING:

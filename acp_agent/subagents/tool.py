@@ -10,14 +10,12 @@ from pydantic import Field
 from acp_agent.kernel import Context, Disposer, PluginConfig
 from acp_agent.kernel.models import Model
 from acp_agent.subagents import texts
-from acp_agent.subagents.keys import BACKGROUND
 from acp_agent.subagents.driver import InProcessRun, describe
 from acp_agent.subagents.errors import SubagentError
-from acp_agent.subagents.registry import SubagentRequest
+from acp_agent.subagents.keys import BACKGROUND
+from acp_agent.subagents.registry import SUBAGENTS, SubagentRequest
 from acp_agent.tools.base import Tool, ToolCallContext, ToolPresentation, ToolResult
-from acp_agent.tools.registry import ToolRegistry
-from acp_agent.subagents.registry import SUBAGENTS
-from acp_agent.tools.registry import TOOLS
+from acp_agent.tools.registry import TOOLS, ToolRegistry
 
 SPAWN_DESCRIPTION = (
     "Delegate a self-contained task to a fresh child agent. It works in the same workspace with its"
@@ -36,7 +34,9 @@ class SubagentParams(Model):
     prompt: str = Field(description="The task, as the child's user message.")
     output_schema: dict[str, Any] | None = Field(
         default=None,
-        description="Optional JSON Schema (an object schema) the child must answer with; the result is that JSON value.",
+        description=(
+            "Optional JSON Schema (an object schema) the child must answer with; the result is that JSON value."
+        ),
     )
     run_in_background: bool = Field(default=False, alias="run_in_background", description=texts.BACKGROUND_PARAM)
 

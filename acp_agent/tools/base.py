@@ -14,8 +14,8 @@ from pydantic_core import to_json
 
 from acp_agent.kernel.context import Context, ServiceKey
 from acp_agent.kernel.models import Model
-from acp_agent.llm.request import ToolSchema
 from acp_agent.kernel.scope import Scope
+from acp_agent.llm.request import ToolSchema
 from acp_agent.sandbox.policy import Kind
 from acp_agent.session.content import ContentBlock, TextContent
 from acp_agent.session.events import SessionEvent, ToolError

@@ -27,10 +27,11 @@ from acp_agent.environ import child_environment, hide_variables
 from acp_agent.kernel.context import Context
 from acp_agent.kernel.plugin import PluginConfig
 from acp_agent.kernel.scope import Disposer, combine
-from acp_agent.processes.spawn import open_leader
 from acp_agent.processes.registry import PROCESSES, CommandGroup
+from acp_agent.processes.spawn import open_leader
 from acp_agent.session.content import TextContent
 from acp_agent.session.events import ToolError
+from acp_agent.tools import texts
 from acp_agent.tools.base import (
     Tool,
     ToolCallContext,
@@ -41,12 +42,11 @@ from acp_agent.tools.base import (
     code_block,
 )
 from acp_agent.tools.errors import CommandNotStarted
-from acp_agent.tools import texts
 from acp_agent.tools.overflow import Overflow
+from acp_agent.tools.registry import TOOLS
 from acp_agent.tools.runner import JOBS, RUNNER_SERVICE, CommandOutcome, CommandRunner
 from acp_agent.tools.sandboxing import command_env, refused_write, sandbox_prefix
 from acp_agent.tools.scratch import scratch_dir
-from acp_agent.tools.registry import TOOLS
 
 SHELL = shutil.which("bash") or "/bin/sh"
 # Bound on the shielded kill-and-reap after a timeout or a cancellation: a SIGKILLed group dies at

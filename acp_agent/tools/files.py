@@ -20,6 +20,7 @@ from typing import TypeVar
 from pydantic import Field
 
 from acp_agent.kernel import Context, Disposer, PluginConfig, combine
+from acp_agent.tools import reads, texts
 from acp_agent.tools.base import (
     Diff,
     Location,
@@ -31,14 +32,13 @@ from acp_agent.tools.base import (
     ToolResult,
     code_block,
 )
-from acp_agent.tools import reads, texts
 from acp_agent.tools.confined import Target, resolve_among
 from acp_agent.tools.errors import BinaryFile, NotOwned, OutsideWorkspace, ScratchGone
-from acp_agent.tools.scratch import resolve_readable
 from acp_agent.tools.lines import Window
-from acp_agent.tools.workspace import DISK, Workspace, workspace_for
 from acp_agent.tools.registry import TOOLS
 from acp_agent.tools.sandboxing import writable_roots
+from acp_agent.tools.scratch import resolve_readable
+from acp_agent.tools.workspace import DISK, Workspace, workspace_for
 
 # The parameter models' field descriptions are model-visible (the schema sent with every request).
 

@@ -4,10 +4,9 @@
 from __future__ import annotations
 
 from acp_agent.kernel import Context, Disposer, PluginConfig, combine
-from acp_agent.tools.base import ToolDisplayEvent
-from acp_agent.tools.registry import ToolRegistry
 from acp_agent.session.persistence import SESSIONS
-from acp_agent.tools.registry import TOOLS
+from acp_agent.tools.base import ToolDisplayEvent
+from acp_agent.tools.registry import TOOLS, ToolRegistry
 
 name = "tools"
 inject: tuple[str, ...] = ("sessions",)

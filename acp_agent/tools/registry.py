@@ -6,10 +6,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+from acp_agent.kernel.context import ServiceKey
 from acp_agent.kernel.scope import Disposer, Scope
 from acp_agent.tools.base import Tool, ToolCallContext, ToolResult
 from acp_agent.tools.errors import DuplicateTool
-from acp_agent.kernel.context import ServiceKey
 
 if TYPE_CHECKING:
     from acp_agent.tools.pipeline import Gate, PreparedCall

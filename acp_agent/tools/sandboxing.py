@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from acp_agent.kernel.context import Context
+from acp_agent.sandbox import texts
 from acp_agent.sandbox.errors import SandboxUnavailable
 from acp_agent.sandbox.policy import FULL_ACCESS, WORKSPACE_WRITE, Kind
 from acp_agent.sandbox.service import SANDBOX
-from acp_agent.kernel.context import Context
-from acp_agent.sandbox import texts
 from acp_agent.tools.base import ToolCallContext
 from acp_agent.tools.errors import CommandNotStarted
 from acp_agent.tools.scratch import scratch_dir

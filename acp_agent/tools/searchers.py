@@ -21,8 +21,8 @@ from typing import Final, Literal, NamedTuple
 import anyio
 from anyio.abc import ByteReceiveStream
 
-from acp_agent.processes.spawn import open_leader
 from acp_agent.processes.registry import PROCESSES
+from acp_agent.processes.spawn import open_leader
 from acp_agent.tools import texts
 from acp_agent.tools.base import ToolCallContext
 from acp_agent.tools.bash import reap

@@ -30,7 +30,10 @@ def more_lines(start: int, end: int) -> str:
 
 
 def read_limit(start: int, end: int) -> str:
-    return f"[lines {start}-{end}; the next line would pass this call's {READ_BYTES // 1024} KiB: continue with offset {end + 1}]"
+    return (
+        f"[lines {start}-{end}; the next line would pass this call's {READ_BYTES // 1024} KiB: "
+        f"continue with offset {end + 1}]"
+    )
 
 
 def last_lines(start: int, end: int) -> str:
@@ -353,7 +356,10 @@ def image_read(shown: str, mime_type: str, size: int) -> str:
 
 
 def no_vision(model: str) -> str:
-    return f"the model {model} does not take images (its models entry does not declare vision: true), so read_image cannot show you one"
+    return (
+        f"the model {model} does not take images (its models entry does not declare vision: true), "
+        "so read_image cannot show you one"
+    )
 
 
 def not_an_image(shown: str) -> str:

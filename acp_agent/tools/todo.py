@@ -14,8 +14,8 @@ from pydantic import ConfigDict, Field
 from acp_agent.kernel import Context, Disposer, PluginConfig, combine
 from acp_agent.kernel.models import Model
 from acp_agent.session.events import SessionEvent
-from acp_agent.tools.base import Tool, ToolCallContext, ToolParams, ToolPresentation, ToolResult
 from acp_agent.session.persistence import SESSIONS
+from acp_agent.tools.base import Tool, ToolCallContext, ToolParams, ToolPresentation, ToolResult
 from acp_agent.tools.registry import TOOLS
 
 TodoStatus = Literal["pending", "in_progress", "completed"]

@@ -5,9 +5,9 @@ one). Nothing here knows ACP.
 
 from __future__ import annotations
 
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-import os
 from typing import Final
 
 import anyio.to_thread

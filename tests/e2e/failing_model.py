@@ -7,9 +7,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from acp_agent.kernel import Context, Disposer, PluginConfig
-from acp_agent.session.content import BlockStart, StreamChunk, TextDelta
 from acp_agent.llm.request import LlmRequest
 from acp_agent.llm.service import STREAM
+from acp_agent.session.content import BlockStart, StreamChunk, TextDelta
 
 
 class IntegerCodeError(Exception):

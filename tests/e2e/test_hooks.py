@@ -4,7 +4,6 @@ at each event, and what they decide changes the turn as those tools document."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any

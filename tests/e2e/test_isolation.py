@@ -20,8 +20,8 @@ import pytest
 
 from tests.e2e.faults import FAULT_FILE
 from tests.e2e.test_sessions import error_of, load, opened, prompt, result_of, text, turns
-from tests.mounts import mount, skip, tmpfs
 from tests.e2e.wire import RECORD_CONFIG, SNAPSHOT_CONFIG, Wire, spawn_server
+from tests.mounts import mount, skip, tmpfs
 
 pytestmark = pytest.mark.anyio
 

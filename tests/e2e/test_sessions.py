@@ -9,7 +9,7 @@ import json
 import shutil
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -533,7 +533,7 @@ def iso_of_last(store: Store, session_id: str) -> str:
 
 def utc(epoch_ms: int) -> str:
     """ISO 8601 in UTC, to the millisecond, as `updatedAt` is written."""
-    moment = datetime.fromtimestamp(epoch_ms // 1000, tz=timezone.utc)
+    moment = datetime.fromtimestamp(epoch_ms // 1000, tz=UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{epoch_ms % 1000:03d}Z"
 
 

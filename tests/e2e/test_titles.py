@@ -11,9 +11,9 @@ from typing import Any
 import jsonschema
 import pytest
 
+from acp_agent.agent.titles import ENV_TITLES
 from tests.e2e.test_delete import CHILD_CALL, listed
 from tests.e2e.test_sessions import Store, error_of, load, prompt, result_of, store, text, updates_of  # noqa: F401 (fixture)
-from acp_agent.agent.titles import ENV_TITLES
 from tests.e2e.wire import RECORD_CONFIG, Wire, spawn_server
 from tests.paths import ACP_UNSTABLE_SCHEMA
 

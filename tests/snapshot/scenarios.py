@@ -7,6 +7,7 @@ advertises them: it cancels a child by its session id, say) runs in that mode on
 from __future__ import annotations
 
 import json
+
 from tests.paths import FIXTURES
 
 SCENARIOS = sorted(path.name for path in FIXTURES.iterdir() if (path / "input.json").is_file())

@@ -12,7 +12,6 @@ from jsonschema import Draft202012Validator
 
 from acp_agent.acp.children import ChildSession, Frame
 from acp_agent.acp.schema import SessionNotification
-from acp_agent.session.titles import brief
 from acp_agent.acp.updates import ChildOrigin, UpdateMapper
 from acp_agent.session.content import (
     BlockEnd,
@@ -29,6 +28,7 @@ from acp_agent.session.events import (
     AssistantMessageData,
     AssistantMessageEvent,
     SessionEvent,
+    Source,
     ToolError,
     ToolResultData,
     TurnAborted,
@@ -38,9 +38,9 @@ from acp_agent.session.events import (
     TurnFailed,
     TurnMaxSteps,
     UserMessageData,
-    Source,
     UserMessageEvent,
 )
+from acp_agent.session.titles import brief
 from tests.paths import ACP_UNSTABLE_SCHEMA
 
 

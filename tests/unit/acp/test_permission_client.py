@@ -15,9 +15,9 @@ from acp_agent.acp.updates import ChildOrigin, UpdateMapper
 from acp_agent.acp.wire import AgentWire, Wire
 from acp_agent.kernel import Context
 from acp_agent.permissions import AskFailed, PermissionRequest, Permissions, Policy
+from acp_agent.permissions.service import PERMISSIONS
 from acp_agent.session.content import ToolCallBlock
 from acp_agent.tools import BashTool, EditFileTool, ToolRegistry, prepare
-from acp_agent.permissions.service import PERMISSIONS
 from tests.unit.tools.helpers import call_context
 
 pytestmark = pytest.mark.anyio

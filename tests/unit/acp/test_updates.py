@@ -4,9 +4,8 @@ against the official package's model."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import json
+from typing import Any
 
 import pytest
 from acp import schema as official
@@ -14,8 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from acp_agent.acp.schema import SessionNotification
 from acp_agent.acp.connection import encode
+from acp_agent.acp.schema import SessionNotification
 from acp_agent.acp.updates import ChildOrigin, UpdateFrames, UpdateMapper
 from acp_agent.session.content import (
     BlockStart,
@@ -23,9 +22,9 @@ from acp_agent.session.content import (
     FinishReason,
     ReasoningDelta,
     ResourceLink,
+    StreamChunk,
     TextContent,
     TextDelta,
-    StreamChunk,
 )
 from acp_agent.session.events import (
     AssistantChunkData,

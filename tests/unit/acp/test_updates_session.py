@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-
-from acp_agent.session.titles import TITLE_LENGTH, session_title
 from acp_agent.acp.updates import ChildOrigin, UpdateMapper
 from acp_agent.session.content import (
     EmbeddedResource,
@@ -30,6 +28,7 @@ from acp_agent.session.events import (
     UserMessageData,
     UserMessageEvent,
 )
+from acp_agent.session.titles import TITLE_LENGTH, session_title
 from acp_agent.tools import BashTool, Diff, Tool, ToolDisplayData, ToolDisplayEvent
 
 from .test_updates_files import call, wire

@@ -12,8 +12,8 @@ import pytest
 
 from acp_agent.agent.config import ConfigData, ModelEntry, choose, offered
 from acp_agent.agent.errors import AgentError, UnknownModel, UnknownThoughtLevel
-from acp_agent.session import LoadedSession, TextContent
 from acp_agent.agent.keys import AGENTS
+from acp_agent.session import LoadedSession, TextContent
 from acp_agent.session.persistence import SESSIONS
 from tests.unit.agent.conftest import spied
 

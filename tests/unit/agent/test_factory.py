@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from acp_agent.agent.keys import AGENTS
 from acp_agent.kernel import Context
 from acp_agent.session import LoadedSession, SessionHeader, TextContent
-from acp_agent.agent.keys import AGENTS
 from acp_agent.session.persistence import SESSIONS
 from tests.unit.agent.conftest import spied
 

@@ -12,11 +12,11 @@ from typing import Any
 import anyio
 import pytest
 
-from acp_agent.tools import texts as tool_texts
 from acp_agent.agent import Agent
+from acp_agent.agent.keys import AGENTS, PROMPT
 from acp_agent.kernel import Context
 from acp_agent.session import SessionEvent, TextContent
-from acp_agent.agent.keys import AGENTS, PROMPT
+from acp_agent.tools import texts as tool_texts
 from acp_agent.tools.registry import TOOLS
 from tests.paths import UPSTREAM
 from tests.unit.agent.conftest import spied

@@ -8,9 +8,9 @@ from typing import Any
 import anyio
 import pytest
 
+from acp_agent.agent.keys import AGENTS
 from acp_agent.commands import COMMANDS, INIT, Announcer, Command, CommandRegistry, Invocation
 from acp_agent.commands.texts import INIT_PROMPT
-from acp_agent.agent.keys import AGENTS
 from acp_agent.kernel import Context, Row, compose
 from acp_agent.session import TextContent
 from acp_agent.session.content import ResourceLink

@@ -77,7 +77,7 @@ def test_services_are_not_attributes() -> None:
 
 def test_tasks_outside_running_raises() -> None:
     with pytest.raises(KernelError, match=r"^the context is not running: use `async with ctx.running\(\)`$"):
-        Context().tasks
+        _ = Context().tasks
 
 
 @pytest.mark.anyio
@@ -94,7 +94,7 @@ async def test_running_offers_its_task_group_and_yields_the_context() -> None:
         with anyio.fail_after(10):
             await done.wait()
     with pytest.raises(KernelError):
-        ctx.tasks
+        _ = ctx.tasks
 
 
 @pytest.mark.anyio
@@ -170,4 +170,4 @@ async def test_an_error_in_the_body_still_shuts_down_and_surfaces_in_an_exceptio
     assert [str(exc) for exc in caught.value.exceptions] == ["body broke"]
     assert trace == ["shutdown", "scope disposed"]
     with pytest.raises(KernelError):
-        ctx.tasks
+        _ = ctx.tasks

@@ -8,10 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from acp_agent.session.content import StreamChunk
 from acp_agent.llm.replay import ReplayModel
 from acp_agent.llm.request import LlmRequest, UserMessage
-from acp_agent.session.content import TextContent
+from acp_agent.session.content import StreamChunk, TextContent
 
 Line = dict[str, Any]
 

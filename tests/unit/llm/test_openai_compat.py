@@ -19,23 +19,21 @@ import pytest
 from pydantic import ValidationError
 
 import acp_agent
+from acp_agent.agent.config import ModelEntry
+from acp_agent.agent.keys import AGENTS
 from acp_agent.credentials import Credentials, CredentialStore
 from acp_agent.kernel import LoaderError, Row, compose
-from acp_agent.session.persistence import read_log
-from acp_agent.session.registry import default_registry
 from acp_agent.llm import codes, openai_compat
 from acp_agent.llm.errors import LlmError
 from acp_agent.llm.openai_compat import Config, OpenAICompat, retry_after, translate
-from acp_agent.llm.retry import RETRY_EVENT, RetryData, RetryEvent
 from acp_agent.llm.request import LlmRequest, UserMessage
-from acp_agent.llm.service import STREAM
+from acp_agent.llm.retry import RETRY_EVENT, RetryData, RetryEvent
+from acp_agent.llm.service import LLM, STREAM
 from acp_agent.session.content import TextContent
 from acp_agent.session.errors import UnknownEventType
-from acp_agent.agent.keys import AGENTS
-from acp_agent.llm.service import LLM
-from acp_agent.agent.config import ModelEntry
 from acp_agent.session.events import AssistantMessageEvent
-from acp_agent.session.persistence import SESSIONS
+from acp_agent.session.persistence import SESSIONS, read_log
+from acp_agent.session.registry import default_registry
 from tests.paths import ROOT
 
 from .openai_server import (
@@ -150,7 +148,7 @@ async def test_frames_and_characters_split_across_reads_come_out_whole() -> None
         len(body) - 4,
     ]
     pieces: list[bytes | Pause] = []
-    for a, b in zip([0, *cuts], [*cuts, len(body)]):
+    for a, b in zip([0, *cuts], [*cuts, len(body)], strict=False):
         pieces += [body[a:b], Pause(0.01)]
     async with fake_openai(stream(pieces)) as server, adapter_for(server) as adapter:
         chunks = await call(adapter)

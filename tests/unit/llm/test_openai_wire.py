@@ -9,7 +9,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from acp_agent.llm import codes, texts
-from acp_agent.session.content import StreamChunk
 from acp_agent.llm.errors import LlmError
 from acp_agent.llm.openai_wire import (
     RequestOptions,
@@ -31,6 +30,7 @@ from acp_agent.session.content import (
     ImageContent,
     ReasoningBlock,
     ResourceLink,
+    StreamChunk,
     TextBlock,
     TextContent,
     TextResourceContents,
@@ -207,7 +207,7 @@ def test_a_tool_results_images_follow_the_steps_tool_messages_as_a_user_message(
     )
     url = '{"type":"image_url","image_url":{"url":"data:image/png;base64,' + PIXEL + '"}}'
     calls = ",".join(
-        '{"id":"call_%d","type":"function","function":{"name":"bash","arguments":"{\\"command\\": \\"ls\\"}"}}' % n
+        f'{{"id":"call_{n}","type":"function","function":{{"name":"bash","arguments":"{{\\"command\\": \\"ls\\"}}"}}}}'
         for n in (1, 2, 3)
     )
     assert (
@@ -365,7 +365,7 @@ SAMPLE = b"".join(
 def test_any_split_of_a_stream_gives_the_same_events_and_chunks(cuts: list[int]) -> None:
     bounds = [0, *sorted(cuts), len(SAMPLE)]
     decoder, translator = SseDecoder(), StreamTranslator()
-    chunks = [c for a, b in zip(bounds, bounds[1:]) for c in translator.feed(decoder.feed(SAMPLE[a:b]))]
+    chunks = [c for a, b in zip(bounds, bounds[1:], strict=False) for c in translator.feed(decoder.feed(SAMPLE[a:b]))]
     chunks += translator.feed(decoder.close())
 
     whole = StreamTranslator()

@@ -8,7 +8,6 @@ import pytest
 
 from acp_agent.kernel import Context, NoListener, Row, compose
 from acp_agent.llm import replay
-from acp_agent.session.content import BlockStart, TextDelta
 from acp_agent.llm.errors import (
     FixtureNotFound,
     FixturesNotConsumed,
@@ -28,8 +27,8 @@ from acp_agent.llm.replay import (
     load_scripts,
     read_jsonl,
 )
-from acp_agent.llm.service import STREAM
-from acp_agent.llm.service import LLM
+from acp_agent.llm.service import LLM, STREAM
+from acp_agent.session.content import BlockStart, TextDelta
 
 from .builders import (
     Log,

@@ -5,7 +5,6 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from acp_agent.session.content import ReasoningBlock, TextBlock, ToolCallBlock
 from acp_agent.llm.request import (
     AssistantMessage,
     LlmRequest,
@@ -16,7 +15,7 @@ from acp_agent.llm.request import (
     derive_messages,
 )
 from acp_agent.session import default_registry, read_log
-from acp_agent.session.content import ResourceLink, TextContent
+from acp_agent.session.content import ReasoningBlock, ResourceLink, TextBlock, TextContent, ToolCallBlock
 from tests.paths import UPSTREAM
 
 from .builders import Log, Step, call_chunks, text_chunks

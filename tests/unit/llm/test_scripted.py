@@ -9,6 +9,10 @@ from pydantic import ValidationError
 
 from acp_agent.kernel import Row, compose
 from acp_agent.llm.assembler import BlockAssembler
+from acp_agent.llm.errors import LlmError
+from acp_agent.llm.replay import ChunksEntry, HangEntry, ReplayEntry, ThrowEntry
+from acp_agent.llm.scripted import compile_script, pieces
+from acp_agent.llm.service import LLM
 from acp_agent.session.content import (
     FinishReason,
     ReasoningBlock,
@@ -18,10 +22,6 @@ from acp_agent.session.content import (
     ToolCallBlock,
     Usage,
 )
-from acp_agent.llm.errors import LlmError
-from acp_agent.llm.replay import ChunksEntry, HangEntry, ReplayEntry, ThrowEntry
-from acp_agent.llm.scripted import compile_script, pieces
-from acp_agent.llm.service import LLM
 
 from .builders import collect, request
 

@@ -7,11 +7,10 @@ from typing import Any
 import pytest
 
 from acp_agent.kernel import Context, NoListener, Row, compose
-from acp_agent.session.content import StreamChunk, TextDelta
 from acp_agent.llm.request import LlmRequest
 from acp_agent.llm.retry import RETRY_EVENT
-from acp_agent.llm.service import STREAM, LlmService
-from acp_agent.llm.service import LLM
+from acp_agent.llm.service import LLM, STREAM, LlmService
+from acp_agent.session.content import StreamChunk, TextDelta
 from acp_agent.session.persistence import SESSIONS
 
 from .builders import collect, request

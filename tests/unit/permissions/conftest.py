@@ -15,11 +15,11 @@ import pytest
 
 from acp_agent.agent import Agent
 from acp_agent.agent.factory import PUBLISHED
+from acp_agent.agent.keys import AGENTS
 from acp_agent.kernel import Context, Row, compose
 from acp_agent.permissions import Answer, Asker, AskFailed, PermissionRequest, Permissions
-from acp_agent.session import TextContent
-from acp_agent.agent.keys import AGENTS
 from acp_agent.permissions.service import PERMISSIONS
+from acp_agent.session import TextContent
 
 
 class ScriptedAsker(Asker):

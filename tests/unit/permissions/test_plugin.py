@@ -9,9 +9,9 @@ import pytest
 from acp_agent.kernel import LoaderError, Row, compose
 from acp_agent.permissions import Permissions, Policy
 from acp_agent.permissions.modes import MODE_IDS, MODES
-from acp_agent.subagents.driver import INHERIT
 from acp_agent.permissions.service import PERMISSIONS
 from acp_agent.session.persistence import SESSIONS
+from acp_agent.subagents.driver import INHERIT
 
 
 def rows(tmp_path: Path, config: dict[str, object]) -> list[Row]:

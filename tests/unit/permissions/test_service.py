@@ -11,12 +11,12 @@ import pytest
 from pydantic import BaseModel
 
 from acp_agent.agent.factory import Lineage
+from acp_agent.agent.keys import AGENTS
 from acp_agent.permissions import AskFailed, UnknownMode, texts
 from acp_agent.permissions.rules import CommandRule
 from acp_agent.subagents.driver import PARENT_CANCELLED
-from acp_agent.agent.keys import AGENTS
-from acp_agent.tools.base import GrantScope
 from acp_agent.tools import Tool, ToolCallContext, ToolPresentation, ToolResult
+from acp_agent.tools.base import GrantScope
 from acp_agent.tools.registry import TOOLS
 from tests.unit.permissions.conftest import Harness, ScriptedAsker, bash, call, codes, of_type, results
 

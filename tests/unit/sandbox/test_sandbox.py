@@ -13,7 +13,8 @@ import coverage
 import pytest
 
 from acp_agent.kernel import LoaderError, Row, compose
-from acp_agent.sandbox import backends, bubblewrap, exec as launcher, landlock, texts
+from acp_agent.sandbox import backends, bubblewrap, landlock, texts
+from acp_agent.sandbox import exec as launcher
 from acp_agent.sandbox.backends import LAUNCHER, Backend, choose
 from acp_agent.sandbox.errors import SandboxUnavailable
 from acp_agent.sandbox.policy import FULL_ACCESS, READ_ONLY, WORKSPACE_WRITE, Policy

@@ -49,7 +49,7 @@ def index_file(root: Path) -> dict[str, dict[str, object]]:
         for cwd, line in lines.items():
             columns = json.loads(line)
             for values in zip(*(columns[name] for name in FIELDS), strict=True):
-                entries[values[0]] = {"cwd": cwd, **dict(zip(FIELDS[1:], values[1:]))}
+                entries[values[0]] = {"cwd": cwd, **dict(zip(FIELDS[1:], values[1:], strict=False))}
     journal = root / INDEX_DIR / JOURNAL_FILE
     if journal.exists():
         data = journal.read_bytes()
@@ -57,7 +57,7 @@ def index_file(root: Path) -> dict[str, dict[str, object]]:
             data = data[absorbed[1] :]
         for line in data.splitlines():
             session_id, cwd, *values = json.loads(line)
-            entries[session_id] = {"cwd": cwd, **dict(zip(FIELDS[1:], values))}
+            entries[session_id] = {"cwd": cwd, **dict(zip(FIELDS[1:], values, strict=False))}
     return entries
 
 

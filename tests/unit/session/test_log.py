@@ -4,7 +4,6 @@ import time
 import weakref
 
 import pytest
-from acp_agent.session.errors import TurnsOutOfRange
 
 from acp_agent.session import (
     AssistantChunkEvent,
@@ -13,15 +12,16 @@ from acp_agent.session import (
     SessionEvent,
     SessionHeader,
     StepData,
+    StreamedChunk,
     ToolError,
     TurnFailed,
     UnbalancedSeed,
     completed_turn_prefix,
     default_registry,
-    StreamedChunk,
     now_ms,
 )
 from acp_agent.session.content import TextDelta
+from acp_agent.session.errors import TurnsOutOfRange
 from acp_agent.session.log import closing_events
 from tests.unit.session.builders import (
     close_step,

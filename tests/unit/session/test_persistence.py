@@ -21,7 +21,6 @@ from acp_agent.session import (
     Finish,
     FinishReason,
     ForeignSessionsDirectory,
-    UnusableSessionsDirectory,
     InvalidSessionId,
     LoadedSession,
     LogUnwritable,
@@ -39,12 +38,13 @@ from acp_agent.session import (
     TextDelta,
     UnknownEventType,
     UnsupportedVersion,
+    UnusableSessionsDirectory,
     default_registry,
+    persistence,
     read_log,
 )
-from acp_agent.session import persistence
-from acp_agent.session.persistence import _delta_line, _line, read_events
 from acp_agent.session.index import INDEX_DIR
+from acp_agent.session.persistence import _delta_line, _line, read_events
 from tests.paths import UPSTREAM
 from tests.unit.session.builders import (
     TitleData,

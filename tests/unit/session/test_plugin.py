@@ -6,8 +6,8 @@ import pytest
 
 from acp_agent.kernel.context import Context
 from acp_agent.session import SessionStore
-from acp_agent.session.plugin import ENV_DIR, Config, apply, sessions_dir
 from acp_agent.session.persistence import SESSIONS
+from acp_agent.session.plugin import ENV_DIR, Config, apply, sessions_dir
 from tests.unit.session.builders import new_session, start_turn
 
 

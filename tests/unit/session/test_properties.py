@@ -68,7 +68,7 @@ def test_any_truncation_is_repaired(
     path.write_bytes(data[:cut])
     original = data[header_end:].split(b"\n")[:-1]
     parts = data[header_end:cut].split(b"\n")
-    intact = sum(1 for part, line in zip(parts, original) if part == line)
+    intact = sum(1 for part, line in zip(parts, original, strict=False) if part == line)
     torn = parts[-1] != b"" and parts[-1] != original[len(parts) - 1]
     loaded = read_log(path, store.registry)
     kept = every[:intact]

@@ -6,8 +6,7 @@ import os
 from pathlib import Path
 
 from acp_agent.commands.files import FILE_LIMIT
-from acp_agent.skills import Skill, find_skills, read_skill, skill_roots
-from acp_agent.skills import texts
+from acp_agent.skills import Skill, find_skills, read_skill, skill_roots, texts
 
 
 def write(directory: Path, text: str) -> Path:

@@ -14,11 +14,11 @@ import pytest
 
 from acp_agent.agent import Agent
 from acp_agent.agent.factory import PUBLISHED
+from acp_agent.agent.keys import AGENTS
 from acp_agent.kernel import Context, Row, compose
 from acp_agent.llm.request import LlmRequest
 from acp_agent.llm.service import STREAM
 from acp_agent.session import SessionEvent, TextContent
-from acp_agent.agent.keys import AGENTS
 
 
 def rows(sessions: Path, *, agents: dict[str, Any], spawn_tool: dict[str, Any], fork_tool: dict[str, Any]) -> list[Row]:

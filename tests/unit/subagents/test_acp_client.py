@@ -12,15 +12,15 @@ from typing import Any
 import anyio
 import pytest
 
-from acp_agent.subagents import acp_client, texts
 from acp_agent.agent.keys import AGENTS
 from acp_agent.kernel import Context
 from acp_agent.mcp.servers import HttpServer, StdioServer
 from acp_agent.mcp.session import MCP
-from acp_agent.subagents.acp import _ending, _mcp_servers
-from acp_agent.subagents.acp_files import READ, WRITE, serve_fs
-from acp_agent.subagents.acp_client import AcpChild, AcpChildError, Handlers
 from acp_agent.session.events import TurnAborted, TurnCompleted, TurnFailed, TurnMaxSteps, TurnMaxTokens
+from acp_agent.subagents import acp_client, texts
+from acp_agent.subagents.acp import _ending, _mcp_servers
+from acp_agent.subagents.acp_client import AcpChild, AcpChildError, Handlers
+from acp_agent.subagents.acp_files import READ, WRITE, serve_fs
 from tests.paths import FIXTURES
 from tests.unit.tools.helpers import call_context
 

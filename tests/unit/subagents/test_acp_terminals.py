@@ -14,8 +14,8 @@ from acp_agent.kernel import Context
 from acp_agent.permissions import Permissions, Policy
 from acp_agent.permissions.service import PERMISSIONS
 from acp_agent.sandbox.policy import READ_ONLY
-from acp_agent.subagents.acp_files import WRITE, serve_fs
 from acp_agent.subagents.acp_client import Refused
+from acp_agent.subagents.acp_files import WRITE, serve_fs
 from acp_agent.subagents.acp_terminals import Terminals, thread_policy
 from tests.unit.tools.helpers import call_context
 

@@ -14,11 +14,11 @@ from acp_agent.agent import Agent
 from acp_agent.kernel import Row, compose
 from acp_agent.llm.request import UserMessage
 from acp_agent.session import TextContent
+from acp_agent.session.events import TurnCompleted
 from acp_agent.subagents import texts
 from acp_agent.subagents.driver import ALL
 from acp_agent.subagents.keys import BACKGROUND
 from acp_agent.subagents.registry import SUBAGENTS, SubagentRequest, SubagentResult
-from acp_agent.session.events import TurnCompleted
 from tests.unit.subagents.conftest import Harness, call, delegate, logged, of_type, results, text
 
 pytestmark = pytest.mark.anyio

@@ -10,12 +10,12 @@ import pytest
 
 from acp_agent.agent import Agent
 from acp_agent.agent.factory import PUBLISHED
+from acp_agent.agent.keys import AGENTS
 from acp_agent.session import SessionEvent
 from acp_agent.subagents import SubagentRequest, UnknownProvider
 from acp_agent.subagents import spawn as spawn_plugin
 from acp_agent.subagents import tool as tool_plugin
 from acp_agent.subagents.driver import PARENT_CANCELLED
-from acp_agent.agent.keys import AGENTS
 from acp_agent.subagents.registry import SUBAGENTS
 from tests.unit.subagents.conftest import Harness, bash, delegate, kinds, logged, of_type, results, text
 

@@ -12,9 +12,9 @@ import pytest
 
 from acp_agent.agent import Agent, AgentOptions
 from acp_agent.agent.factory import Lineage
+from acp_agent.agent.keys import AGENTS, PROMPT
 from acp_agent.subagents import SubagentRequest
 from acp_agent.subagents.driver import MAX_SAFE_INTEGER
-from acp_agent.agent.keys import AGENTS, PROMPT
 from acp_agent.subagents.registry import SUBAGENTS
 from tests.unit.subagents.conftest import Harness, bash, delegate, kinds, of_type, results, text
 

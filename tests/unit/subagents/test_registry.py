@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from acp_agent.agent.keys import AGENTS
 from acp_agent.subagents import (
     Capabilities,
     DuplicateProvider,
@@ -18,7 +19,6 @@ from acp_agent.subagents import (
 from acp_agent.subagents import tool as tool_plugin
 from acp_agent.subagents.driver import InProcessProvider
 from acp_agent.subagents.fork import completed_turns
-from acp_agent.agent.keys import AGENTS
 from acp_agent.subagents.registry import SUBAGENTS
 from tests.unit.subagents.conftest import Harness, delegate, of_type, results, text
 

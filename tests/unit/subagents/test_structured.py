@@ -10,13 +10,13 @@ import pytest
 
 from acp_agent.agent import Agent, Section
 from acp_agent.agent.factory import PUBLISHED
+from acp_agent.agent.keys import PROMPT
 from acp_agent.session.content import TextContent
 from acp_agent.session.events import ToolResultData
 from acp_agent.session.index import INDEX_DIR
 from acp_agent.session.registry import default_registry
 from acp_agent.subagents import UnsupportedSchema, texts
 from acp_agent.subagents.structured import StructuredCapture, check_schema
-from acp_agent.agent.keys import PROMPT
 from tests.unit.subagents.conftest import Harness, bash, delegate, kinds, of_type, results, text
 
 pytestmark = pytest.mark.anyio

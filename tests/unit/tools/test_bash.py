@@ -13,7 +13,6 @@ from pydantic import ValidationError
 
 from acp_agent.kernel.context import Context
 from acp_agent.session.content import ToolCallBlock
-from acp_agent.tools.base import parameters_schema
 from acp_agent.tools import (
     LOCAL,
     RUNNER_SERVICE,
@@ -33,6 +32,7 @@ from acp_agent.tools import (
     runner_for,
 )
 from acp_agent.tools import bash as bash_plugin
+from acp_agent.tools.base import parameters_schema
 from acp_agent.tools.registry import TOOLS
 
 from .helpers import call_context

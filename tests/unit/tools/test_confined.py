@@ -14,8 +14,15 @@ from pathlib import Path
 import anyio
 import pytest
 
-from acp_agent.tools import EditFileParams, EditFileTool, ReadFileParams, ReadFileTool, WriteFileParams, WriteFileTool
-from acp_agent.tools import confined
+from acp_agent.tools import (
+    EditFileParams,
+    EditFileTool,
+    ReadFileParams,
+    ReadFileTool,
+    WriteFileParams,
+    WriteFileTool,
+    confined,
+)
 from acp_agent.tools.confined import kind, resolve_in
 
 from .helpers import logged, logged_call

@@ -13,6 +13,7 @@ import pytest
 from acp_agent.kernel import Row, compose
 from acp_agent.session.content import ToolCallBlock
 from acp_agent.session.errors import UnknownEventType
+from acp_agent.session.persistence import SESSIONS
 from acp_agent.tools import (
     WORKSPACE_SERVICE,
     Diff,
@@ -35,10 +36,8 @@ from acp_agent.tools import (
     resolve_in,
     workspace_for,
 )
-from acp_agent.session.persistence import SESSIONS
-from acp_agent.tools.registry import TOOLS
-
 from acp_agent.tools.lines import Lines, Window, read_window
+from acp_agent.tools.registry import TOOLS
 
 from .helpers import call_context, logged, logged_call
 

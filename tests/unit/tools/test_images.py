@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import os
 from pathlib import Path
+
 import pytest
 
 from acp_agent.agent.config import ModelEntry

@@ -57,7 +57,6 @@ class Kit:
             ctx, max_running=limits.get("max_running", 8), max_output_bytes=limits.get("max_output_bytes", 30000)
         )
         self.call = make_call(ctx, cwd)
-        self.call.agent.ctx.provide  # the ctx the jobs run under
 
     async def start(self, command: str) -> str:
         return (await self.jobs.start(command, self.call)).plain_text()

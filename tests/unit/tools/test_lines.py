@@ -17,7 +17,6 @@ from acp_agent.tools import ReadFileParams, ReadFileTool
 from acp_agent.tools.errors import BinaryFile
 from acp_agent.tools.lines import Lines, Window, read_window
 from acp_agent.tools.texts import LINE_CUT, READ_BYTES
-
 from tests.sparse import sparse_file
 
 from .helpers import logged_call
@@ -68,7 +67,7 @@ def test_one_call_stops_before_the_line_that_would_pass_256_kib() -> None:
     per_line = len(f"{1:>6}\t{line}\n")
     assert len(found.lines) == READ_BYTES // per_line == 260
     assert (found.more, found.full, found.total) == (True, True, None)
-    last = read_window(stream(b"y\n" + "z".encode() * 2000), Window(1, 5, 300_000))
+    last = read_window(stream(b"y\n" + b"z" * 2000), Window(1, 5, 300_000))
     assert last.lines == ["y", "z" * 2000]  # a last line without a newline counts the same
     huge = read_window(stream(b"a\n" + b"b" * (READ_BYTES + 10)), Window(1, 5, 300_000))
     assert (huge.lines, huge.full) == (["a"], True)

@@ -18,7 +18,7 @@ EDIT, WRITE, READ = EditFileTool(read_first=True), WriteFileTool(read_first=True
 
 
 def code(result: object) -> str | None:
-    error = getattr(result, "error")
+    error = result.error
     return None if error is None else error.code
 
 

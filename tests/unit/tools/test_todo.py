@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from acp_agent.agent.keys import AGENTS
 from acp_agent.kernel import Row, compose
 from acp_agent.session.content import TextContent, ToolCallBlock
 from acp_agent.session.errors import InvariantViolation
+from acp_agent.session.persistence import SESSIONS
 from acp_agent.tools import (
     Todo,
     TodoParams,
@@ -20,8 +22,6 @@ from acp_agent.tools import (
     ToolRegistry,
     prepare,
 )
-from acp_agent.agent.keys import AGENTS
-from acp_agent.session.persistence import SESSIONS
 
 from .helpers import logged, logged_call
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
-from acp_agent.trust import TrustStore
-from acp_agent.trust import texts
+from acp_agent.trust import TrustStore, texts
 
 
 def test_saving_and_revoking(tmp_path: Path) -> None:
