@@ -275,7 +275,10 @@ call, and asks permission for an edit."""
 async def test_an_acp_agent_nobody_here_wrote_answers_as_a_child(tmp_path: Path) -> None:
     tsx = NPM_BIN / "tsx"
     if not (tsx.is_file() and EXAMPLE_AGENT.is_file()):
-        reason = "the ACP TypeScript library's example agent and tsx are not installed (.ci/run installs them when npm exists)"
+        reason = (
+            "the ACP TypeScript library's example agent and tsx are not installed "
+            "(.ci/run installs them when npm exists)"
+        )
         print(reason)
         pytest.skip(reason)
     config = {"providerName": "example", "command": str(tsx), "args": [str(EXAMPLE_AGENT)], "title": "example"}

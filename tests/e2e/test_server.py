@@ -470,13 +470,18 @@ async def test_a_boolean_for_a_select_option_is_refused_naming_the_option(tmp_pa
             "session/set_config_option", {"sessionId": session_id, "configId": "mode", "value": "plan"}
         )
     assert error_of(refused["mode"]) == (
-        -32602, "Invalid params: value: 'mode' is a select option, set to one of its values ('ask', 'auto', 'plan', 'full'), not to true"
+        -32602,
+        ("Invalid params: value: 'mode' is a select option, set to one of its values ('ask', 'auto', 'plan', 'full'), "
+         "not to true"),
     )  # fmt: skip
     assert error_of(refused["model"]) == (
-        -32602, "Invalid params: value: 'model' is a select option, set to one of its values ('replay', 'replay-alt'), not to false"
+        -32602,
+        ("Invalid params: value: 'model' is a select option, set to one of its values ('replay', 'replay-alt'), "
+         "not to false"),
     )  # fmt: skip
     assert error_of(refused["verbose"]) == (
-        -32602, "Invalid params: configId 'verbose' is not a config option of this session ('mode', 'model', 'thought_level')"
+        -32602,
+        "Invalid params: configId 'verbose' is not a config option of this session ('mode', 'model', 'thought_level')",
     )  # fmt: skip
     assert [o["currentValue"] for o in result_of(kept)["configOptions"]][:2] == ["plan", "replay"]
 

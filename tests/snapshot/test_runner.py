@@ -81,11 +81,14 @@ async def test_wrong_answers_are_failures_and_the_run_goes_on(tmp_path: Path) ->
     result = await run_fake(tmp_path, steps)
     assert result.failures == [
         "step 1 (prompt): no session yet: a newSession step must come first",
-        'step 4 (newSessionExpectError): expected an error, got the result {"sessionId":"11111111-2222-3333-4444-555555555555"}',
+        ('step 4 (newSessionExpectError): expected an error, got the result '
+         '{"sessionId":"11111111-2222-3333-4444-555555555555"}'),
         "step 5 (prompt): unexpected error -32603: Internal error: boom",
         'step 6 (promptExpectError): expected an error, got the result {"stopReason":"end_turn"}',
-        'step 8 (promptAndCancel): answered before any agent_message_chunk: {"jsonrpc":"2.0","id":7,"result":{"stopReason":"end_turn"}}',
-        'step 9 (promptAndCancel): expected the result {"stopReason":"cancelled"}, got {"jsonrpc":"2.0","id":8,"result":{"stopReason":"end_turn"}}',
+        ('step 8 (promptAndCancel): answered before any agent_message_chunk: '
+         '{"jsonrpc":"2.0","id":7,"result":{"stopReason":"end_turn"}}'),
+        ('step 9 (promptAndCancel): expected the result {"stopReason":"cancelled"}, '
+         'got {"jsonrpc":"2.0","id":8,"result":{"stopReason":"end_turn"}}'),
     ]  # fmt: skip
     sent = json.loads(result.sent[2])["params"]
     assert sent == {"cwd": "relative", "mcpServers": [], "additionalDirectories": ["/x"]}
@@ -107,7 +110,8 @@ async def test_prompt_and_cancel_when_reports_a_prompt_that_answered_first(tmp_p
     steps = [*OPEN, {"op": "promptAndCancelWhen", "text": "quick", "children": 1}]
     result = await run_fake(tmp_path, steps)
     assert result.failures == [
-        'step 3 (promptAndCancelWhen): answered before 1 child agent(s) showed a tool call: {"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}'
+        "step 3 (promptAndCancelWhen): answered before 1 child agent(s) showed a tool call: "
+        '{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}'
     ]
 
 

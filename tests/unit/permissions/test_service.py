@@ -423,7 +423,8 @@ async def test_the_auto_mode_runs_unasked_what_declares_it_edits_files_not_what_
 
 async def test_saved_rules_reject_and_allow_commands_of_the_project(harness: Make, tmp_path: Path) -> None:
     script = {"s1": [{"toolCalls": [bash("a", "git push --force")]}, {"toolCalls": [bash("b", "git push origin")]},
-                     {"toolCalls": [bash("c", "make test")]}, {"toolCalls": [bash("d", "make test && make docs")]}, DONE]}  # fmt: skip
+                     {"toolCalls": [bash("c", "make test")]}, {"toolCalls": [bash("d", "make test && make docs")]},
+                     DONE]}  # fmt: skip
     h = harness(script)
     asker = ScriptedAsker(["reject_prefix", "allow_once"])
     h.permissions.use_asker(asker)

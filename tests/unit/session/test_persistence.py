@@ -404,7 +404,8 @@ def test_a_sessions_directory_that_cannot_hold_logs_is_refused_at_construction_s
         with pytest.raises(UnusableSessionsDirectory) as refused:
             SessionStore(directory, registry=default_registry())
         assert str(refused.value) == (
-            f"sessions directory {directory} cannot hold session logs: {why} (set ACP_AGENT_SESSIONS to a directory of your own)"
+            f"sessions directory {directory} cannot hold session logs: {why} "
+            "(set ACP_AGENT_SESSIONS to a directory of your own)"
         )
 
 
