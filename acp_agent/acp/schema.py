@@ -104,6 +104,8 @@ class SessionCapabilities(Model):
     resume: Supported | None = None
     close: Supported | None = None
     delete: Supported | None = None
+    additional_directories: Supported | None = None
+    """`additionalDirectories` on new, load, resume and fork."""
     title: Supported | None = None
     """Unstable: `session/set_title`."""
     system_prompt: SystemPromptCapabilities | None = None

@@ -346,7 +346,7 @@ def changed_since_read(shown: str) -> str:
 def image_description(max_bytes: int) -> str:
     return (
         "Look at an image file: a PNG, JPEG, GIF or WebP (told by its content, not its name) of at "
-        f"most {_size(max_bytes)}, inside the working directory. The image comes back "
+        f"most {_size(max_bytes)}, inside the working directory or an additional directory. The image comes back "
         "for you to see; use read_file for text."
     )
 
@@ -368,3 +368,23 @@ def not_an_image(shown: str) -> str:
 
 def image_too_large(shown: str, size: int, max_bytes: int) -> str:
     return f"{shown} is {_size(size)}, more than read_image takes ({_size(max_bytes)})"
+
+
+# --- roots -----------------------------------------------------------------------------------
+
+PATH_DESCRIPTION = (
+    "The file: relative to the working directory, or an absolute path inside it or inside one of the"
+    " session's additional directories."
+)
+"""read_file, write_file, edit_file and read_image's `path` (model-visible)."""
+SEARCH_PATH_NOTE = " An absolute path may name a directory inside one of the session's additional directories."
+"""Ends glob's and grep's `path` descriptions (model-visible)."""
+
+
+def roots_section(directories: list[str]) -> str:
+    listed = "\n".join(f"- {directory}" for directory in directories)
+    return (
+        "Besides the working directory, this session's workspace includes these additional directories."
+        " The file and search tools reach them by absolute path, and commands may change files in them:"
+        f"\n{listed}"
+    )
