@@ -16,7 +16,16 @@ import anyio
 from pydantic import BaseModel, ValidationError
 
 import acp_agent
-from acp_agent.acp import auth, client_services, errors, foreign, modes, permission_client, trust_client
+from acp_agent.acp import (
+    auth,
+    client_services,
+    elicitation,
+    errors,
+    foreign,
+    modes,
+    permission_client,
+    trust_client,
+)
 from acp_agent.acp.children import ChildSession, stop_reason, woken_turn
 from acp_agent.acp.connection import Connection
 from acp_agent.acp.history import StoredLog, history_updates
@@ -166,6 +175,8 @@ class AcpServer:
         ctx.scope.add(foreign.install(ctx, self.wire))
         # A project's hooks, servers and allow rules wait for the user's trust (trust_client.py).
         ctx.scope.add(trust_client.install(ctx, self.wire))
+        # A session of a client that answers forms may ask the user questions (elicitation.py).
+        ctx.scope.add(elicitation.install(ctx, self.wire))
         # A child works in its parent's roots (the cwd and the client's additional directories).
         ctx.scope.add(ctx.events.on(INHERIT, inherit_roots))
         self.commands = ctx.find(COMMANDS)

@@ -388,3 +388,36 @@ def roots_section(directories: list[str]) -> str:
         " The file and search tools reach them by absolute path, and commands may change files in them:"
         f"\n{listed}"
     )
+
+
+# --- ask_user --------------------------------------------------------------------------------
+
+ASK_USER_DESCRIPTION = (
+    "Ask the user a question and wait for the answer: when you cannot go on well without their"
+    " decision or information (not for what the other tools can find out). Give `options` for the"
+    " user to pick one from (several with `multi_select`); without options the user types the"
+    " answer. The user may also decline or dismiss the question."
+)
+NO_ANSWER = {
+    "accept": "The user submitted the form without an answer.",
+    "decline": "The user declined to answer the question.",
+    "cancel": "The user dismissed the question without answering.",
+}
+"""What the model reads for a reply that carries no answer, by its action."""
+
+
+def user_answered(answer: str | list[str]) -> str:
+    if isinstance(answer, str):
+        return f"The user answered: {answer}"
+    if not answer:
+        return "The user picked none of the options."
+    return "The user picked: " + ", ".join(answer)
+
+
+def ask_failed(why: str) -> str:
+    return f"the question could not be asked: {why}"
+
+
+def ask_title(question: str) -> str:
+    line = " ".join(question.split())
+    return f"Ask: {line if len(line) <= 80 else line[:79] + '…'}"
