@@ -209,11 +209,6 @@ class ToolCallContext:
         return roots_of(self.agent)
 
     @property
-    def workspace(self) -> tuple[Path, ...]:
-        """The directories the call works in: its cwd first, then the session's additional roots."""
-        return (self.cwd, *self.roots.additional)
-
-    @property
     def scope(self) -> Scope:
         """The calling agent's scope: registrations made here vanish with the agent."""
         return self.agent.scope

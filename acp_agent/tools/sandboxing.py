@@ -67,7 +67,7 @@ def writable_roots(call: ToolCallContext) -> tuple[Path, ...]:
     additional roots where no sandbox is composed."""
     sandbox = call.ctx.find(SANDBOX)
     if sandbox is None:
-        return call.workspace
+        return (call.cwd, *call.roots.additional)
     others = sandbox.writable(WORKSPACE_WRITE, call.cwd, scratch_dir(call), call.roots.additional)
     return (call.cwd, *map(Path, others[1:]))  # the first is the cwd, resolved
 

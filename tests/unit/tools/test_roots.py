@@ -55,11 +55,11 @@ def agent_in(cwd: Path, ctx: Context | None = None) -> ToolCallContext:
 def test_an_agent_is_given_roots_logged_once_named_to_the_model_and_inherited(tmp_path: Path) -> None:
     call = agent_in(tmp_path / "cwd")
     agent = call.agent
-    assert roots_of(agent) == Roots(tmp_path / "cwd") and call.workspace == (tmp_path / "cwd",)
+    assert roots_of(agent) == Roots(tmp_path / "cwd") and call.roots.additional == ()
     roots = Roots(tmp_path / "cwd", (tmp_path / "a",))
     use_roots(agent, roots)
     use_roots(agent, roots)  # the same set again: not logged again, one section
-    assert call.roots == roots and call.workspace == (tmp_path / "cwd", tmp_path / "a")
+    assert call.roots == roots and writable_roots(call) == (tmp_path / "cwd", tmp_path / "a")  # no sandbox
     assert [event.data.directories for event in agent.session.events] == [[str(tmp_path / "a")]]
     prompt = agent.ctx.get(PROMPT).render(agent.scope, {}, [])
     assert prompt.count("additional directories. The file and search tools reach them by absolute path") == 1
