@@ -130,7 +130,12 @@ async def run_scenario(
         if child_sessions is not None:
             capabilities = capabilities.model_copy(update={"subagents": {} if child_sessions else None})
         client = Client(
-            process.stdin, scenario.permissions, capabilities=capabilities, files=FileServer(cwd), terminals=terminals
+            process.stdin,
+            scenario.permissions,
+            elicitations=scenario.elicitations,
+            capabilities=capabilities,
+            files=FileServer(cwd),
+            terminals=terminals,
         )
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(client.read, process.stdout)

@@ -19,6 +19,7 @@ from acp_agent.llm.request import ToolSchema
 from acp_agent.sandbox.policy import Kind
 from acp_agent.session.content import ContentBlock, TextContent
 from acp_agent.session.events import SessionEvent, ToolError
+from acp_agent.tools.roots import Roots, roots_of
 
 if TYPE_CHECKING:
     from acp_agent.agent.agent import Agent
@@ -201,6 +202,11 @@ class ToolCallContext:
     @property
     def route(self) -> str:
         return self.agent.route
+
+    @property
+    def roots(self) -> Roots:
+        """The calling agent's roots: its cwd and the additional directories its client named."""
+        return roots_of(self.agent)
 
     @property
     def scope(self) -> Scope:

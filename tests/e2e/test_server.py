@@ -24,6 +24,7 @@ AGENT_CAPABILITIES = {
         "resume": {},
         "close": {},
         "delete": {},
+        "additionalDirectories": {},
         "title": {},
         "systemPrompt": {},
         "fork": {},
@@ -121,13 +122,14 @@ async def test_session_new_validates_cwd_directories_and_mcp_servers(tmp_path: P
         code, message = error_of(await wire.request("session/new", {"cwd": "work", "mcpServers": []}))
         assert code == -32602
         assert "cwd" in message and "'work'" in message
-        code, message = error_of(
-            await wire.request(
-                "session/new", {"cwd": str(server.cwd), "mcpServers": [], "additionalDirectories": [str(tmp_path)]}
-            )
-        )
-        assert code == -32602
-        assert "additionalDirectories" in message
+        for extra, said in (
+            (["extra"], "additionalDirectories[0] must be an absolute path, got 'extra'"),
+            ([str(tmp_path), str(tmp_path / "gone")], f"additionalDirectories[1]: {str(tmp_path / 'gone')!r} is not"),
+        ):
+            params = {"cwd": str(server.cwd), "mcpServers": [], "additionalDirectories": extra}
+            code, message = error_of(await wire.request("session/new", params))
+            assert code == -32602
+            assert message.startswith(f"Invalid params: {said}")
         assert wire.stderr_text.count("MCP") == 0
         acp = {"type": "acp", "name": "inside", "serverId": "s-1"}
         code, message = error_of(await wire.request("session/new", {"cwd": str(server.cwd), "mcpServers": [acp]}))

@@ -12,6 +12,7 @@ import pytest
 from acp_agent.snapshot.client import Client
 from acp_agent.snapshot.errors import InvalidScenario, ServerGone
 from acp_agent.snapshot.runner import RunResult, read_logs, route_key, run_scenario
+from acp_agent.snapshot.scenario import ClientCapabilities
 from tests.snapshot.conftest import fake_server, write_scenario
 
 pytestmark = pytest.mark.anyio
@@ -276,3 +277,17 @@ def test_route_key_sorts_naturally() -> None:
     assert sorted(["s10", "s2/#2", "s2", "s1/call_10", "s1/call_9"], key=route_key) == [
         "s1/call_9", "s1/call_10", "s2", "s2/#2", "s10",
     ]  # fmt: skip
+
+
+async def test_elicitations_are_answered_from_the_queue_and_a_missing_answer_is_a_failure() -> None:
+    send, receive = anyio.create_memory_object_stream[bytes](10)
+    answers = [{"action": "decline"}, {"action": "accept", "content": {"answer": "x"}}]
+    forms = ClientCapabilities(elicitation={"form": {}})
+    client = Client(send, [], elicitations=answers, capabilities=forms)  # type: ignore[arg-type]
+    for request_id in (1, 2, 3):
+        await client._answer({"id": request_id, "method": "elicitation/create", "params": {"message": "Which?"}}, 0)
+    sent = [json.loads(receive.receive_nowait())["result"] for _ in range(3)]
+    assert sent == [*answers, {"action": "cancel"}]
+    assert client.failures == ["the agent asked 'Which?' and input.json has no answer left"]
+    unused = Client(send, [], elicitations=answers[:1], capabilities=forms)  # type: ignore[arg-type]
+    assert unused.leftovers() == ["elicitation answers left unused: [{'action': 'decline'}]"]
