@@ -19,7 +19,8 @@ from acp_agent.acp.wire import Wire
 from acp_agent.agent.agent import Agent
 from acp_agent.agent.factory import PUBLISHED
 from acp_agent.kernel.context import Context
-from acp_agent.kernel.scope import Disposer
+from acp_agent.kernel.scope import Disposer, combine
+from acp_agent.tools import texts
 from acp_agent.tools.base import ToolCallContext
 from acp_agent.tools.questions import AskFailed, AskUserParams, AskUserTool, Reply, UserQuestions
 from acp_agent.tools.registry import TOOLS
@@ -38,7 +39,7 @@ def install(ctx: Context, wire: Wire) -> Disposer:
         if wire.client.elicits and agent.session.header.parent_session is None:
             ctx.get(TOOLS).register(tool, owner=agent.scope)
 
-    return ctx.events.on(PUBLISHED, offer)
+    return combine(ctx.events.on(PUBLISHED, offer), ctx.get(TOOLS).withhold(tool.name, texts.CANNOT_ASK))
 
 
 def form_schema(question: AskUserParams) -> dict[str, Any]:

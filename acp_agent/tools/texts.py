@@ -398,6 +398,11 @@ ASK_USER_DESCRIPTION = (
     " user to pick one from (several with `multi_select`); without options the user types the"
     " answer. The user may also decline or dismiss the question."
 )
+CANNOT_ASK = (
+    "ask_user is not available to you here (a subagent, or an editor that cannot show a question):"
+    " the call did not run. Put the question in your final answer instead."
+)
+"""What a call of ask_user answers from an agent that was not given the tool."""
 NO_ANSWER = {
     "accept": "The user submitted the form without an answer.",
     "decline": "The user declined to answer the question.",

@@ -12,6 +12,7 @@ import anyio
 import pytest
 from jsonschema import Draft202012Validator
 
+from acp_agent.tools.texts import CANNOT_ASK
 from tests.e2e.test_sandbox import Place, results, text
 from tests.e2e.wire import RECORD_CONFIG, Frame, Wire, spawn_server
 
@@ -142,4 +143,20 @@ async def test_a_client_without_forms_is_not_offered_the_tool(tmp_path: Path) ->
         done = await wire.request("session/prompt", {"sessionId": session_id, "prompt": [text("Go.")]})
         assert done["result"] == {"stopReason": "end_turn"}
         assert not [frame for frame in wire.received if frame.get("method") == "elicitation/create"]
-        assert "ask_user" in results(wire)["q"] and results(wire)["q"].startswith("Error")
+        assert results(wire)["q"] == f"Error: {CANNOT_ASK}"
+
+
+async def test_a_child_that_asks_is_told_to_put_the_question_in_its_answer(tmp_path: Path) -> None:
+    place = Place(tmp_path)
+    child = {"id": "kid", "name": "subagent", "arguments": {"description": "Pick", "prompt": "Pick a colour."}}
+    script = {
+        "s1": [{"toolCalls": [child]}, {"text": "Done."}],
+        "s1/kid": [{"toolCalls": [ask("q", "Which colour?")]}, {"text": "Which colour do you want?"}],
+    }
+    async with spawn_server(config=RECORD_CONFIG, env=place.env(script)) as wire:
+        session_id = await start(wire, place, FORMS)
+        done = await wire.request("session/prompt", {"sessionId": session_id, "prompt": [text("Go.")]})
+    assert done["result"] == {"stopReason": "end_turn"}
+    assert not [frame for frame in wire.received if frame.get("method") == "elicitation/create"]
+    asked = [said for call_id, said in results(wire).items() if call_id.endswith("q")]
+    assert asked == [f"Error: {CANNOT_ASK}"]
