@@ -13,12 +13,13 @@ from collections.abc import Awaitable, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Final, Literal, Protocol
 
 import anyio
 
 from acp_agent.agent.config import model_entry
 from acp_agent.agent.keys import AGENTS, COMPACTION, PROMPT, TURN_HOOKS
+from acp_agent.kernel.events import EventKey
 from acp_agent.llm.assembler import BlockAssembler, loggable
 from acp_agent.llm.codes import CONTEXT_OVERFLOW
 from acp_agent.llm.errors import LlmError
@@ -58,7 +59,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-BEFORE_MODEL_CALL = "agent/before-model-call"
+BEFORE_MODEL_CALL: Final[EventKey[Callable[[Agent], Awaitable[object]]]] = EventKey("agent/before-model-call")
 """Awaited (`parallel`) with the agent inside each step, right before the model request is built:
 a listener may hold the call (tools still connecting) and log what the call will see."""
 
@@ -115,11 +116,11 @@ class TurnControl:
 
 _CALL_CHUNKS = (ToolCallDelta, BlockEnd)
 
-TURN_ENDED = "agent/turn-ended"
+TURN_ENDED: Final[EventKey[Callable[[Agent, TurnEndReason], Awaitable[object]]]] = EventKey("agent/turn-ended")
 """Awaited (`parallel`) with the agent and the turn's end reason once the turn ended and its
 outcome was reported (a held ticket released), before the next queued turn starts; cancelled
 with the agent's loop (`dispose`)."""
-TURN_STARTING = "agent/turn-starting"
+TURN_STARTING: Final[EventKey[Callable[[Agent], object]]] = EventKey("agent/turn-starting")
 """Emitted with the agent right before each turn's `turn/start` (synchronous listeners): what a
 turn reads afresh (the project instructions) is read and logged here, ahead of the turn."""
 
