@@ -24,29 +24,37 @@ from acp_agent.llm.assembler import BlockAssembler, loggable
 from acp_agent.llm.codes import CONTEXT_OVERFLOW
 from acp_agent.llm.errors import LlmError
 from acp_agent.llm.request import LlmRequest, Messages
-from acp_agent.llm.retry import RETRY_EVENT, RetryData
+from acp_agent.llm.retry import RetryData, RetryEvent
 from acp_agent.llm.service import LLM
 from acp_agent.session.content import BlockEnd, ContentBlock, TextContent, ToolCallBlock, ToolCallDelta, Usage
 from acp_agent.session.events import (
     AssistantMessageData,
+    AssistantMessageEvent,
     CallCost,
     CompactionTrigger,
     Source,
     StepData,
+    StepEndEvent,
+    StepStartEvent,
     ToolCallData,
+    ToolCallEvent,
     ToolError,
     ToolResultData,
+    ToolResultEvent,
     Trigger,
     TurnAborted,
     TurnCompleted,
     TurnDisposed,
     TurnEndData,
+    TurnEndEvent,
     TurnEndReason,
     TurnFailed,
     TurnMaxSteps,
     TurnMaxTokens,
     TurnStartData,
+    TurnStartEvent,
     UserMessageData,
+    UserMessageEvent,
 )
 from acp_agent.session.log import closing_events, now_ms
 from acp_agent.tools import texts as tool_texts
@@ -136,9 +144,11 @@ async def run_turn(agent: Agent, ticket: Ticket, control: TurnControl) -> TurnEn
     agent.ctx.events.emit(TURN_STARTING, agent)
     progress = TurnProgress(session.next_turn)
     source = {"kind": ticket.source}
-    session.append("turn/start", TurnStartData(turn=progress.turn, trigger=Trigger(kind="message", source=source)))
+    session.append(TurnStartEvent, TurnStartData(turn=progress.turn, trigger=Trigger(kind="message", source=source)))
     if ticket.content:  # a turn woken by a background child's notice has no message of its own
-        session.append("user/message", UserMessageData(content=list(ticket.content), source=Source(kind=ticket.source)))
+        session.append(
+            UserMessageEvent, UserMessageData(content=list(ticket.content), source=Source(kind=ticket.source))
+        )
     scope = control.scope
     reason: TurnEndReason | None = None
     try:
@@ -152,7 +162,7 @@ async def run_turn(agent: Agent, ticket: Ticket, control: TurnControl) -> TurnEn
         # Not our turn scope: the agent is being disposed (or the process is stopping).
         try:
             close_step(agent, progress, "disposed", "the agent was disposed before this call finished")
-            session.append("turn/end", TurnEndData(turn=progress.turn, reason=TurnDisposed()))
+            session.append(TurnEndEvent, TurnEndData(turn=progress.turn, reason=TurnDisposed()))
         except Exception as exc:  # the cancellation goes on; a load closes the turn as interrupted
             log.warning("session %s: the disposed turn's end could not be logged: %s", session.id, exc)
         raise
@@ -162,7 +172,7 @@ async def run_turn(agent: Agent, ticket: Ticket, control: TurnControl) -> TurnEn
     if reason is None:  # our scope caught the cancellation
         close_step(agent, progress, "cancelled", "the turn was cancelled before this call finished")
         reason = TurnAborted(reason=ticket.cancel_reason)
-    session.append("turn/end", TurnEndData(turn=progress.turn, reason=reason))
+    session.append(TurnEndEvent, TurnEndData(turn=progress.turn, reason=reason))
     return reason
 
 
@@ -238,7 +248,7 @@ async def _run_step(
     """One model call and the tool calls it asks for; a reason when the turn ends here."""
     session = agent.session
     for content in steering:
-        session.append("user/message", UserMessageData(content=list(content), source=Source(kind="steer")))
+        session.append(UserMessageEvent, UserMessageData(content=list(content), source=Source(kind="steer")))
     steering.clear()
     open_step(agent, progress)
     await agent.ctx.events.parallel(BEFORE_MODEL_CALL, agent)
@@ -271,7 +281,7 @@ def open_step(agent: Agent, progress: TurnProgress, purpose: Literal["compaction
     """Log the turn's next `step/start` (with `purpose`, for a step outside the conversation); its
     number. `progress` knows the step from here on, so any ending closes it (`close_step`)."""
     step = agent.session.state.last_step + 1
-    agent.session.append("step/start", StepData(turn=progress.turn, step=step, purpose=purpose))
+    agent.session.append(StepStartEvent, StepData(turn=progress.turn, step=step, purpose=purpose))
     progress.step, progress.assembler, progress.message_logged = step, BlockAssembler(), False
     return step
 
@@ -304,7 +314,7 @@ async def model_call(agent: Agent, progress: TurnProgress, request: LlmRequest) 
             code=EMPTY_ANSWER,
             message="the model answered nothing",
         )
-        session.append(RETRY_EVENT, retry)
+        session.append(RetryEvent, retry)
         assembler = progress.assembler = BlockAssembler()
     assert finish is not None  # each attempt raised without one
     usage = assembler.usage
@@ -312,7 +322,7 @@ async def model_call(agent: Agent, progress: TurnProgress, request: LlmRequest) 
         turn=turn, step=step, content=assembler.blocks(), usage=usage, cost=call_cost(agent, usage)
     )
     progress.message_logged = True  # even if its append raises: a subscriber may fail once it is logged
-    session.append("assistant/message", message)
+    session.append(AssistantMessageEvent, message)
     if finish.kind == "error":
         raise LlmError(finish.message or "the model reported an error", finish.code or "MODEL_ERROR")
     return assembler
@@ -329,7 +339,7 @@ async def _run_tools(agent: Agent, progress: TurnProgress, calls: list[ToolCallB
     ]
     for call in calls:
         session.append(
-            "tool/call", ToolCallData(turn=turn, step=step, call_id=call.id, name=call.name, arguments=call.arguments)
+            ToolCallEvent, ToolCallData(turn=turn, step=step, call_id=call.id, name=call.name, arguments=call.arguments)
         )
     cwd = Path(session.cwd or ".")
 
@@ -375,7 +385,7 @@ def _canonical(arguments: str) -> str:
 def _log_result(agent: Agent, progress: TurnProgress, call_id: str, result: ToolResult) -> None:
     assert progress.step is not None
     agent.session.append(
-        "tool/result",
+        ToolResultEvent,
         ToolResultData(
             turn=progress.turn,
             step=progress.step,
@@ -401,7 +411,7 @@ def close_step(agent: Agent, progress: TurnProgress, code: str, why: str) -> Non
     if assembler is not None and assembler.streamed and not progress.message_logged:
         progress.message_logged = True
         session.append(
-            "assistant/message",
+            AssistantMessageEvent,
             AssistantMessageData(
                 turn=progress.turn,
                 step=progress.step,
@@ -424,7 +434,7 @@ def close_step(agent: Agent, progress: TurnProgress, code: str, why: str) -> Non
 def end_step(agent: Agent, progress: TurnProgress) -> None:
     """Log the open step's `step/end` (every call it made answered)."""
     assert progress.step is not None
-    agent.session.append("step/end", StepData(turn=progress.turn, step=progress.step))
+    agent.session.append(StepEndEvent, StepData(turn=progress.turn, step=progress.step))
     progress.step = None
 
 
@@ -455,5 +465,5 @@ def model_request(agent: Agent, messages: Messages) -> LlmRequest:
         route=agent.route,
         session_id=session.id,
         # Informative only (`ignorable`): the log still loads in a composition without an adapter.
-        on_retry=lambda retry: session.append(RETRY_EVENT, retry, ignorable=True),
+        on_retry=lambda retry: session.append(RetryEvent, retry, ignorable=True),
     )

@@ -73,4 +73,4 @@ class Compactor:
         data = CompactionData(turn=progress.turn, summary=summary, cut_seq=found.cut_seq, tokens=0, trigger=trigger)
         # The history the model sees from here on, as the next call will send it.
         after = derive_messages([*session.events, CompactionEvent(seq=session.state.next_seq, time=0, data=data)])
-        session.append("compaction", data.model_copy(update={"tokens": history_tokens(after)}))
+        session.append(CompactionEvent, data.model_copy(update={"tokens": history_tokens(after)}))

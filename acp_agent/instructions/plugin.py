@@ -17,7 +17,7 @@ from acp_agent.agent.keys import PROMPT
 from acp_agent.agent.loop import TURN_STARTING
 from acp_agent.agent.prompt import Section, SystemPrompt
 from acp_agent.config_dir import config_dir
-from acp_agent.instructions.events import INSTRUCTIONS_EVENT, InstructionFile, InstructionsData, InstructionsEvent
+from acp_agent.instructions.events import InstructionFile, InstructionsData, InstructionsEvent
 from acp_agent.instructions.files import instruction_files, nested_files, project_root, read_instructions
 from acp_agent.instructions.texts import INSTRUCTIONS_ORDER
 from acp_agent.kernel import Context, Disposer, PluginConfig, combine
@@ -65,7 +65,7 @@ class ProjectInstructions:
         logged = self._logged.get(agent.scope)
         if found.text != (last_logged(agent.session.events) if logged is None else logged):
             files = [InstructionFile(path=f.path, size=f.size, shown=f.shown) for f in found.files]
-            agent.session.append(INSTRUCTIONS_EVENT, InstructionsData(text=found.text, files=files), ignorable=True)
+            agent.session.append(InstructionsEvent, InstructionsData(text=found.text, files=files), ignorable=True)
         self._logged[agent.scope] = found.text
         installed = self._installed.pop(agent.scope, None)
         if installed is not None and installed[0] == found.text:

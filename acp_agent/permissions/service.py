@@ -23,7 +23,15 @@ from acp_agent.permissions import texts
 from acp_agent.permissions.asker import SCOPE_ALWAYS, SERVER_ALWAYS, Answer, Asker, PermissionRequest
 from acp_agent.permissions.choices import choices
 from acp_agent.permissions.errors import AskFailed, UnknownMode
-from acp_agent.permissions.events import GRANT_EVENT, INHERITED, MODE_EVENT, USER, GrantData, ModeData, ModeSource
+from acp_agent.permissions.events import (
+    INHERITED,
+    USER,
+    GrantData,
+    GrantEvent,
+    ModeData,
+    ModeEvent,
+    ModeSource,
+)
 from acp_agent.permissions.modes import FULL, MODES, ModeId, ModeInfo
 from acp_agent.permissions.policy import Policy, Refuse, Run, decide
 from acp_agent.permissions.rules import CommandRule, Decision, RuleFile, command_prefix, match
@@ -86,7 +94,7 @@ class Permissions:
         """The user chose `mode_id` for the agent's session: logged, in force from the next call."""
         if mode_id not in self.mode_ids:
             raise UnknownMode(mode_id, list(self.mode_ids))
-        agent.session.append(MODE_EVENT, ModeData(mode_id=mode_id, source=ModeSource(kind=USER)))
+        agent.session.append(ModeEvent, ModeData(mode_id=mode_id, source=ModeSource(kind=USER)))
 
     def inherit(self, parent: Agent) -> Callable[[Agent], None] | None:
         """A child of `parent` starts in the parent's explicit mode, as it is now (never the
@@ -97,7 +105,7 @@ class Permissions:
         source = ModeSource(kind=INHERITED, session=parent.id)
 
         def install(child: Agent) -> None:
-            child.session.append(MODE_EVENT, ModeData(mode_id=mode, source=source))
+            child.session.append(ModeEvent, ModeData(mode_id=mode, source=source))
 
         return install
 
@@ -237,7 +245,7 @@ class Permissions:
             grant = GrantData(
                 tool=name, decision=decision, route=route, call_id=call.block.id, server=server, scope=scope
             )
-            root.session.append(GRANT_EVENT, grant)
+            root.session.append(GrantEvent, grant)
         return None if answer.startswith("allow") else ToolResult.failure(texts.declined(name), "declined")
 
 

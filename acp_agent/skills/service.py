@@ -25,7 +25,7 @@ from acp_agent.kernel.context import Context, ServiceKey
 from acp_agent.kernel.scope import Scope
 from acp_agent.session.content import TextContent
 from acp_agent.skills import texts
-from acp_agent.skills.events import SKILLS_EVENT, SkillsData, SkillsEvent
+from acp_agent.skills.events import SkillsData, SkillsEvent
 from acp_agent.skills.files import Skill, find_skills
 from acp_agent.tools.base import Tool, ToolCallContext, ToolParams, ToolPresentation, ToolResult
 from acp_agent.tools.registry import TOOLS
@@ -98,7 +98,7 @@ class Skills:
         loadable = sorted((skill for skill in found.values() if skill.model_invocable), key=lambda skill: skill.name)
         text = texts.catalog(loadable) if loadable else ""
         if text != _last_logged(agent):
-            agent.session.append(SKILLS_EVENT, SkillsData(text=text, skills=sorted(found)), ignorable=True)
+            agent.session.append(SkillsEvent, SkillsData(text=text, skills=sorted(found)), ignorable=True)
         if loadable:
             self._ctx.get(PROMPT).add(
                 Section(order=texts.SKILLS_ORDER, name="skills", text=text, literal=True), owner=agent.scope

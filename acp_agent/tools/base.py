@@ -232,7 +232,7 @@ class ToolCallContext:
             notes=list(notes) or None,
             images=list(images) or None,
         )
-        self.session.append(DISPLAY_EVENT, data)
+        self.session.append(ToolDisplayEvent, data)
 
     def pick(self, service: ServiceKey[Callable[[ToolCallContext], PickedT]], default: PickedT) -> PickedT:
         """What the context service `service` (a callable of the call, provided by a composition

@@ -26,7 +26,7 @@ from acp_agent.kernel import Context, Disposer, PluginConfig, combine
 from acp_agent.kernel.tables import take
 from acp_agent.processes.registry import PROCESSES, CommandGroup
 from acp_agent.session.content import TextContent
-from acp_agent.session.events import Source, UserMessageData
+from acp_agent.session.events import Source, UserMessageData, UserMessageEvent
 from acp_agent.tools import texts
 from acp_agent.tools.base import Tool, ToolCallContext, ToolParams, ToolPresentation, ToolResult, code_block
 from acp_agent.tools.bash import reap, start_command
@@ -193,7 +193,7 @@ class Jobs:
                 job.seen_end = True
                 line = texts.job_ended_notice(job.id, job.command, job.status())
                 data = UserMessageData(content=[TextContent(text=line)], source=Source(kind=JOB_SOURCE))
-                agent.session.append("user/message", data)
+                agent.session.append(UserMessageEvent, data)
 
 
 async def _follow(job: Job) -> None:
