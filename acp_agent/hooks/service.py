@@ -28,6 +28,7 @@ from weakref import WeakKeyDictionary, WeakSet
 import anyio
 from pydantic import ValidationError
 
+from acp_agent.agent.calling import calling_agent
 from acp_agent.agent.keys import AGENTS
 from acp_agent.commands import COMMANDS, Command, Invocation, answer
 from acp_agent.commands.events import CommandReplyData, CommandReplyEvent
@@ -192,7 +193,7 @@ class Hooks:
 
     async def gate(self, call: PreparedCall, context: ToolCallContext) -> ToolResult | None:
         """The PreToolUse and PostToolUse hooks of a call (see the module); None when it has none."""
-        agent, tool, params = context.agent, call.tool, call.params
+        agent, tool, params = calling_agent(context), call.tool, call.params
         assert tool is not None and params is not None  # the pipeline asks for valid calls only
         names = tool_names(call.block.name)
         hooks = await self.active(agent)

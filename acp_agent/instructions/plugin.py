@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
 
+from acp_agent.agent.calling import calling_agent
 from acp_agent.agent.keys import PROMPT
 from acp_agent.agent.loop import TURN_STARTING
 from acp_agent.agent.prompt import Section, SystemPrompt
@@ -89,7 +90,7 @@ class ProjectInstructions:
         new = [(d, files) for d, files in nested_files(cwd, (cwd / path).resolve()) if d not in nested]
         if new:
             nested.update(new)
-            self.refresh(context.agent)
+            self.refresh(calling_agent(context))
         return None
 
 

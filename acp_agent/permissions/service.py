@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Final, Literal
 
 import anyio
 
+from acp_agent.agent.calling import calling_agent
 from acp_agent.agent.keys import AGENTS
 from acp_agent.instructions.files import project_root
 from acp_agent.kernel.context import ServiceKey
@@ -132,7 +133,7 @@ class Permissions:
         `ask` asks the user even where the mode, grants and rules would not."""
         tool = call.tool
         assert tool is not None and call.params is not None  # the pipeline asks for valid calls only
-        agent = context.agent
+        agent = calling_agent(context)
         root = agent.ctx.get(AGENTS).top_level(agent)
         ruled = await self.settings_rule(call, context)
         if ruled is not None:
@@ -204,14 +205,15 @@ class Permissions:
     async def settings_rule(self, call: PreparedCall, context: ToolCallContext) -> SettingsRule | None:
         """The settings rule that decides `call` (`settings.first_match`); a project's allow rules
         only once the project is trusted."""
-        rules = self.settings_rules(context.agent)
+        agent = calling_agent(context)
+        rules = self.settings_rules(agent)
         if not rules:
             return None
         tool, params = call.tool, call.params
         assert tool is not None and params is not None
         if any(rule.decision == "allow" and rule.project is not None for rule in rules):
-            trust = context.agent.ctx.find(TRUST)
-            if trust is None or not await trust.trusted(context.agent):
+            trust = agent.ctx.find(TRUST)
+            if trust is None or not await trust.trusted(agent):
                 rules = [rule for rule in rules if rule.decision != "allow" or rule.project is None]
         assert self.settings_home is not None  # rules came from it
         arguments = params.model_dump(mode="json")

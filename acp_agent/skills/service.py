@@ -17,6 +17,7 @@ from weakref import WeakKeyDictionary, WeakSet
 
 from pydantic import Field
 
+from acp_agent.agent.calling import calling_agent
 from acp_agent.agent.keys import AGENTS, PROMPT
 from acp_agent.agent.prompt import Section
 from acp_agent.commands import COMMANDS, Command, Invocation
@@ -52,7 +53,7 @@ class SkillTool(Tool[SkillParams]):
         self._skills = skills
 
     async def run(self, params: SkillParams, call: ToolCallContext) -> ToolResult:
-        offered = {s.name: s for s in self._skills.of(call.agent).values() if s.model_invocable}
+        offered = {s.name: s for s in self._skills.of(calling_agent(call)).values() if s.model_invocable}
         skill = offered.get(params.name)
         if skill is None:
             return ToolResult.failure(texts.unknown(params.name, sorted(offered)), "unknown_skill")
