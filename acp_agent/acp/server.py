@@ -122,7 +122,7 @@ from acp_agent.session.events import (
 from acp_agent.session.index import gc_paused
 from acp_agent.session.log import completed_turn_prefix
 from acp_agent.session.persistence import SESSIONS, LoadedSession, read_events
-from acp_agent.session.titles import TITLE_EVENT, TitleData, one_line
+from acp_agent.session.titles import TitleData, TitleEvent, one_line
 from acp_agent.subagents.driver import INHERIT
 from acp_agent.tools.base import Tool
 from acp_agent.tools.registry import TOOLS
@@ -456,12 +456,12 @@ class AcpServer:
         async with self._one_at_a_time(session_id):
             entry = self.wire.sessions.get(session_id)
             if entry is not None:
-                entry.agent.session.append(TITLE_EVENT, named)  # its mapper sends the update
+                entry.agent.session.append(TitleEvent, named)  # its mapper sends the update
                 return SetSessionTitleResult(title=title)
             unclaim = await self._claim(session_id)
             try:
                 self._top_level(session_id, "name")
-                self.ctx.get(SESSIONS).log_stored(session_id, TITLE_EVENT, named)
+                self.ctx.get(SESSIONS).log_stored(session_id, TitleEvent, named)
             except (SessionLogDamaged, UnsupportedVersion) as exc:
                 raise errors.internal_error(f"cannot name session {session_id!r}: {exc}") from None
             finally:

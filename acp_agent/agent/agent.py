@@ -5,12 +5,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import anyio
 
 from acp_agent.agent.loop import TURN_ENDED, TurnControl, failed_turn, run_turn
 from acp_agent.agent.options import AgentOptions
+from acp_agent.kernel.events import EventKey
 from acp_agent.kernel.scope import Scope
 from acp_agent.llm.conversation import Conversation
 from acp_agent.session.content import ContentBlock
@@ -28,10 +29,10 @@ TurnBody = Callable[["Agent", int], Awaitable[TurnEndReason]]
 agent and the turn number, it logs the turn's events and says how the turn ended (a command that
 answers without the model)."""
 
-CANCELLING = "agent/cancelling"
+CANCELLING: Final[EventKey[Callable[[Agent, str | None], object]]] = EventKey("agent/cancelling")
 """Emitted (synchronous listeners) with the agent and the reason when `Agent.cancel` runs: what the
 agent started beyond its turns (background children) is cancelled with it."""
-DISPOSING = "agent/disposing"
+DISPOSING: Final[EventKey[Callable[[Agent], Awaitable[object]]]] = EventKey("agent/disposing")
 """Awaited (`serial`) with the agent when its `dispose` begins, before its loop stops: what it owns
 beyond its scope (background children) is disposed first."""
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from acp_agent.agent.agent import Agent
 from acp_agent.agent.config import ModelEntry, offered, restored, with_model
 from acp_agent.agent.options import AgentOptions
+from acp_agent.kernel.events import EventKey
 from acp_agent.kernel.models import Model
 from acp_agent.kernel.scope import Removal
 from acp_agent.session.events import SessionEvent, SessionHeader
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 
 
 DEFAULT_MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024
-PUBLISHED = "agent/published"
+PUBLISHED: Final = EventKey[Callable[[Agent], object]]("agent/published")
 """Emitted with the agent when it is published, before its loop starts (observers subscribe here)."""
 
 Setup = Callable[[Agent], Awaitable[None] | None]

@@ -28,14 +28,15 @@ from weakref import WeakKeyDictionary, WeakSet
 import anyio
 from pydantic import ValidationError
 
+from acp_agent.agent.calling import calling_agent
 from acp_agent.agent.keys import AGENTS
 from acp_agent.commands import COMMANDS, Command, Invocation, answer
-from acp_agent.commands.events import REPLY_EVENT, CommandReplyData
+from acp_agent.commands.events import CommandReplyData, CommandReplyEvent
 from acp_agent.config_dir import config_dir
 from acp_agent.environ import child_environment
 from acp_agent.hooks import texts
 from acp_agent.hooks.config import HookEvent, HookHandler, HookSet, hook_sources, load_hooks
-from acp_agent.hooks.events import HOOK_RUN_EVENT, HookRunData
+from acp_agent.hooks.events import HookRunData, HookRunEvent
 from acp_agent.hooks.matchers import from_hook_input, hook_input, tool_names
 from acp_agent.hooks.output import Verdict, combine_verdicts, verdict_of
 from acp_agent.hooks.runner import run_hook
@@ -173,7 +174,7 @@ class Hooks:
             error=verdict.error,
             updated_input=verdict.updated_input,
         )
-        agent.session.append(HOOK_RUN_EVENT, data, ignorable=True)
+        agent.session.append(HookRunEvent, data, ignorable=True)
         return verdict
 
     def _common(self, agent: Agent, event: HookEvent) -> dict[str, Any]:
@@ -192,7 +193,7 @@ class Hooks:
 
     async def gate(self, call: PreparedCall, context: ToolCallContext) -> ToolResult | None:
         """The PreToolUse and PostToolUse hooks of a call (see the module); None when it has none."""
-        agent, tool, params = context.agent, call.tool, call.params
+        agent, tool, params = calling_agent(context), call.tool, call.params
         assert tool is not None and params is not None  # the pipeline asks for valid calls only
         names = tool_names(call.block.name)
         hooks = await self.active(agent)
@@ -292,14 +293,14 @@ class Hooks:
     def _say(self, agent: Agent, text: str) -> None:
         """Tell the model `text` (a model-visible `user/message` of source `hook`)."""
         data = UserMessageData(content=[TextContent(text=text)], source=Source(kind=HOOK_SOURCE))
-        agent.session.append("user/message", data)
+        agent.session.append(UserMessageEvent, data)
 
     def _tell(self, agent: Agent, messages: tuple[str, ...]) -> None:
         """Tell the user `messages` (as the agent's words) in the open turn."""
         turn = agent.session.state.open_turn
         assert turn is not None  # hooks run inside a turn: around its steps, or at a call
         for message in messages:
-            agent.session.append(REPLY_EVENT, CommandReplyData(turn=turn, text=message), ignorable=True)
+            agent.session.append(CommandReplyEvent, CommandReplyData(turn=turn, text=message), ignorable=True)
 
 
 def _tool_fields(name: str, arguments: dict[str, Any], call: PreparedCall) -> dict[str, Any]:

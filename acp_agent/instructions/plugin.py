@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
 
+from acp_agent.agent.calling import calling_agent
 from acp_agent.agent.keys import PROMPT
 from acp_agent.agent.loop import TURN_STARTING
 from acp_agent.agent.prompt import Section, SystemPrompt
 from acp_agent.config_dir import config_dir
-from acp_agent.instructions.events import INSTRUCTIONS_EVENT, InstructionFile, InstructionsData, InstructionsEvent
+from acp_agent.instructions.events import InstructionFile, InstructionsData, InstructionsEvent
 from acp_agent.instructions.files import instruction_files, nested_files, project_root, read_instructions
 from acp_agent.instructions.texts import INSTRUCTIONS_ORDER
 from acp_agent.kernel import Context, Disposer, PluginConfig, combine
@@ -66,7 +67,7 @@ class ProjectInstructions:
         logged = self._logged.get(agent.scope)
         if found.text != (last_logged(agent.session.events) if logged is None else logged):
             files = [InstructionFile(path=f.path, size=f.size, shown=f.shown) for f in found.files]
-            agent.session.append(INSTRUCTIONS_EVENT, InstructionsData(text=found.text, files=files), ignorable=True)
+            agent.session.append(InstructionsEvent, InstructionsData(text=found.text, files=files), ignorable=True)
         self._logged[agent.scope] = found.text
         installed = self._installed.pop(agent.scope, None)
         if installed is not None and installed[0] == found.text:
@@ -96,7 +97,7 @@ class ProjectInstructions:
         ]
         if new:
             nested.update(new)
-            self.refresh(context.agent)
+            self.refresh(calling_agent(context))
         return None
 
 

@@ -11,14 +11,14 @@ import json
 import logging
 import random
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import anyio
 from pydantic import Field, TypeAdapter, field_validator
 
-from acp_agent.kernel import SHUTDOWN, Context, Disposer, PluginConfig, combine
+from acp_agent.kernel import SHUTDOWN, Context, Disposer, Next, PluginConfig, combine
 from acp_agent.kernel.models import Model
 from acp_agent.llm.errors import (
     FixtureNotFound,
@@ -29,10 +29,10 @@ from acp_agent.llm.errors import (
     ScriptExhausted,
     UnknownRoute,
 )
-from acp_agent.llm.holds import AGENT_KNOWN, NOTICES_DUE, NoticeCount
+from acp_agent.llm.holds import AGENT_KNOWN, NOTICES_DUE, NoticeCount, Routed
 from acp_agent.llm.request import LlmRequest
 from acp_agent.llm.routes import assign_routes
-from acp_agent.llm.service import STREAM
+from acp_agent.llm.service import STREAM, ModelStream
 from acp_agent.session.content import (
     BlockEnd,
     BlockStart,
@@ -388,7 +388,7 @@ class ReplayModel:
     def _gate(self, route: str) -> Gate | None:
         return self.gates.get(route, {}).get(self.used.get(route, 0))
 
-    async def notices_due(self, agent: Any, count: NoticeCount) -> None:
+    async def notices_due(self, agent: Routed, count: NoticeCount) -> None:
         """NOTICES_DUE listener: hold the agent's call until the notices it joined have come."""
         gate = self._gate(agent.route)
         if gate is not None:
@@ -411,7 +411,7 @@ class ReplayModel:
             self.live[route] = session_id
             self._progress()
 
-    async def listener(self, request: LlmRequest, next: Callable[[], Awaitable[Any]]) -> AsyncIterator[StreamChunk]:
+    async def listener(self, request: LlmRequest, next: Next[ModelStream]) -> ModelStream:
         self.known(request.route, request.session_id)
         gate = self._gate(request.route)
         if gate is not None:  # the other routes' calls this one follows
@@ -455,7 +455,7 @@ class ReplayModel:
         self._progress()
         return script[index]
 
-    async def _play(self, entry: ReplayEntry, route: str) -> AsyncIterator[StreamChunk]:
+    async def _play(self, entry: ReplayEntry, route: str) -> AsyncGenerator[StreamChunk]:
         pause = self._pauses(route)
         chunks: list[StreamChunk]
         if isinstance(entry, HangEntry):

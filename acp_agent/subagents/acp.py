@@ -29,8 +29,11 @@ from acp_agent.processes.registry import PROCESSES
 from acp_agent.session.content import TextBlock, TextContent
 from acp_agent.session.events import (
     AssistantMessageData,
+    AssistantMessageEvent,
     SessionEvent,
     StepData,
+    StepEndEvent,
+    StepStartEvent,
     TurnAborted,
     TurnCompleted,
     TurnEndReason,
@@ -109,7 +112,7 @@ class StandIn:
         said: list[str] = []
 
         def update(raw: dict[str, Any]) -> None:
-            session.append(UPDATE_EVENT, AcpUpdateData(update=raw))
+            session.append(AcpUpdateEvent, AcpUpdateData(update=raw))
             content = raw.get("content")
             if raw.get("sessionUpdate") == "agent_message_chunk" and isinstance(content, dict):
                 text = content.get("text")
@@ -138,10 +141,10 @@ class StandIn:
                 terminals.close()  # what the child left running ends with its prompt
         if said:
             step = session.state.last_step + 1
-            session.append("step/start", StepData(turn=turn, step=step))
+            session.append(StepStartEvent, StepData(turn=turn, step=step))
             message = AssistantMessageData(turn=turn, step=step, content=[TextBlock(text="".join(said))])
-            session.append("assistant/message", message)
-            session.append("step/end", StepData(turn=turn, step=step))
+            session.append(AssistantMessageEvent, message)
+            session.append(StepEndEvent, StepData(turn=turn, step=step))
         return _ending(stop_reason)
 
 

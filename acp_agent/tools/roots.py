@@ -23,7 +23,7 @@ from acp_agent.session.events import SessionEvent
 from acp_agent.tools import texts
 
 if TYPE_CHECKING:
-    from acp_agent.agent.agent import Agent
+    from acp_agent.tools.base import CallingAgent
 
 ROOTS_EVENT: Final = "session/roots"
 
@@ -78,17 +78,17 @@ class Roots:
 ROOTS_ORDER: Final = 5
 """The section naming the additional directories comes right after the persona (which names the cwd)."""
 
-_ROOTS: dict[Agent, tuple[Roots, Disposer]] = {}
+_ROOTS: dict[CallingAgent, tuple[Roots, Disposer]] = {}
 """The roots of the agents given more than their cwd, with their prompt section, while their scope lives."""
 
 
-def roots_of(agent: Agent) -> Roots:
+def roots_of(agent: CallingAgent) -> Roots:
     """The roots `agent` works in: those it was given, else its session's cwd alone."""
     given = _ROOTS.get(agent)
     return given[0] if given is not None else Roots(Path(agent.session.cwd or "."))
 
 
-def use_roots(agent: Agent, roots: Roots) -> None:
+def use_roots(agent: CallingAgent, roots: Roots) -> None:
     """Give `agent` these roots for as long as it lives (a reopened session gets the ones its
     request names), with a system prompt section naming the additional directories; logged
     when they differ from the set its log holds last."""
@@ -98,7 +98,7 @@ def use_roots(agent: Agent, roots: Roots) -> None:
 
     directories = [str(path) for path in roots.additional]
     if directories != logged_directories(agent.session.events):
-        agent.session.append(ROOTS_EVENT, RootsData(directories=directories))
+        agent.session.append(RootsEvent, RootsData(directories=directories))
     had = take(_ROOTS, agent)
     if had is not None:
         had[1]()
@@ -109,7 +109,7 @@ def use_roots(agent: Agent, roots: Roots) -> None:
         _ROOTS[agent] = (roots, agent.ctx.get(PROMPT).add(section, owner=agent.scope))
 
 
-def _forget(agent: Agent) -> None:
+def _forget(agent: CallingAgent) -> None:
     take(_ROOTS, agent)
 
 
@@ -121,7 +121,7 @@ def logged_directories(events: Sequence[SessionEvent]) -> list[str]:
     return []
 
 
-def inherit_roots(parent: Agent) -> Callable[[Agent], None] | None:
+def inherit_roots(parent: CallingAgent) -> Callable[[CallingAgent], None] | None:
     """A child of `parent` works in the parent's roots (subagents' `INHERIT`)."""
     given = _ROOTS.get(parent)
     if given is None:
