@@ -65,7 +65,7 @@ def foreign_update(
                 if isinstance(fields.get("content"), list):
                     # A terminal the child shows is one this server ran for it, not one of the
                     # editor's: the editor could not find it (its output is in `rawOutput`). With
-                    # nothing else, the update leaves the card's content as it was.
+                    # nothing else, the card's content stays as it was.
                     content = [item for item in fields.pop("content") if _not_terminal(item)]
                     if content or not raw["content"]:
                         fields["content"] = content
@@ -75,13 +75,10 @@ def foreign_update(
                     fields.setdefault("kind", "other")
                     fields.setdefault("status", "pending")
                     return ToolCallStart.model_validate({**fields, "toolCallId": call_id, "_meta": meta})
-                return ToolCallProgress.model_validate(
-                    {
-                        **{k: v for k, v in fields.items() if k not in ("title", "kind")},
-                        "toolCallId": call_id,
-                        "_meta": meta,
-                    }
-                )
+                changes = {k: v for k, v in fields.items() if k not in ("title", "kind")}
+                if not changes:
+                    return None  # nothing this server shows changed (a terminal's content, say)
+                return ToolCallProgress.model_validate({**changes, "toolCallId": call_id, "_meta": meta})
     except ValidationError as exc:
         log.debug("an ACP child's %s update is not shown: %s", kind, exc)
     return None
