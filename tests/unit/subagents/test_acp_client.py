@@ -20,7 +20,7 @@ from acp_agent.mcp.session import MCP
 from acp_agent.sandbox.service import SANDBOX, Sandbox
 from acp_agent.session.events import TurnAborted, TurnCompleted, TurnFailed, TurnMaxSteps, TurnMaxTokens
 from acp_agent.subagents import acp_client, texts
-from acp_agent.subagents.acp import _ending, _mcp_servers
+from acp_agent.subagents.acp import AcpUpdateEvent, StandIn, _ending, _mcp_servers
 from acp_agent.subagents.acp_client import AcpChild, AcpChildError, Handlers
 from acp_agent.subagents.acp_files import READ, WRITE, serve_fs
 from acp_agent.tools.scratch import scratch_dir
@@ -197,6 +197,22 @@ async def test_an_acp_childs_writes_reach_the_roots_the_file_tools_may_write_and
     with pytest.raises(acp_client.Refused) as caught:  # a closed session's scratch directory
         await serve_fs(agent, READ, {"path": f"{tempfile.gettempdir()}/acp-agent-gone-{tmp_path.name}/x"})
     assert caught.value.code == -32002
+
+
+async def test_a_turn_whose_child_said_no_text_ends_without_an_answer(tmp_path: Path) -> None:
+    """The stand-in logs every update; only text chunks make the turn's answer (none: no step)."""
+    call = logged_call(tmp_path, AcpUpdateEvent)
+    image = {"sessionUpdate": "agent_message_chunk", "content": {"type": "image", "data": "", "mimeType": "image/png"}}
+
+    class Child:
+        async def prompt(self, session_id: str, text: str, handlers: Handlers) -> str:
+            assert (session_id, text) == ("child-1", "")  # the turn's last event is no user message
+            handlers.updates(image)
+            return "end_turn"
+
+    ending = await StandIn(Child(), "child-1").turn(call.agent, 1)  # type: ignore[arg-type]
+    assert ending == TurnCompleted()
+    assert [(e.type, e.data.update) for e in call.session.events[1:]] == [("acp/update", image)]
 
 
 def test_the_child_gets_the_mcp_servers_of_the_threads_top_level_session() -> None:
