@@ -44,6 +44,7 @@ from acp_agent.session.content import (
     ToolCallBlock,
     ToolCallDelta,
 )
+from acp_agent.session.routes import process_base
 
 log = logging.getLogger(__name__)
 
@@ -235,7 +236,9 @@ def _sending_call(
     ends = [e["data"]["reason"]["kind"] for e in child[1:] if e["type"] == "turn/end" and e["data"]["turn"] == turn]
     if ends in (["aborted"], ["disposed"]):
         return None
-    return max(i for i, (call_turn, _) in enumerate(keys) if call_turn == turn)
+    # None too for a turn that asked no model (an ACP child's stand-in: its agent's calls are
+    # another process's, which no gate of this one holds).
+    return max((i for i, (call_turn, _) in enumerate(keys) if call_turn == turn), default=None)
 
 
 def load_scripts(directory: Path) -> dict[str, Script]:
@@ -369,9 +372,12 @@ class ReplayModel:
         jitter: int | None = None,
         gates: Gates | None = None,
         aliases: dict[str, str] | None = None,
+        route_base: str = "",
     ) -> None:
-        self.scripts = scripts
-        self.used: dict[str, int] = dict.fromkeys(scripts, 0)
+        # The routes of this process's agents only: another process (an ACP child run in the
+        # same scenario) replays its own from the same fixtures (`session.routes.process_base`).
+        self.scripts = {route: script for route, script in scripts.items() if process_base(route) == route_base}
+        self.used: dict[str, int] = dict.fromkeys(self.scripts, 0)
         self._jitter = jitter
         self.gates = gates or {}
         self.aliases = aliases or {}
@@ -509,6 +515,9 @@ class Config(PluginConfig):
     """Scenario directory: `session.jsonl`, the other `*.jsonl` logs, `replay.override.json`."""
     jitter: int | None = None
     """Seed for random pauses between chunks (transcripts must not change); none by default."""
+    route_base: str = ""
+    """The route base of this process (the `agents` row's `routeBase`): only the routes of its
+    own agents are replayed, and held to be consumed (an ACP child's are its process's)."""
 
     @field_validator("jitter", mode="before")
     @classmethod
@@ -519,7 +528,7 @@ class Config(PluginConfig):
 
 def apply(ctx: Context, config: Config) -> Disposer:
     scripts, gates, aliases = load_fixtures(Path(config.fixtures))
-    return install(ctx, ReplayModel(scripts, config.jitter, gates, aliases))
+    return install(ctx, ReplayModel(scripts, config.jitter, gates, aliases, config.route_base))
 
 
 def install(ctx: Context, model: ReplayModel) -> Disposer:

@@ -176,6 +176,8 @@ inject = ("llm",)
 
 class Config(PluginConfig):
     script: str = Field(description="Path of the JSON script file.")
+    route_base: str = ""
+    """As the replay model's: the routes of this process's agents are the ones played."""
 
 
 MODEL_PLACEHOLDER = "{{model}}"
@@ -206,4 +208,5 @@ async def _fill(stream: ModelStream, model: str) -> ModelStream:
 def apply(ctx: Context, config: Config) -> Disposer:
     data = json.loads(Path(config.script).read_text(encoding="utf-8"))
     aliases = {AGENT_PLACEHOLDER.format(route=route): route for route in _routes(data)}
-    return install(ctx, ScriptedModel(compile_script(data), gates=script_gates(data), aliases=aliases))
+    model = ScriptedModel(compile_script(data), gates=script_gates(data), aliases=aliases, route_base=config.route_base)
+    return install(ctx, model)

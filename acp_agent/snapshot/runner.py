@@ -30,7 +30,7 @@ from acp_agent.snapshot.client_terminal import open_terminals
 from acp_agent.snapshot.driver import Driver
 from acp_agent.snapshot.frames import encode
 from acp_agent.snapshot.mcp_servers import serving
-from acp_agent.snapshot.scenario import CONFIG, WORKSPACE, load_scenario
+from acp_agent.snapshot.scenario import CONFIG, ROWS, WORKSPACE, load_scenario
 
 SNAPSHOT_CONFIG = "cordis.snapshot.yml"
 RECORD_CONFIG = "cordis.record.yml"
@@ -43,6 +43,10 @@ PERMISSIONS_VARIABLE = "ACP_AGENT_PERMISSIONS"
 `permissionPolicy`)."""
 SANDBOX_VARIABLE = "ACP_AGENT_SANDBOX"
 """The sandbox row's backend in the snapshot and record configs (input.json's `sandbox`)."""
+PYTHON_VARIABLE = "ACP_AGENT_SNAPSHOT_PYTHON"
+COMPOSITION_VARIABLE = "ACP_AGENT_SNAPSHOT_CONFIG"
+"""The interpreter and the composition the run's server was started with (without the scenario's
+rows): what a scenario's rows start this server again with, as an ACP child."""
 
 
 def packaged(name: str) -> Path:
@@ -101,7 +105,8 @@ async def run_scenario(
         (cwd / ".git").mkdir()
     sessions.mkdir()
     preseed(directory / PRESEEDED, sessions, cwd)
-    command = server or [sys.executable, "-m", "acp_agent", "--config", str(config or packaged(SNAPSHOT_CONFIG))]
+    base = (config or packaged(SNAPSHOT_CONFIG)).resolve()
+    command = server or [sys.executable, "-m", "acp_agent", "--config", str(composition(directory, workdir, base))]
     # The user's own configuration (command files, AGENTS.md) never reaches a run: it gets the
     # scenario's, or an empty directory.
     child_env = {
@@ -109,6 +114,8 @@ async def run_scenario(
         "ACP_AGENT_FIXTURES": str(directory),
         "ACP_AGENT_SESSIONS": str(sessions),
         ENV_CONFIG: str(user_config),
+        PYTHON_VARIABLE: sys.executable,
+        COMPOSITION_VARIABLE: str(base),
     }
     # The scenario's permission policy and sandbox, never the caller's environment's (a snapshot
     # must not depend on the shell it runs in).
@@ -162,6 +169,17 @@ async def run_scenario(
         directory,
         client.sent_after,
     )
+
+
+def composition(directory: Path, workdir: Path, base: Path) -> Path:
+    """The run's loader config: `base`, then the scenario's own rows (`cordis.yml`) if it has any."""
+    rows = directory / ROWS
+    if not rows.is_file():
+        return base
+    composed = workdir / ROWS
+    # JSON strings are YAML strings: any path is quoted right.
+    composed.write_text(f"- include: {json.dumps(str(base))}\n- include: {json.dumps(str(rows))}\n", encoding="utf-8")
+    return composed
 
 
 def preseed(source: Path, sessions: Path, cwd: Path) -> None:

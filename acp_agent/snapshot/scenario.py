@@ -15,6 +15,9 @@ INPUT = "input.json"
 WORKSPACE = "workspace"
 CONFIG = "config"
 """A scenario's user configuration directory (`ACP_AGENT_CONFIG`): copied for the run, else empty."""
+ROWS = "cordis.yml"
+"""A scenario's own loader rows (an ACP child's provider and tool rows), added to the run's
+composition."""
 
 PermissionKind = Literal[
     "allow_once",
