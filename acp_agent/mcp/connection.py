@@ -18,7 +18,6 @@ here: every line goes to the agent's stderr log, the last few into failure repor
 
 from __future__ import annotations
 
-import contextvars
 import logging
 import os
 import signal
@@ -38,7 +37,16 @@ from acp_agent.mcp.environment import server_environment
 from acp_agent.mcp.events import State, ToolInfo
 from acp_agent.mcp.limits import Limits
 from acp_agent.mcp.results import convert
-from acp_agent.mcp.sdk import ClientSession, McpError, create_mcp_http_client, sse_client, streamable_http_client, types
+from acp_agent.mcp.sdk import (
+    ClientSession,
+    McpError,
+    http_client,
+    next_request_id,
+    reporting_process,
+    sse_client,
+    streamable_http_client,
+    types,
+)
 from acp_agent.mcp.sdk import stdio as sdk_stdio
 from acp_agent.mcp.servers import HttpServer, ServerSpec, StdioServer
 from acp_agent.processes.registry import ProcessRegistry
@@ -53,40 +61,6 @@ STDERR_DRAIN_SECONDS = 1.0
 """How long a stopped server's stderr may take to reach its end (a child still holding it)."""
 NOT_CONNECTED = "mcp_not_connected"
 CALL_FAILED = "mcp_call_failed"
-
-
-# The SDK keeps the process it starts for a stdio server to itself; the connection needs it to
-# end the server's whole process group and to notice when the server exits. The SDK's process
-# factory is wrapped once: the process started for the task that set `_STARTED` is handed to it.
-_STARTED: contextvars.ContextVar[Callable[[Process], None] | None] = contextvars.ContextVar(
-    "acp_agent_mcp_started", default=None
-)
-_create_process = sdk_stdio._create_platform_compatible_process
-
-
-async def _create_and_report(*args: Any, **kwargs: Any) -> Any:
-    process = await _create_process(*args, **kwargs)
-    report = _STARTED.get()
-    if report is not None:
-        report(process)
-    return process
-
-
-sdk_stdio._create_platform_compatible_process = _create_and_report
-
-_SDK_NOT_PROTOCOL = "Failed to parse JSONRPC message from server"
-"""What the SDK logs, with a traceback, for each stdout line of a stdio server that is not JSON-RPC."""
-
-
-class _NotProtocolFilter(logging.Filter):
-    """Drops the SDK's record of each such line: a server that prints to stdout would flood stderr
-    with tracebacks. The connection counts them instead (`Connection._not_protocol`)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return record.msg != _SDK_NOT_PROTOCOL
-
-
-logging.getLogger(sdk_stdio.__name__).addFilter(_NotProtocolFilter())
 
 
 class Down(Exception):
@@ -241,7 +215,7 @@ class Connection:
         headers = {header.name: header.value for header in spec.headers}
         if spec.type == "sse":
             return _streams(sse_client(spec.url, headers=headers, timeout=self.limits.startup_timeout))
-        client = create_mcp_http_client(headers=headers, timeout=httpx.Timeout(self.limits.startup_timeout, read=None))
+        client = http_client(headers, httpx.Timeout(self.limits.startup_timeout, read=None))
         return _http(client, spec)
 
     @asynccontextmanager
@@ -265,28 +239,27 @@ class Connection:
                 group.started(process.pid)  # before any await, or the registry takes it for an orphan
             errlog.close()  # the server holds its copy: reading ends when every holder is gone
 
-        token = _STARTED.set(report)
         try:
-            async with anyio.create_task_group() as tasks:
-                drained = anyio.Event()
-                tasks.start_soon(self._read_stderr, read_fd, drained)
-                try:
-                    async with sdk_stdio.stdio_client(params, errlog=errlog) as streams:
-                        tasks.start_soon(self._watch_exit, started[0])
-                        yield streams
-                finally:
-                    if started:
-                        self._exit_code = started[0].returncode
-                    else:  # it never started (no such command): nothing else holds the write end
-                        errlog.close()
-                    self._kill_group()
-                    if group is not None and started:
-                        group.exited()
-                    with anyio.move_on_after(STDERR_DRAIN_SECONDS):
-                        await drained.wait()  # its last lines, for the failure report
-                    tasks.cancel_scope.cancel()
+            with reporting_process(report):
+                async with anyio.create_task_group() as tasks:
+                    drained = anyio.Event()
+                    tasks.start_soon(self._read_stderr, read_fd, drained)
+                    try:
+                        async with sdk_stdio.stdio_client(params, errlog=errlog) as streams:
+                            tasks.start_soon(self._watch_exit, started[0])
+                            yield streams
+                    finally:
+                        if started:
+                            self._exit_code = started[0].returncode
+                        else:  # it never started (no such command): nothing else holds the write end
+                            errlog.close()
+                        self._kill_group()
+                        if group is not None and started:
+                            group.exited()
+                        with anyio.move_on_after(STDERR_DRAIN_SECONDS):
+                            await drained.wait()  # its last lines, for the failure report
+                        tasks.cancel_scope.cancel()
         finally:
-            _STARTED.reset(token)
             if not errlog.closed:
                 errlog.close()
             os.close(read_fd)
@@ -386,7 +359,7 @@ class Connection:
             session = self._session
             if session is None:
                 return ToolResult.failure(texts.not_connected(self.name, self.error or "unknown"), NOT_CONNECTED)
-        request_id = session._request_id  # the id `call_tool` is about to use (to cancel it)
+        request_id = next_request_id(session)  # the id `call_tool` is about to use (to cancel it)
         try:
             with anyio.fail_after(limits.call_timeout):
                 result = await self._unless_down(session.call_tool(tool, arguments))
