@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Final
@@ -13,6 +13,7 @@ import anyio
 from acp_agent.agent.loop import TURN_ENDED, TurnControl, failed_turn, run_turn
 from acp_agent.agent.options import AgentOptions
 from acp_agent.kernel.scope import Scope
+from acp_agent.kernel.states import Moves
 from acp_agent.llm.conversation import Conversation
 from acp_agent.session.content import ContentBlock
 from acp_agent.session.events import TurnDisposed, TurnEndReason, TurnFailed
@@ -55,23 +56,21 @@ class Phase(Enum):
     """Stopped, and its scope unwound."""
 
 
-TRANSITIONS: Final[Mapping[Phase, frozenset[Phase]]] = {
-    Phase.NEW: frozenset({Phase.IDLE, Phase.STOPPING}),
-    Phase.IDLE: frozenset({Phase.RUNNING, Phase.STOPPING}),
-    Phase.RUNNING: frozenset({Phase.IDLE, Phase.STOPPED, Phase.STOPPING}),
-    Phase.STOPPED: frozenset({Phase.STOPPING}),
-    Phase.STOPPING: frozenset({Phase.DISPOSED}),
-    Phase.DISPOSED: frozenset(),
-}
+TRANSITIONS: Final = Moves(
+    {
+        Phase.NEW: {Phase.IDLE, Phase.STOPPING},
+        Phase.IDLE: {Phase.RUNNING, Phase.STOPPING},
+        Phase.RUNNING: {Phase.IDLE, Phase.STOPPED, Phase.STOPPING},
+        Phase.STOPPED: {Phase.STOPPING},
+        Phase.STOPPING: {Phase.DISPOSED},
+        Phase.DISPOSED: set(),
+    }
+)
 """Each phase's next phases: `start()` (new to idle), a queued message (idle to running), the
 queue emptied (running to idle), the loop's task group cancelled (running to stopped),
 `dispose()` (to stopping, then disposed)."""
 ENDING: Final = frozenset({Phase.STOPPED, Phase.STOPPING, Phase.DISPOSED})
 """The phases in which no turn starts again: a message is settled `disposed` at once."""
-
-
-class PhaseError(RuntimeError):
-    """An agent was asked to move to a phase it cannot reach from its own (a bug of the caller)."""
 
 
 @dataclass(eq=False)
@@ -117,7 +116,7 @@ class Agent:
     when a message comes to an idle agent, it ends once the queue is empty (an idle agent holds
     no task, coroutine or cancel scope). `dispose()` stops it (an open turn ends `disposed`), waits
     until it has stopped, and unwinds the agent's scope. Its life is a `Phase`, changed in one
-    place (`_enter`), which refuses a move `TRANSITIONS` does not list.
+    place (`_enter`), which refuses a move `TRANSITIONS` does not list (`TransitionError`).
     """
 
     def __init__(
@@ -165,9 +164,7 @@ class Agent:
 
     def _enter(self, phase: Phase) -> None:
         """Move to `phase`: the one place the phase changes."""
-        if phase not in TRANSITIONS[self._phase]:
-            raise PhaseError(f"agent {self.route}: no move from {self._phase.value} to {phase.value}")
-        self._phase = phase
+        self._phase = TRANSITIONS.move(f"agent {self.route}", self._phase, phase)
 
     @property
     def busy(self) -> bool:

@@ -24,7 +24,7 @@ import logging
 import os
 import signal
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from enum import Enum
 from typing import Any, Final
@@ -35,6 +35,7 @@ from anyio.abc import Process
 from pydantic import ValidationError
 
 from acp_agent.kernel.scope import Scope
+from acp_agent.kernel.states import Moves
 from acp_agent.mcp import texts
 from acp_agent.mcp.environment import server_environment
 from acp_agent.mcp.events import State, ToolInfo
@@ -93,16 +94,18 @@ class Phase(Enum):
     """`serve` has returned."""
 
 
-TRANSITIONS: Final[Mapping[Phase, frozenset[Phase]]] = {
-    Phase.CONNECTING: frozenset({Phase.READY, Phase.FAILED, Phase.CLOSING}),
-    Phase.READY: frozenset({Phase.RELISTING, Phase.ENDING, Phase.DISCONNECTED, Phase.CLOSING}),
-    Phase.RELISTING: frozenset({Phase.READY, Phase.ENDING, Phase.DISCONNECTED, Phase.CLOSING}),
-    Phase.ENDING: frozenset({Phase.DISCONNECTED, Phase.CLOSING}),
-    Phase.FAILED: frozenset({Phase.CONNECTING, Phase.CLOSING}),
-    Phase.DISCONNECTED: frozenset({Phase.CONNECTING, Phase.CLOSING}),
-    Phase.CLOSING: frozenset({Phase.CLOSED}),
-    Phase.CLOSED: frozenset(),
-}
+TRANSITIONS: Final = Moves(
+    {
+        Phase.CONNECTING: {Phase.READY, Phase.FAILED, Phase.CLOSING},
+        Phase.READY: {Phase.RELISTING, Phase.ENDING, Phase.DISCONNECTED, Phase.CLOSING},
+        Phase.RELISTING: {Phase.READY, Phase.ENDING, Phase.DISCONNECTED, Phase.CLOSING},
+        Phase.ENDING: {Phase.DISCONNECTED, Phase.CLOSING},
+        Phase.FAILED: {Phase.CONNECTING, Phase.CLOSING},
+        Phase.DISCONNECTED: {Phase.CONNECTING, Phase.CLOSING},
+        Phase.CLOSING: {Phase.CLOSED},
+        Phase.CLOSED: set(),
+    }
+)
 """Each phase's next phases: an attempt's outcome (connecting to ready or failed), a tools-changed
 notification and the listing it asks for (ready to relisting and back), the server going away
 (ready or relisting to ending, then disconnected; straight to disconnected when the transport
@@ -111,10 +114,6 @@ UP: Final = frozenset({Phase.READY, Phase.RELISTING})
 """Connected: a call goes through the session."""
 UNSETTLED: Final = frozenset({Phase.CONNECTING, Phase.RELISTING})
 """What a model call waits for: an attempt's outcome, the tools the server said changed."""
-
-
-class PhaseError(RuntimeError):
-    """A connection was asked to move to a phase it cannot reach from its own (a bug)."""
 
 
 class Connection:
@@ -166,9 +165,7 @@ class Connection:
 
     def _enter(self, phase: Phase) -> None:
         """Move to `phase` and wake every wait: the one place the phase changes."""
-        if phase not in TRANSITIONS[self._phase]:
-            raise PhaseError(f"MCP server {self.name}: no move from {self._phase.value} to {phase.value}")
-        self._phase = phase
+        self._phase = TRANSITIONS.move(f"MCP server {self.name}", self._phase, phase)
         self._changed.set()
         self._changed = anyio.Event()
 

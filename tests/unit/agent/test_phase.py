@@ -10,24 +10,24 @@ from pathlib import Path
 import anyio
 import pytest
 
-from acp_agent.agent.agent import DISPOSING, TRANSITIONS, Agent, Phase, PhaseError
+from acp_agent.agent.agent import DISPOSING, TRANSITIONS, Agent, Phase
 from acp_agent.agent.keys import AGENTS
 from acp_agent.kernel import Context
+from acp_agent.kernel.states import TransitionError
 from acp_agent.session.events import SessionHeader
 from acp_agent.session.log import Session
 from acp_agent.session.persistence import SESSIONS
 from tests.unit.agent.test_loop import first, kinds, loops, text
+from tests.unit.kernel.test_states import reachable
 
 pytestmark = pytest.mark.anyio
 
 
 def test_every_phase_but_disposed_has_a_way_out_and_disposed_is_reached_from_every_phase() -> None:
-    assert [phase for phase, after in TRANSITIONS.items() if not after] == [Phase.DISPOSED]
-    reached = {Phase.NEW}
-    for _ in Phase:
-        reached |= {after for phase in reached for after in TRANSITIONS[phase]}
-    assert reached == set(Phase)
-    assert all(Phase.STOPPING in TRANSITIONS[phase] for phase in (Phase.NEW, Phase.IDLE, Phase.RUNNING, Phase.STOPPED))
+    assert [phase for phase in Phase if not TRANSITIONS.after(phase)] == [Phase.DISPOSED]
+    assert reachable(TRANSITIONS, Phase.NEW) == set(Phase)
+    open_phases = (Phase.NEW, Phase.IDLE, Phase.RUNNING, Phase.STOPPED)
+    assert all(Phase.STOPPING in TRANSITIONS.after(phase) for phase in open_phases)
 
 
 async def test_new_idle_running_idle_and_a_second_start_is_refused(
@@ -52,7 +52,7 @@ async def test_new_idle_running_idle_and_a_second_start_is_refused(
         assert (await ticket.wait()).kind == "completed"
         await agent.when_idle()
         assert agent.phase is Phase.IDLE
-        with pytest.raises(PhaseError, match="no move from idle to idle"):
+        with pytest.raises(TransitionError, match="no move from idle to idle"):
             agent.start()
         assert agent.phase is Phase.IDLE
     assert agent.phase is Phase.DISPOSED  # the shutdown disposed it
@@ -68,7 +68,7 @@ async def test_disposing_an_idle_agent(scripted: Callable[..., Context], tmp_pat
             await agent.dispose()
         assert agent.phase is Phase.DISPOSED and agent.scope.disposed
         assert (await agent.followup(text("late")).wait()).kind == "disposed"
-        with pytest.raises(PhaseError, match="no move from disposed to idle"):
+        with pytest.raises(TransitionError, match="no move from disposed to idle"):
             agent.start()
 
 

@@ -8,11 +8,13 @@ import sys
 import anyio
 import pytest
 
+from acp_agent.kernel.states import TransitionError
 from acp_agent.mcp import connection
-from acp_agent.mcp.connection import TRANSITIONS, Connection, Phase, PhaseError
+from acp_agent.mcp.connection import TRANSITIONS, Connection, Phase
 from acp_agent.mcp.limits import Limits
 from acp_agent.mcp.servers import ServerSpec, StdioServer
 from tests.paths import ROOT
+from tests.unit.kernel.test_states import reachable
 from tests.unit.tools.helpers import call_context
 
 pytestmark = pytest.mark.anyio
@@ -43,12 +45,10 @@ async def text_of(server: Connection, tool: str, **arguments: object) -> str:
 
 
 def test_every_phase_leads_to_closed_and_closing_is_reached_from_every_open_phase() -> None:
-    assert [phase for phase, after in TRANSITIONS.items() if not after] == [Phase.CLOSED]
-    reached = {Phase.CONNECTING}
-    for _ in Phase:
-        reached |= {after for phase in reached for after in TRANSITIONS[phase]}
-    assert reached == set(Phase)
-    assert all(Phase.CLOSING in TRANSITIONS[phase] for phase in Phase if phase not in (Phase.CLOSING, Phase.CLOSED))
+    assert [phase for phase in Phase if not TRANSITIONS.after(phase)] == [Phase.CLOSED]
+    assert reachable(TRANSITIONS, Phase.CONNECTING) == set(Phase)
+    open_phases = set(Phase) - {Phase.CLOSING, Phase.CLOSED}
+    assert all(Phase.CLOSING in TRANSITIONS.after(phase) for phase in open_phases)
 
 
 async def test_ready_relisting_ending_disconnected_connecting_again_and_closed() -> None:
@@ -133,6 +133,6 @@ async def test_a_move_the_table_does_not_list_is_refused() -> None:
     server = Recorded(fixture())
     server.close()
     await server.serve()
-    with pytest.raises(PhaseError, match="no move from closed to connecting"):
+    with pytest.raises(TransitionError, match="no move from closed to connecting"):
         server._enter(Phase.CONNECTING)
     assert server.phase is Phase.CLOSED
