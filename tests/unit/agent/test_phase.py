@@ -10,7 +10,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from acp_agent.agent.agent import DISPOSING, TRANSITIONS, Agent, Phase
+from acp_agent.agent.agent import DISPOSING, TRANSITIONS, Agent, Phase, Ticket
 from acp_agent.agent.keys import AGENTS
 from acp_agent.kernel import Context
 from acp_agent.kernel.states import TransitionError
@@ -21,6 +21,14 @@ from tests.unit.agent.test_loop import first, kinds, loops, text
 from tests.unit.kernel.test_states import reachable
 
 pytestmark = pytest.mark.anyio
+
+
+async def in_a_hanging_turn(ctx: Context, tmp_path: Path) -> tuple[Agent, Ticket]:
+    """A new agent whose turn streams, then waits for ever (the script's `hang`)."""
+    agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
+    ticket = agent.followup(text("hang"))
+    await first(agent, "assistant/chunk")
+    return agent, ticket
 
 
 def test_every_phase_but_disposed_has_a_way_out_and_disposed_is_reached_from_every_phase() -> None:
@@ -110,9 +118,7 @@ async def test_disposing_a_running_agent_passes_through_stopping(
 
     ctx.events.on(DISPOSING, disposing)
     async with ctx.running():
-        agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
-        ticket = agent.followup(text("hang"))
-        await first(agent, "assistant/chunk")
+        agent, ticket = await in_a_hanging_turn(ctx, tmp_path)
         assert agent.phase is Phase.RUNNING
         with anyio.fail_after(5):
             await agent.dispose()
@@ -140,9 +146,7 @@ async def test_two_disposals_at_once_both_return_once_the_loop_has_stopped(
 ) -> None:
     ctx = scripted([{"hang": True}])
     async with ctx.running():
-        agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
-        agent.followup(text("hang"))
-        await first(agent, "assistant/chunk")
+        agent, _ = await in_a_hanging_turn(ctx, tmp_path)
         returned: list[tuple[Phase, list[str]]] = []
 
         async def dispose() -> None:
@@ -175,10 +179,8 @@ async def test_a_loop_stopped_by_its_task_group_leaves_the_agent_stopped_until_d
 ) -> None:
     ctx = scripted([{"hang": True}])
     async with ctx.running():
-        agent = await ctx.get(AGENTS).create(cwd=str(tmp_path))
-        ticket = agent.followup(text("hang"))
+        agent, ticket = await in_a_hanging_turn(ctx, tmp_path)
         queued = agent.followup(text("queued"))
-        await first(agent, "assistant/chunk")
         with anyio.CancelScope(shield=True), anyio.fail_after(5):
             ctx.tasks.cancel_scope.cancel()  # as the context does as it stops
             assert (await ticket.wait()).kind == "disposed"
