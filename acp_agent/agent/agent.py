@@ -69,7 +69,7 @@ TRANSITIONS: Final = Moves(
 """Each phase's next phases: `start()` (new to idle), a queued message (idle to running), the
 queue emptied (running to idle), the loop's task group cancelled (running to stopped),
 `dispose()` (to stopping, then disposed)."""
-ENDING: Final = frozenset({Phase.STOPPED, Phase.STOPPING, Phase.DISPOSED})
+TURNS_OVER: Final = frozenset({Phase.STOPPED, Phase.STOPPING, Phase.DISPOSED})
 """The phases in which no turn starts again: a message is settled `disposed` at once."""
 
 
@@ -203,7 +203,7 @@ class Agent:
         outcome first (the ACP layer answers a prompt before the next prompt's updates go out).
         """
         ticket = Ticket(content, source, body or self.turn_body, held=hold)
-        if self._phase in ENDING:
+        if self._phase in TURNS_OVER:
             ticket.settle(TurnDisposed())
             return ticket
         self._inbox.append(ticket)
