@@ -136,3 +136,30 @@ async def test_a_move_the_table_does_not_list_is_refused() -> None:
     with pytest.raises(TransitionError, match="no move from closed to connecting"):
         server._enter(Phase.CONNECTING)
     assert server.phase is Phase.CLOSED
+
+
+async def test_closed_while_connecting_to_a_server_that_answers_it_is_never_reported_ready() -> None:
+    server = Recorded(fixture())
+    with anyio.fail_after(30):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(server.serve)
+            while server.pgid is None:  # started, not initialized yet
+                await anyio.sleep(0.01)
+            server.close()
+    assert server.phases == [Phase.CLOSING, Phase.CLOSED]
+    assert server.reports == ["connecting", "closed"]
+
+
+async def test_changes_announced_while_the_tools_are_listed_again_end_in_one_ready_list() -> None:
+    server = Recorded(fixture())
+    with anyio.fail_after(60):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(server.serve)
+            await server.wait_settled()
+            async with anyio.create_task_group() as calls:  # two announcements, however they interleave
+                for _ in range(2):
+                    calls.start_soon(text_of, server, "grow")
+            await server.wait_settled()
+            assert server.phase is Phase.READY and "extra" in [t.tool for t in server.tools]
+            assert server.phases[:2] == [Phase.READY, Phase.RELISTING] and Phase.ENDING not in server.phases
+            server.close()
