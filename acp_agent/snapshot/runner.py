@@ -13,7 +13,6 @@ import re
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,8 @@ from acp_agent.snapshot.client_terminal import open_terminals
 from acp_agent.snapshot.driver import Driver
 from acp_agent.snapshot.frames import encode
 from acp_agent.snapshot.mcp_servers import serving
+from acp_agent.snapshot.normalize import CWD, map_strings
+from acp_agent.snapshot.result import RunResult
 from acp_agent.snapshot.scenario import CONFIG, ROWS, WORKSPACE, load_scenario
 
 SNAPSHOT_CONFIG = "cordis.snapshot.yml"
@@ -52,28 +53,6 @@ rows): what a scenario's rows start this server again with, as an ACP child."""
 def packaged(name: str) -> Path:
     """A file or directory shipped in the package (a loader config, the demo scenario)."""
     return Path(str(resources.files("acp_agent") / name))
-
-
-@dataclass
-class RunResult:
-    stdout: list[str]
-    """Every stdout line, in order, as written."""
-    stderr: str
-    logs: dict[str, list[Any]]
-    """Each persisted session log (header first), keyed by route, in route order."""
-    cwd: Path
-    """The session cwd: the copy of `workspace/` that the run may have changed."""
-    sent: list[str]
-    """Every line written to the server's stdin, in order."""
-    exit_code: int | None
-    failures: list[str]
-    config: Path | None = None
-    """The user configuration directory the server was given (`ACP_AGENT_CONFIG`)."""
-    scenario: Path | None = None
-    """The scenario directory (the client's lines may name files in it)."""
-    sent_after: list[tuple[int, ...]] = field(default_factory=list)
-    """For each line of `sent`, the indices of the stdout lines its step waited for before writing
-    it (the request it answers, the response or chunk it waited for; none: the first line)."""
 
 
 async def run_scenario(
@@ -185,8 +164,6 @@ def composition(directory: Path, workdir: Path, base: Path) -> Path:
 def preseed(source: Path, sessions: Path, cwd: Path) -> None:
     """Store the scenario's `sessions/<id>/session.jsonl` logs (sessions of an earlier run, for
     a `loadSession` step) in the run's sessions directory, `{{cwd}}` becoming the run's cwd."""
-    from acp_agent.snapshot.normalize import CWD, map_strings  # normalize imports this module
-
     for path in sorted(source.glob("*/session.jsonl")):
         target = sessions / path.parent.name / path.name
         target.parent.mkdir()

@@ -27,7 +27,8 @@ import pytest
 from acp import schema as official
 from pydantic import BaseModel, RootModel
 
-from acp_agent.snapshot.runner import RunResult, run_scenario
+from acp_agent.snapshot.result import RunResult
+from acp_agent.snapshot.runner import run_scenario
 from tests.e2e.wire import RECORD_CONFIG
 from tests.paths import ACP_SCHEMA, ACP_UNSTABLE_SCHEMA, FIXTURES, UPSTREAM
 from tests.runs import ScenarioRuns, side_by_side

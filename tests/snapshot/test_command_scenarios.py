@@ -10,7 +10,7 @@ from typing import Any
 
 from acp_agent.commands.texts import INIT_PROMPT
 from acp_agent.compaction.texts import NOTHING_TO_COMPACT
-from acp_agent.snapshot.runner import RunResult
+from acp_agent.snapshot.result import RunResult
 from tests.paths import FIXTURES
 
 Run = Callable[[Path], RunResult]

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from acp_agent.snapshot import demo
-from acp_agent.snapshot.runner import RunResult
+from acp_agent.snapshot.result import RunResult
 from acp_agent.snapshot.summary import DIM, RESET
 from tests.paths import FIXTURES
 

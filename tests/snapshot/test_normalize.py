@@ -11,7 +11,7 @@ from typing import Any
 
 from acp_agent.sandbox.backends import LAUNCHER
 from acp_agent.snapshot.normalize import Normalized, normalize_run
-from acp_agent.snapshot.runner import RunResult
+from acp_agent.snapshot.result import RunResult
 from acp_agent.tools.scratch import PREFIX as SCRATCH_PREFIX
 
 SID_A = "aaaaaaaa-0000-4000-8000-000000000001"

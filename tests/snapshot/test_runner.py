@@ -11,7 +11,8 @@ import pytest
 
 from acp_agent.snapshot.client import Client
 from acp_agent.snapshot.errors import InvalidScenario, ServerGone
-from acp_agent.snapshot.runner import RunResult, read_logs, route_key, run_scenario
+from acp_agent.snapshot.result import RunResult
+from acp_agent.snapshot.runner import read_logs, route_key, run_scenario
 from acp_agent.snapshot.scenario import ClientCapabilities
 from tests.snapshot.conftest import fake_server, write_scenario
 

@@ -11,7 +11,7 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 
 from acp_agent.snapshot.normalize import normalize_run
-from acp_agent.snapshot.runner import RunResult
+from acp_agent.snapshot.result import RunResult
 from tests.paths import FIXTURES
 from tests.runs import ScenarioRuns
 from tests.snapshot.scenarios import RUNS, SCENARIOS, run_id
