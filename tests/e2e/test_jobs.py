@@ -116,7 +116,7 @@ async def test_a_dev_server_in_the_background_fetched_read_and_stopped(tmp_path:
     assert results["c1"].startswith("Started job-1 in the background; job-1 is running.")
     assert "# Dev page" in results["c3"] and "It works." in results["c3"]
     assert "GET /index.html" in results["c1"] + results["c4"]
-    assert results["c5"].startswith("Job-1 was killed.")
+    assert results["c5"].startswith("job-1 was killed.")
     asked = [f["params"] for f in wire.received if f.get("method") == "session/request_permission"]
     fetch_options = [o["name"] for o in asked[2]["options"]]
     assert "Always allow fetching from 127.0.0.1" in fetch_options
