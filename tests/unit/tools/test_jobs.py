@@ -173,3 +173,10 @@ async def test_bash_starts_jobs_only_where_the_service_is(ctx: Context, tmp_path
         refused.plain_text()
         == "Error: background jobs are not available here: run the command without run_in_background"
     )
+
+
+async def test_a_job_whose_directory_is_gone_does_not_start(ctx: Context, tmp_path: Path) -> None:
+    kit = Kit(ctx, tmp_path / "gone")
+    refused = await kit.jobs.start("true", kit.call)
+    assert refused.error is not None and refused.error.code == "not_started"
+    assert kit.jobs.of(kit.call.agent).jobs == {}
