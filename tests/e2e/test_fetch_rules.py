@@ -4,9 +4,8 @@ listed and removed with `/permissions`."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ import pytest
 
 from tests.e2e.test_hooks import Run, agent_text, of_type, text
 from tests.e2e.wire import Frame, spawn_server
+from tests.unit.tools.test_web import serving
 
 pytestmark = pytest.mark.anyio
 
@@ -33,12 +33,8 @@ class Page(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def url() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Page)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/notes.txt"
-    server.shutdown()
-    server.server_close()
+    with serving(Page) as base:
+        yield f"{base}/notes.txt"
 
 
 def fetch(call_id: str, url: str) -> dict[str, Any]:
