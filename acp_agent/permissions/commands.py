@@ -15,6 +15,7 @@ from acp_agent.sandbox import texts as sandbox_texts
 from acp_agent.sandbox.backends import Backend
 from acp_agent.sandbox.policy import FULL_ACCESS
 from acp_agent.sandbox.service import SANDBOX
+from acp_agent.tools.roots import roots_of
 from acp_agent.tools.sandboxing import NO_SANDBOX
 from acp_agent.tools.scratch import agent_scratch
 
@@ -53,7 +54,7 @@ def sandbox_command(permissions: Permissions) -> Command:
             return answer(invocation, sandbox_texts.report(backend, kind, [], [], "allow"))
         cwd = Path(agent.session.cwd or ".")
         scratch = agent_scratch(agent)
-        writable = [] if kind == FULL_ACCESS else list(sandbox.writable(kind, cwd, scratch))
+        writable = [] if kind == FULL_ACCESS else list(sandbox.writable(kind, cwd, scratch, roots_of(agent).additional))
         writable = [texts.scratch_root(root) if Path(root) == scratch.resolve() else root for root in writable]
         return answer(
             invocation, sandbox_texts.report(sandbox.backend, kind, writable, list(sandbox.hidden), sandbox.network)

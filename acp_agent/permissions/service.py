@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Final, Literal
 
 import anyio
 
+from acp_agent.agent.calling import calling_agent
 from acp_agent.agent.keys import AGENTS
 from acp_agent.instructions.files import project_root
 from acp_agent.kernel.context import ServiceKey
@@ -23,7 +24,15 @@ from acp_agent.permissions import texts
 from acp_agent.permissions.asker import SCOPE_ALWAYS, SERVER_ALWAYS, Answer, Asker, PermissionRequest
 from acp_agent.permissions.choices import choices
 from acp_agent.permissions.errors import AskFailed, UnknownMode
-from acp_agent.permissions.events import GRANT_EVENT, INHERITED, MODE_EVENT, USER, GrantData, ModeData, ModeSource
+from acp_agent.permissions.events import (
+    INHERITED,
+    USER,
+    GrantData,
+    GrantEvent,
+    ModeData,
+    ModeEvent,
+    ModeSource,
+)
 from acp_agent.permissions.modes import FULL, MODES, ModeId, ModeInfo
 from acp_agent.permissions.policy import Policy, Refuse, Run, decide
 from acp_agent.permissions.rules import CommandRule, Decision, RuleFile, ScopeRule, command_prefix, match
@@ -86,7 +95,7 @@ class Permissions:
         """The user chose `mode_id` for the agent's session: logged, in force from the next call."""
         if mode_id not in self.mode_ids:
             raise UnknownMode(mode_id, list(self.mode_ids))
-        agent.session.append(MODE_EVENT, ModeData(mode_id=mode_id, source=ModeSource(kind=USER)))
+        agent.session.append(ModeEvent, ModeData(mode_id=mode_id, source=ModeSource(kind=USER)))
 
     def inherit(self, parent: Agent) -> Callable[[Agent], None] | None:
         """A child of `parent` starts in the parent's explicit mode, as it is now (never the
@@ -97,7 +106,7 @@ class Permissions:
         source = ModeSource(kind=INHERITED, session=parent.id)
 
         def install(child: Agent) -> None:
-            child.session.append(MODE_EVENT, ModeData(mode_id=mode, source=source))
+            child.session.append(ModeEvent, ModeData(mode_id=mode, source=source))
 
         return install
 
@@ -124,7 +133,7 @@ class Permissions:
         `ask` asks the user even where the mode, grants and rules would not."""
         tool = call.tool
         assert tool is not None and call.params is not None  # the pipeline asks for valid calls only
-        agent = context.agent
+        agent = calling_agent(context)
         root = agent.ctx.get(AGENTS).top_level(agent)
         ruled = await self.settings_rule(call, context)
         if ruled is not None:
@@ -199,14 +208,15 @@ class Permissions:
     async def settings_rule(self, call: PreparedCall, context: ToolCallContext) -> SettingsRule | None:
         """The settings rule that decides `call` (`settings.first_match`); a project's allow rules
         only once the project is trusted."""
-        rules = self.settings_rules(context.agent)
+        agent = calling_agent(context)
+        rules = self.settings_rules(agent)
         if not rules:
             return None
         tool, params = call.tool, call.params
         assert tool is not None and params is not None
         if any(rule.decision == "allow" and rule.project is not None for rule in rules):
-            trust = context.agent.ctx.find(TRUST)
-            if trust is None or not await trust.trusted(context.agent):
+            trust = agent.ctx.find(TRUST)
+            if trust is None or not await trust.trusted(agent):
                 rules = [rule for rule in rules if rule.decision != "allow" or rule.project is None]
         assert self.settings_home is not None  # rules came from it
         arguments = params.model_dump(mode="json")
@@ -241,7 +251,7 @@ class Permissions:
             grant = GrantData(
                 tool=name, decision=decision, route=route, call_id=call.block.id, server=server, scope=scope
             )
-            root.session.append(GRANT_EVENT, grant)
+            root.session.append(GrantEvent, grant)
         return None if answer.startswith("allow") else ToolResult.failure(texts.declined(name), "declined")
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Protocol, TypeVar
 
 from pydantic import ConfigDict, Field, field_validator
 
@@ -49,6 +49,16 @@ class SessionEvent(Model):
     time: int
     data: Any
     ignorable: bool | None = None
+
+
+D = TypeVar("D")
+
+
+class EventOf(Protocol[D]):
+    """An event class whose `data` is a `D`, as `Session.append(TurnEndEvent, TurnEndData(...))`
+    takes it: the class names the event's type, and the type checker holds the data to it."""
+
+    data: D
 
 
 class OpaqueEvent(SessionEvent):

@@ -16,6 +16,7 @@ from acp_agent.session.content import StreamChunk, TextContent
 from acp_agent.session.errors import TurnsOutOfRange, UnbalancedSeed
 from acp_agent.session.events import (
     AssistantChunkEvent,
+    EventOf,
     SessionEvent,
     SessionHeader,
     StepData,
@@ -37,6 +38,7 @@ Archive = Callable[[], Iterable[SessionEvent]]
 """Reads back, in seq order, every event a store has written of a session."""
 
 T = TypeVar("T")
+D = TypeVar("D", bound=BaseModel | Mapping[str, Any])
 
 
 class LogWriter(Protocol):
@@ -168,10 +170,13 @@ class Session:
     def next_turn(self) -> int:
         return self.state.last_turn + 1
 
-    def append(self, type: str, data: BaseModel | Mapping[str, Any], *, ignorable: bool = False) -> SessionEvent:
-        """Log a new event of a registered type, stamped with the next seq and the clock's time;
-        an `ignorable` one loads even where its type is not registered."""
-        event = self.registry.build(type, self.state.next_seq, self._clock(), data, ignorable=ignorable)
+    def append(self, event_cls: type[EventOf[D]], data: D, *, ignorable: bool = False) -> SessionEvent:
+        """Log a new event of a registered class with its data, stamped with the next seq and the
+        clock's time; an `ignorable` one loads even where its type is not registered."""
+        registry = self.registry
+        event = registry.build(
+            registry.type_of(event_cls), self.state.next_seq, self._clock(), data, ignorable=ignorable
+        )
         return self.append_event(event)
 
     def append_chunk(self, turn: int, step: int, chunk: StreamChunk) -> None:

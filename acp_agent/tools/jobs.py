@@ -23,7 +23,7 @@ import os
 import signal
 from abc import ABC, abstractmethod
 from contextlib import suppress
-from typing import TYPE_CHECKING, Final, Literal
+from typing import Final, Literal
 
 import anyio
 from anyio.abc import Process
@@ -34,17 +34,22 @@ from acp_agent.kernel import Context, Disposer, PluginConfig, combine
 from acp_agent.kernel.tables import take
 from acp_agent.processes.registry import PROCESSES, CommandGroup
 from acp_agent.session.content import TextContent
-from acp_agent.session.events import Source, UserMessageData
+from acp_agent.session.events import Source, UserMessageData, UserMessageEvent
 from acp_agent.tools import texts
-from acp_agent.tools.base import Tool, ToolCallContext, ToolParams, ToolPresentation, ToolResult, code_block
+from acp_agent.tools.base import (
+    CallingAgent,
+    Tool,
+    ToolCallContext,
+    ToolParams,
+    ToolPresentation,
+    ToolResult,
+    code_block,
+)
 from acp_agent.tools.bash import reap, runner_for, start_command
 from acp_agent.tools.errors import CommandNotStarted, TerminalFailed
 from acp_agent.tools.registry import TOOLS
 from acp_agent.tools.runner import JOBS, JobTerminal
 from acp_agent.tools.sandboxing import command_env, sandbox_prefix
-
-if TYPE_CHECKING:
-    from acp_agent.agent.agent import Agent
 
 log = logging.getLogger(__name__)
 
@@ -301,9 +306,9 @@ class Jobs:
         self._ctx = ctx
         self.max_running = max_running
         self.max_output_bytes = max_output_bytes
-        self._tables: dict[Agent, AgentJobs] = {}
+        self._tables: dict[CallingAgent, AgentJobs] = {}
 
-    def of(self, agent: Agent) -> AgentJobs:
+    def of(self, agent: CallingAgent) -> AgentJobs:
         table = self._tables.get(agent)
         if table is None:
             table = self._tables[agent] = AgentJobs()
@@ -353,7 +358,7 @@ class Jobs:
         await job.pull()
         return ToolResult.text(texts.job_started(job.id, job.status(), job.take()))
 
-    async def before_model_call(self, agent: Agent) -> None:
+    async def before_model_call(self, agent: CallingAgent) -> None:
         """Tell the model, in one line each, of the jobs that ended since it last looked."""
         table = self._tables.get(agent)
         if table is None:
@@ -363,7 +368,7 @@ class Jobs:
                 job.seen_end = True
                 line = texts.job_ended_notice(job.id, job.command, job.status())
                 data = UserMessageData(content=[TextContent(text=line)], source=Source(kind=JOB_SOURCE))
-                agent.session.append("user/message", data)
+                agent.session.append(UserMessageEvent, data)
 
 
 def _signal(process: Process, sig: signal.Signals) -> None:

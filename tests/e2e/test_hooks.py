@@ -126,6 +126,7 @@ async def test_claude_hooks_guard_tools_add_context_and_hold_the_stop(tmp_path: 
     ]
     run = Run(tmp_path, script)
     (run.cwd / "build").mkdir()
+    formatted = json.dumps({"hookSpecificOutput": {"additionalContext": "notes.md was formatted."}})
     write_json(
         run.cwd / ".claude" / "settings.json",
         {
@@ -136,11 +137,7 @@ async def test_claude_hooks_guard_tools_add_context_and_hold_the_stop(tmp_path: 
                 "PostToolUse": [
                     {
                         "matcher": "Write|Edit",
-                        "hooks": [
-                            command(
-                                f"{HOOK} print '{json.dumps({'hookSpecificOutput': {'additionalContext': 'notes.md was formatted.'}})}'"
-                            )
-                        ],
+                        "hooks": [command(f"{HOOK} print '{formatted}'")],
                     }
                 ],
                 "Stop": [{"hooks": [command(f"{HOOK} stop-once")]}],

@@ -89,7 +89,10 @@ async def test_a_dev_server_in_the_background_fetched_read_and_stopped(tmp_path:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     serve = f"echo $$ > job.pid; exec {sys.executable} -u -m http.server {port} --bind 127.0.0.1 --directory site"
-    listening = f"until {sys.executable} -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}))' 2>/dev/null; do sleep 0.05; done"
+    listening = (
+        f"until {sys.executable} -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}))' "
+        "2>/dev/null; do sleep 0.05; done"
+    )
     replies = [
         call_reply("c1", "bash", {"command": serve, "run_in_background": True}),
         call_reply("c2", "bash", {"command": listening}),

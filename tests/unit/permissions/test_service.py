@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from acp_agent.agent.factory import Lineage
 from acp_agent.agent.keys import AGENTS
 from acp_agent.permissions import AskFailed, UnknownMode, texts
+from acp_agent.permissions.events import ModeEvent
 from acp_agent.permissions.rules import CommandRule, ScopeRule
 from acp_agent.subagents.driver import PARENT_CANCELLED
 from acp_agent.tools import Tool, ToolCallContext, ToolPresentation, ToolResult
@@ -162,7 +163,7 @@ async def test_modes_are_presets_ask_auto_plan_full(harness: Make, tmp_path: Pat
         ):
             h.permissions.set_mode(agent, "yolo")
         # A mode this deployment does not offer (written by another version) is ignored.
-        agent.session.append("session/mode", {"modeId": "yolo", "source": {"kind": "user"}})
+        agent.session.append(ModeEvent, {"modeId": "yolo", "source": {"kind": "user"}})
         assert (h.permissions.mode(agent), h.permissions.explicit_mode(agent)) == ("ask", None)
     assert asker.asked == []  # auto: the edit and the command ran unasked; plan: the command too
     assert codes(agent) == [None, None, "plan_mode", None, None]
@@ -186,7 +187,7 @@ async def test_full_access_is_offered_only_when_the_deployment_allows_it(harness
         agent = await h.ctx.get(AGENTS).create(cwd=str(h.workspace))
         with pytest.raises(UnknownMode):
             h.permissions.set_mode(agent, "full")
-        agent.session.append("session/mode", {"modeId": "full", "source": {"kind": "user"}})  # an older grant of it
+        agent.session.append(ModeEvent, {"modeId": "full", "source": {"kind": "user"}})  # an older grant of it
         assert h.permissions.mode(agent) == "ask"
 
 
@@ -423,7 +424,8 @@ async def test_the_auto_mode_runs_unasked_what_declares_it_edits_files_not_what_
 
 async def test_saved_rules_reject_and_allow_commands_of_the_project(harness: Make, tmp_path: Path) -> None:
     script = {"s1": [{"toolCalls": [bash("a", "git push --force")]}, {"toolCalls": [bash("b", "git push origin")]},
-                     {"toolCalls": [bash("c", "make test")]}, {"toolCalls": [bash("d", "make test && make docs")]}, DONE]}  # fmt: skip
+                     {"toolCalls": [bash("c", "make test")]}, {"toolCalls": [bash("d", "make test && make docs")]},
+                     DONE]}  # fmt: skip
     h = harness(script)
     asker = ScriptedAsker(["reject_prefix", "allow_once"])
     h.permissions.use_asker(asker)

@@ -21,7 +21,10 @@ from .helpers import call_context
 pytestmark = pytest.mark.anyio
 
 PAGES = Path(__file__).parent / "pages"
-PAGE = "<html><head><title>T</title><script>var secret = 1;</script></head><body><h1>Hello</h1><p>A <a href='/x'>link</a>.</p></body></html>"
+PAGE = (
+    "<html><head><title>T</title><script>var secret = 1;</script></head>"
+    "<body><h1>Hello</h1><p>A <a href='/x'>link</a>.</p></body></html>"
+)
 SEEN: list[dict[str, str]] = []
 RELEASE = threading.Event()
 """Set when the tests are done: the slow page answers then (its client has given up)."""
