@@ -1,5 +1,5 @@
-"""The permissions package's slash commands: `/permissions` (the project's saved command rules,
-numbered; `/permissions remove <n>` removes one) and `/sandbox` (how the session's commands are
+"""The permissions package's slash commands: `/permissions` (the project's saved rules, numbered:
+commands, then tools' scopes; `/permissions remove <n>` removes one) and `/sandbox` (how the session's commands are
 confined: backend, ABI, enforcement, policy, writable roots). Both answer without the model."""
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ if TYPE_CHECKING:
 def permissions_command(permissions: Permissions) -> Command:
     def run(invocation: Invocation) -> Ticket:
         project = project_root(Path(invocation.agent.session.cwd or "."))
-        rules = permissions.rules.rules(project) if permissions.rules is not None else []
-        listed = [(rule.decision, rule.prefix) for rule in rules]
+        rules = permissions.rules.saved(project) if permissions.rules is not None else []
+        listed = [texts.saved_rule(rule) for rule in rules]
         words = invocation.arguments.split()
         if not words:
             said = texts.rules_list(str(project), listed) if listed else texts.NO_RULES.format(project=project)
@@ -39,7 +39,7 @@ def permissions_command(permissions: Permissions) -> Command:
             return answer(invocation, texts.no_such_rule(number or repr(invocation.arguments), len(rules)))
         rule = rules[int(number) - 1]
         permissions.rules.remove(project, rule)
-        return answer(invocation, texts.rule_removed(rule.decision, rule.prefix))
+        return answer(invocation, texts.rule_removed(texts.saved_rule(rule)))
 
     return Command("permissions", texts.PERMISSIONS_DESCRIPTION, run, texts.PERMISSIONS_HINT)
 

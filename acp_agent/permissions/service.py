@@ -35,7 +35,7 @@ from acp_agent.permissions.events import (
 )
 from acp_agent.permissions.modes import FULL, MODES, ModeId, ModeInfo
 from acp_agent.permissions.policy import Policy, Refuse, Run, decide
-from acp_agent.permissions.rules import CommandRule, Decision, RuleFile, command_prefix, match
+from acp_agent.permissions.rules import CommandRule, Decision, RuleFile, ScopeRule, command_prefix, match
 from acp_agent.permissions.settings import SettingsRule, first_match, settings_rules
 from acp_agent.sandbox.policy import FULL_ACCESS
 from acp_agent.tools.base import ToolCallContext, ToolResult
@@ -148,9 +148,12 @@ class Permissions:
         grant = chosen.grants.get(tool.name)
         if grant is None and tool.server is not None:
             grant = chosen.server_grants.get(tool.server)
-        scope = tool.grant_scope(call.params)
+        scope = _scope_rule(call)
         if grant is None and scope is not None:
-            grant = chosen.scope_grants.get((tool.name, scope.key))
+            grant = chosen.scope_grants.get(scope)
+        if grant is None and scope is not None and self.rules is not None:
+            if scope in self.rules.scope_rules(project_root(context.cwd)):
+                grant = "allow"  # saved for the project: as the thread's "always" answer
         command = tool.command(call.params)
         escalate = tool.escalation(call.params) is not None
         prefix = None
@@ -236,19 +239,28 @@ class Permissions:
         if answer in ("allow_prefix", "reject_prefix") and self.rules is not None and request.prefix is not None:
             decided: Decision = "allow" if answer == "allow_prefix" else "deny"
             self.rules.add(project_root(request.context.cwd), CommandRule(decided, request.prefix))
+        granted = _scope_rule(call) if answer == SCOPE_ALWAYS else None
+        if granted is not None and self.rules is not None:  # saved for the project, as a command rule is
+            self.rules.add(project_root(request.context.cwd), granted)
+            return None
         decision = DECISIONS.get(answer)
         if decision is not None:
             route = agent.route if agent is not root else None
             server = call.tool.server if answer == SERVER_ALWAYS and call.tool is not None else None
-            scope = None
-            if answer == SCOPE_ALWAYS and call.tool is not None and call.params is not None:
-                granted = call.tool.grant_scope(call.params)
-                scope = granted.key if granted is not None else None
+            scope = granted.scope if granted is not None else None  # no rule file: for the thread
             grant = GrantData(
                 tool=name, decision=decision, route=route, call_id=call.block.id, server=server, scope=scope
             )
             root.session.append(GrantEvent, grant)
         return None if answer.startswith("allow") else ToolResult.failure(texts.declined(name), "declined")
+
+
+def _scope_rule(call: PreparedCall) -> ScopeRule | None:
+    """The rule an "always allow" of `call`'s grant scope saves (None: the call has no scope)."""
+    tool, params = call.tool, call.params
+    assert tool is not None and params is not None  # the pipeline asks for valid calls only
+    scope = tool.grant_scope(params)
+    return ScopeRule(tool.name, scope.key) if scope is not None else None
 
 
 PERMISSIONS: Final = ServiceKey[Permissions]("permissions")

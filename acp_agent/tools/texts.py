@@ -216,7 +216,8 @@ def job_started(job_id: str, status: str, output: str) -> str:
 
 
 def job_read(status: str, output: str) -> str:
-    return f"{status[0].upper()}{status[1:]}.\n{_output(output)}"
+    # The status starts with the job's id, written as the model and the user know it (`job-1`).
+    return f"{status}.\n{_output(output)}"
 
 
 def job_ended_notice(job_id: str, command: str, status: str) -> str:
