@@ -15,6 +15,7 @@ from typing import Any, BinaryIO, Final, NamedTuple
 import anyio
 from pydantic import BaseModel
 
+from acp_agent.kernel._compact import compacted
 from acp_agent.kernel.context import ServiceKey
 from acp_agent.kernel.scope import Disposer
 from acp_agent.kernel.tables import take
@@ -538,7 +539,7 @@ class _LogReader:
             self._step_chunks, self._step_message = [], True
         elif event.type == "step/end":
             self._keep_step_chunks()
-        self.events.append(event)
+        self.events.append(compacted(event))
         return None
 
     def finish(self) -> tuple[list[SessionEvent], LogState]:
