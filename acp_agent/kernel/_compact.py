@@ -7,7 +7,7 @@ a pydantic that lacks one, nothing is compacted and `assembled` is `model_constr
 models, without the savings. A compacted model is a record: nothing assigns to it (a changed one
 is made with `model_copy`, which copies what it shares first).
 
-Figures, CPython 3.11 (`sys.getsizeof`, the GC header left out):
+Figures, CPython 3.11 (`sys.getsizeof`):
 
 - a model's `model_fields_set` is a set of 216 bytes, as much as the rest of a small model: models
   that set the same names share one (`shared_fields`);
@@ -20,8 +20,12 @@ Figures, CPython 3.11 (`sys.getsizeof`, the GC header left out):
 
 So a model a session keeps costs some 70 and 80 bytes less on CPython 3.11 and 3.12 for its
 dict and extras, and 216 for its set of names; a session of one prompt held 27.9 KB instead of
-38.5 KB once the sets were shared (`bench/soak.py`), a 100k-event load peaked at 65 MB instead
+38.5 KB once the sets were shared (`bench/soak.py`), a 100k-event load peaked at 68 MB instead
 of 76 (`bench/load.py`).
+
+A loaded log's events get the shared sets and extras but keep their dicts (`split=False`): making
+the split dicts took a tenth more of the CPU time reading a 100k-event log takes (609 ms against
+548 ms; sharing alone, 553 ms), for 3 MB less at the load's peak (65 MB).
 """
 
 from __future__ import annotations
@@ -90,25 +94,27 @@ def assembled(cls: type[M], values: dict[str, Any], fields: set[str]) -> M:
 _new = object.__new__
 
 
-def compacted(model: M) -> M:
+def compacted(model: M, *, split: bool = True) -> M:
     """`model`, and every model it holds (in a field or a list field), holding its fields in a
-    split dict (when that is smaller), its set of field names shared with every model that set
-    the same names, and an empty `model_extra` shared with every compacted model (see the
-    module). The values stay the same objects."""
+    split dict (when that is smaller; `split=False`: the dict it has), its set of field names
+    shared with every model that set the same names, and an empty `model_extra` shared with every
+    compacted model (see the module). The values stay the same objects."""
     slots = _SLOTS
     if slots is None:  # pragma: no cover - only under a pydantic without the slots (see the module)
         return model
     values = model.__dict__
-    slots.del_dict(model)  # set again attribute by attribute, the instance dict is made split
+    if split:
+        slots.del_dict(model)  # set again attribute by attribute, the instance dict is made split
     for name, value in values.items():
-        object.__setattr__(model, name, value)
+        if split:
+            object.__setattr__(model, name, value)
         if isinstance(value, BaseModel):
-            compacted(value)
+            compacted(value, split=split)
         elif type(value) is list:
             for item in value:
                 if isinstance(item, BaseModel):
-                    compacted(item)
-    if getsizeof(model.__dict__) >= getsizeof(values):
+                    compacted(item, split=split)
+    if split and getsizeof(model.__dict__) >= getsizeof(values):
         slots.set_dict(model, values)
     slots.set_fields_set(model, shared_fields(model.__pydantic_fields_set__))
     if model.__pydantic_extra__ == {}:

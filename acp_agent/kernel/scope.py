@@ -23,7 +23,7 @@ def combine(*disposers: Disposer) -> Disposer:
 class Removal(Generic[K]):
     """A disposer that takes `key` out of `table` if it is still there (`tables.take`): for the
     entry each open session keeps in a table, a small object rather than a closure and its cells
-    (kernel/README.md, "Memory")."""
+    (the figures: README.md, Performance)."""
 
     __slots__ = ("table", "key")
 

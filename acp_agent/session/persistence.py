@@ -539,7 +539,7 @@ class _LogReader:
             self._step_chunks, self._step_message = [], True
         elif event.type == "step/end":
             self._keep_step_chunks()
-        self.events.append(compacted(event))
+        self.events.append(compacted(event, split=False))  # thousands at once: see kernel/_compact.py
         return None
 
     def finish(self) -> tuple[list[SessionEvent], LogState]:
