@@ -114,3 +114,13 @@ def test_compacting_never_makes_a_model_larger() -> None:
         size, dumped = sys.getsizeof(note.__dict__), note.dump()
         assert sys.getsizeof(compacted(note).__dict__) <= size
         assert note.dump() == dumped
+
+
+def test_compacted_without_split_dicts_shares_the_sets_and_extras_and_keeps_each_dict() -> None:
+    made = message()
+    dicts = [made.__dict__, *(nested.__dict__ for nested in [*made.content, made.reply_to])]
+    assert compacted(made, split=False) is made
+    assert all(model.__dict__ is kept for model, kept in zip([made, *made.content, made.reply_to], dicts, strict=True))
+    twin = compacted(message())
+    assert made.model_fields_set is twin.model_fields_set and made.content[0].model_extra is twin.content[0].model_extra
+    assert made.dump() == twin.dump()
