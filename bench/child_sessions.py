@@ -104,10 +104,12 @@ def main() -> int:
     print(machine())
     print(f"prompts: {args.prompts} each (after {args.warmup} warm-up), one subagent call answered at once")
     print(
-        f"without child sessions (anchor): {anchor * 1000:7.2f} ms median, {frames['plain'] / total:5.1f} frames a prompt"
+        f"without child sessions (anchor): {anchor * 1000:7.2f} ms median, "
+        f"{frames['plain'] / total:5.1f} frames a prompt"
     )
     print(
-        f"with child sessions:             {measured * 1000:7.2f} ms median, {frames['sessions'] / total:5.1f} frames a prompt"
+        f"with child sessions:             {measured * 1000:7.2f} ms median, "
+        f"{frames['sessions'] / total:5.1f} frames a prompt"
     )
     print(f"ratio: {ratio:.3f} (budget {BUDGET:.2f}: {'met' if ratio < BUDGET else 'NOT met'})")
     return 0 if ratio < BUDGET else 1

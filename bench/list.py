@@ -159,7 +159,8 @@ def main() -> int:
     print(f"list with a cwd:  {cwd_ratio:.2f}x the store of the matching sessions alone (target <= {CWD_TARGET}x)")
     print(f"small load:       {load_ratio:.2f}x the store that holds it alone (target <= {LOAD_TARGET}x)")
     print(
-        f"new session:      {new_ratio:.2f}x in the store that holds one (no target: it records its entry, lists nothing)"
+        f"new session:      {new_ratio:.2f}x in the store that holds one "
+        "(no target: it records its entry, lists nothing)"
     )
     met = median["list"] <= LIST_TARGET_MS and cwd_ratio <= CWD_TARGET and load_ratio <= LOAD_TARGET
     print("all targets met" if met else "TARGET MISSED")

@@ -86,7 +86,8 @@ def main() -> int:
         parser.error("--events needs three sizes or more: linearity compares the time each adds")
     print(f"{machine()}; median of {args.runs} runs")
     print(
-        f"{'events':>8} {'lines':>8} {'floor ms':>9} {'load ms':>9} {'ratio':>6} {'peak MB':>8} {'frames':>7} {'ms/1k more':>10}"
+        f"{'events':>8} {'lines':>8} {'floor ms':>9} {'load ms':>9} "
+        f"{'ratio':>6} {'peak MB':>8} {'frames':>7} {'ms/1k more':>10}"
     )
     floors_at: list[tuple[int, float]] = []  # (lines, seconds) of each size: the floor's
     loads_at: list[tuple[int, float]] = []  # and the server's load
@@ -121,7 +122,8 @@ def main() -> int:
     met = largest[0] <= RATIO_TARGET and largest[1] <= RSS_TARGET_MB and growth <= LINEAR_TARGET
     print(f"targets: load <= {RATIO_TARGET}x floor, peak RSS <= {RSS_TARGET_MB} MB (the largest load's),")
     print(
-        f"         time per event added, up to the largest size, within {LINEAR_TARGET}x of that up to the smaller ones (now {growth:.2f}x;"
+        f"         time per event added, up to the largest size, within {LINEAR_TARGET}x of that "
+        f"up to the smaller ones (now {growth:.2f}x;"
     )
     print(f"         the floor's own, for context: {floor_growth:.2f}x)")
     print("all targets met" if met else "TARGET MISSED")

@@ -49,6 +49,17 @@ from acp_agent.session import (
     UserMessageData,
     default_registry,
 )
+from acp_agent.session.events import (
+    AssistantChunkEvent,
+    AssistantMessageEvent,
+    StepEndEvent,
+    StepStartEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    TurnEndEvent,
+    TurnStartEvent,
+    UserMessageEvent,
+)
 
 WORDS = "the model reads the file and explains what the function does and why it matters here".split()
 
@@ -59,7 +70,7 @@ def _words(start: int, count: int) -> list[str]:
 
 def _stream(session: Session, turn: int, step: int, chunks: list[StreamChunk]) -> None:
     for chunk in chunks:
-        session.append("assistant/chunk", AssistantChunkData(turn=turn, step=step, chunk=chunk))
+        session.append(AssistantChunkEvent, AssistantChunkData(turn=turn, step=step, chunk=chunk))
 
 
 def _deltas(index: int, kind: str, words: list[str]) -> list[StreamChunk]:
@@ -75,13 +86,13 @@ def _deltas(index: int, kind: str, words: list[str]) -> list[StreamChunk]:
 
 
 def _turn(session: Session, turn: int) -> None:
-    session.append("turn/start", TurnStartData(turn=turn, trigger=Trigger(kind="message", source={"kind": "user"})))
+    session.append(TurnStartEvent, TurnStartData(turn=turn, trigger=Trigger(kind="message", source={"kind": "user"})))
     prompt = [TextContent(text=f"What does function number {turn} in src/app.py do?")]
-    session.append("user/message", UserMessageData(content=prompt, source=Source(kind="user")))
+    session.append(UserMessageEvent, UserMessageData(content=prompt, source=Source(kind="user")))
     usage = Usage(input_tokens=1000 + turn, output_tokens=120)
 
     # Step 1: think, say something, read a file.
-    session.append("step/start", StepData(turn=turn, step=1))
+    session.append(StepStartEvent, StepData(turn=turn, step=1))
     thought, said = _words(turn, 20), _words(turn + 3, 20)
     call_id = f"call_{turn}"
     arguments = json.dumps({"path": "src/app.py"})
@@ -97,15 +108,17 @@ def _turn(session: Session, turn: int) -> None:
     ]
     _stream(session, turn, 1, chunks)
     content = [ReasoningBlock(text="".join(thought)), TextBlock(text="".join(said)), call]
-    session.append("assistant/message", AssistantMessageData(turn=turn, step=1, content=content, usage=usage))
-    session.append("tool/call", ToolCallData(turn=turn, step=1, call_id=call_id, name="read_file", arguments=arguments))
+    session.append(AssistantMessageEvent, AssistantMessageData(turn=turn, step=1, content=content, usage=usage))
+    session.append(
+        ToolCallEvent, ToolCallData(turn=turn, step=1, call_id=call_id, name="read_file", arguments=arguments)
+    )
     body = "\n".join(f"def function_{n}(value):\n    return value * {n}" for n in range(turn % 7, turn % 7 + 5))
     result = ToolResultData(turn=turn, step=1, call_id=call_id, content=[TextContent(text=body)], is_error=False)
-    session.append("tool/result", result)
-    session.append("step/end", StepData(turn=turn, step=1))
+    session.append(ToolResultEvent, result)
+    session.append(StepEndEvent, StepData(turn=turn, step=1))
 
     # Step 2: the answer.
-    session.append("step/start", StepData(turn=turn, step=2))
+    session.append(StepStartEvent, StepData(turn=turn, step=2))
     answer = _words(turn + 7, 20)
     _stream(
         session,
@@ -114,11 +127,11 @@ def _turn(session: Session, turn: int) -> None:
         [*_deltas(0, "text", answer), UsageChunk(usage=usage), Finish(reason=FinishReason(kind="stop"))],
     )
     session.append(
-        "assistant/message",
+        AssistantMessageEvent,
         AssistantMessageData(turn=turn, step=2, content=[TextBlock(text="".join(answer))], usage=usage),
     )
-    session.append("step/end", StepData(turn=turn, step=2))
-    session.append("turn/end", TurnEndData(turn=turn, reason=TurnCompleted()))
+    session.append(StepEndEvent, StepData(turn=turn, step=2))
+    session.append(TurnEndEvent, TurnEndData(turn=turn, reason=TurnCompleted()))
 
 
 def write_session(root: Path, events: int, cwd: str) -> str:

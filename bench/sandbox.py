@@ -118,7 +118,8 @@ def main() -> int:
     anchor = statistics.median(times["full"])
     print(machine())
     print(
-        f"prompts: {args.prompts} each (after {args.warmup} warm-up), one bash call of `true`; Landlock ABI {choose('landlock').abi}"
+        f"prompts: {args.prompts} each (after {args.warmup} warm-up), "
+        f"one bash call of `true`; Landlock ABI {choose('landlock').abi}"
     )
     print(f"Full access, no sandbox (anchor): {anchor * 1000:7.2f} ms median a prompt")
     met = True
@@ -127,16 +128,19 @@ def main() -> int:
         overhead = (measured - anchor) * 1000
         met = met and overhead <= BUDGET_MS
         print(
-            f"Auto, sandboxed by {backend:<10}:  {measured * 1000:7.2f} ms median a prompt, ratio {measured / anchor:.3f}, "
+            f"Auto, sandboxed by {backend:<10}:  {measured * 1000:7.2f} ms median a prompt, "
+            f"ratio {measured / anchor:.3f}, "
             f"overhead {overhead:+.2f} ms (budget {BUDGET_MS:g} ms: {'met' if overhead <= BUDGET_MS else 'NOT met'})"
         )
     print(f"spawning `bash -c true` alone:    {bare * 1000:7.2f} ms median")
     for backend, seconds in prefixed.items():
         print(
-            f"  behind the {backend} prefix:  {seconds * 1000:7.2f} ms median (the prefix's own cost {(seconds - bare) * 1000:+.2f} ms)"
+            f"  behind the {backend} prefix:  {seconds * 1000:7.2f} ms median "
+            f"(the prefix's own cost {(seconds - bare) * 1000:+.2f} ms)"
         )
     print(
-        f"spawning `python -I -S -c pass`:  {interpreter * 1000:7.2f} ms median (the interpreter's start-up: the Landlock launcher's floor)"
+        f"spawning `python -I -S -c pass`:  {interpreter * 1000:7.2f} ms median "
+        "(the interpreter's start-up: the Landlock launcher's floor)"
     )
     if "landlock" in prefixed:
         work = (prefixed["landlock"] - bare - interpreter) * 1000

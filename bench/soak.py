@@ -70,7 +70,8 @@ def main() -> int:
     print(f"{machine()}; {args.sessions} sessions of one prompt each")
     print(f"  server RSS at the start:            {start / 1024:7.1f} MB")
     print(
-        f"  with the {args.sessions} sessions open:        {full / 1024:7.1f} MB  (+{(full - start) / args.sessions:.1f} KB a session)"
+        f"  with the {args.sessions} sessions open:        {full / 1024:7.1f} MB  "
+        f"(+{(full - start) / args.sessions:.1f} KB a session)"
     )
     print(f"  after closing them all:             {closed / 1024:7.1f} MB")
     print(f"  {args.sessions} more, open / closed:           {again / 1024:7.1f} / {closed_again / 1024:.1f} MB")

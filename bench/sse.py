@@ -126,7 +126,8 @@ async def main() -> int:
     print(f"events: {'the same' if same else 'NOT the same'} on every stream and framing\n")
 
     print(
-        f"{'framing':<10} {'anchor ms':>10} {'ours ms':>9} {'httpx-sse ms':>13} {'ours/anchor':>12} {'httpx-sse/ours':>15}"
+        f"{'framing':<10} {'anchor ms':>10} {'ours ms':>9} "
+        f"{'httpx-sse ms':>13} {'ours/anchor':>12} {'httpx-sse/ours':>15}"
     )
     for name, framing in FRAMINGS.items():
         streams = [framing(call) for call in frames]
@@ -136,7 +137,8 @@ async def main() -> int:
                 times[key].append(await timed(decode, streams, args.repeat))
         base, own, lib = (statistics.median(times[key]) for key in ("anchor", "ours", "library"))
         print(
-            f"{name:<10} {base * 1e3:>10.1f} {own * 1e3:>9.1f} {lib * 1e3:>13.1f} {own / base:>11.2f}x {lib / own:>14.2f}x"
+            f"{name:<10} {base * 1e3:>10.1f} {own * 1e3:>9.1f} "
+            f"{lib * 1e3:>13.1f} {own / base:>11.2f}x {lib / own:>14.2f}x"
         )
 
     print("\nwhere they differ (each input fed whole):")

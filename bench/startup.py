@@ -201,12 +201,14 @@ def main() -> int:
     print(f"runs per command:           {args.runs}")
     print(f"anchor (imports, echo):     {anchor:7.1f} ms median")
     print(
-        f"anchor using them:          {using:7.1f} ms median ({using / anchor:.2f}x the first; one model, an event loop)"
+        f"anchor using them:          {using:7.1f} ms median "
+        f"({using / anchor:.2f}x the first; one model, an event loop)"
     )
     print(f"acp-agent to a session:     {agent:7.1f} ms median")
     print(f"ratio:                      {agent / anchor:7.2f}x (target <= {TARGET}x)")
     print(
-        f"ratio to the anchor using:  {agent / using:7.2f}x ({'within' if agent / using <= TARGET else 'over'} {TARGET}x; context)"
+        f"ratio to the anchor using:  {agent / using:7.2f}x "
+        f"({'within' if agent / using <= TARGET else 'over'} {TARGET}x; context)"
     )
     print("slowest imports (-X importtime, cumulative):")
     for micros, name in imports:

@@ -184,10 +184,12 @@ async def main_async(events: int, runs: int) -> float:
                 gated = ratio
             print(f"[{framing}]")
             print(
-                f"  httpx alone (aiter_lines):     {floor_rate:12,.0f} events/s  ({lines} data lines in {floor_s * 1000:.1f} ms)"
+                f"  httpx alone (aiter_lines):     {floor_rate:12,.0f} events/s  "
+                f"({lines} data lines in {floor_s * 1000:.1f} ms)"
             )
             print(
-                f"  adapter -> StreamChunks:       {adapter_rate:12,.0f} chunks/s  ({chunks} chunks in {adapter_s * 1000:.1f} ms)"
+                f"  adapter -> StreamChunks:       {adapter_rate:12,.0f} chunks/s  "
+                f"({chunks} chunks in {adapter_s * 1000:.1f} ms)"
             )
             floor_note = f"floor {FLOOR_RATIO}" if framing == GATED else "reference, not gated"
             print(f"  ratio:                         {ratio:12.2f} ({floor_note})")

@@ -169,13 +169,16 @@ def main() -> int:
     print(f"                                     turns 1-{window}   turns {last - window + 1}-{last}   ratio")
     ratio = busy[1] / busy[0]
     print(
-        f"  server CPU time per prompt        {busy[0] * 1000:7.2f} ms   {busy[1] * 1000:7.2f} ms   {ratio:5.2f}  (target <= {TARGET})"
+        f"  server CPU time per prompt        {busy[0] * 1000:7.2f} ms   {busy[1] * 1000:7.2f} ms   "
+        f"{ratio:5.2f}  (target <= {TARGET})"
     )
     print(
-        f"  prompt to answer (wall clock)     {wall[0] * 1000:7.2f} ms   {wall[1] * 1000:7.2f} ms   {wall[1] / wall[0]:5.2f}"
+        f"  prompt to answer (wall clock)     {wall[0] * 1000:7.2f} ms   {wall[1] * 1000:7.2f} ms   "
+        f"{wall[1] / wall[0]:5.2f}"
     )
     print(
-        f"  the model's own time per turn     {statistics.median(model[:window]) * 1000:7.2f} ms   {statistics.median(model[-window:]) * 1000:7.2f} ms"
+        f"  the model's own time per turn     {statistics.median(model[:window]) * 1000:7.2f} ms   "
+        f"{statistics.median(model[-window:]) * 1000:7.2f} ms"
     )
     print(f"  {'met' if ratio <= TARGET else 'MISSED'}: the server's time per prompt at turn {last} against turn 1")
     print("  apart: the OpenAI-compatible adapter's encoding of the turn's last request")

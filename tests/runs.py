@@ -11,7 +11,8 @@ from typing import TypeVar
 import anyio
 import pytest
 
-from acp_agent.snapshot.runner import RunResult, run_scenario
+from acp_agent.snapshot.result import RunResult
+from acp_agent.snapshot.runner import run_scenario
 from acp_agent.snapshot.scenario import load_scenario
 
 Key = tuple[Path, bool]

@@ -4,7 +4,8 @@ connection, through its stand-in child agent.
 - `foreign_update`: one `session/update` the child sent (an `acp/update` event of the stand-in's
   log) as this server sends it: only its message and thought chunks (text), tool calls, their
   updates and plans, rebuilt from the fields this server models (a field it does not model is
-  dropped; an update that still does not fit is not shown). Its tool call ids and `_meta` are the
+  dropped, and so is a `terminal` content item: the child's terminals are this server's, never
+  the editor's; an update that still does not fit is not shown). Its tool call ids and `_meta` are the
   stand-in's, as an in-process child's: its own for a child session, route-prefixed and nested
   under the delegating call on the top-level session, where its text is not shown (its answer is
   the call's result).
@@ -61,22 +62,30 @@ def foreign_update(
                 return Plan.model_validate({"entries": raw.get("entries")})
             case "tool_call" | "tool_call_update":
                 fields = {name: raw[name] for name in _TOOL_FIELDS if raw.get(name) is not None}
+                if isinstance(fields.get("content"), list):
+                    # A terminal the child shows is one this server ran for it, not one of the
+                    # editor's: the editor could not find it (its output is in `rawOutput`). With
+                    # nothing else, the card's content stays as it was.
+                    content = [item for item in fields.pop("content") if _not_terminal(item)]
+                    if content or not raw["content"]:
+                        fields["content"] = content
                 call_id = wire_id(str(raw.get("toolCallId")))
                 if kind == "tool_call":
                     fields.pop("rawOutput", None)
                     fields.setdefault("kind", "other")
                     fields.setdefault("status", "pending")
                     return ToolCallStart.model_validate({**fields, "toolCallId": call_id, "_meta": meta})
-                return ToolCallProgress.model_validate(
-                    {
-                        **{k: v for k, v in fields.items() if k not in ("title", "kind")},
-                        "toolCallId": call_id,
-                        "_meta": meta,
-                    }
-                )
+                changes = {k: v for k, v in fields.items() if k not in ("title", "kind")}
+                if not changes:
+                    return None  # nothing this server shows changed (a terminal's content, say)
+                return ToolCallProgress.model_validate({**changes, "toolCallId": call_id, "_meta": meta})
     except ValidationError as exc:
         log.debug("an ACP child's %s update is not shown: %s", kind, exc)
     return None
+
+
+def _not_terminal(item: Any) -> bool:
+    return not (isinstance(item, dict) and item.get("type") == "terminal")
 
 
 class ForeignAsker:

@@ -54,10 +54,16 @@ class ClientCapabilities(Incoming):
     """`{}`: the client shows child agents as child sessions (`subagent_update`, `session_message`)."""
     plan: dict[str, Any] | None = None
     """Unstable; `{}`: the client takes `plan_update` and `plan_removed` (else the whole `plan`)."""
+    elicitation: dict[str, Any] | None = None
+    """Unstable; `{form: {}}`: the client answers `elicitation/create` forms (`ask_user`)."""
 
     @property
     def plans(self) -> bool:
         return self.plan is not None
+
+    @property
+    def elicits(self) -> bool:
+        return isinstance(self.elicitation, dict) and isinstance(self.elicitation.get("form"), dict)
 
     @property
     def notices(self) -> bool:
@@ -104,6 +110,8 @@ class SessionCapabilities(Model):
     resume: Supported | None = None
     close: Supported | None = None
     delete: Supported | None = None
+    additional_directories: Supported | None = None
+    """`additionalDirectories` on new, load, resume and fork."""
     title: Supported | None = None
     """Unstable: `session/set_title`."""
     system_prompt: SystemPromptCapabilities | None = None

@@ -10,13 +10,22 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import anyio
 from pydantic import BaseModel, ValidationError
 
 import acp_agent
-from acp_agent.acp import auth, client_services, errors, foreign, modes, permission_client, trust_client
+from acp_agent.acp import (
+    auth,
+    client_services,
+    elicitation,
+    errors,
+    foreign,
+    modes,
+    permission_client,
+    trust_client,
+)
 from acp_agent.acp.children import ChildSession, stop_reason, woken_turn
 from acp_agent.acp.connection import Connection
 from acp_agent.acp.history import StoredLog, history_updates
@@ -113,9 +122,11 @@ from acp_agent.session.events import (
 from acp_agent.session.index import gc_paused
 from acp_agent.session.log import completed_turn_prefix
 from acp_agent.session.persistence import SESSIONS, LoadedSession, read_events
-from acp_agent.session.titles import TITLE_EVENT, TitleData, one_line
+from acp_agent.session.titles import TitleData, TitleEvent, one_line
+from acp_agent.subagents.driver import INHERIT
 from acp_agent.tools.base import Tool
 from acp_agent.tools.registry import TOOLS
+from acp_agent.tools.roots import InvalidRoot, Roots, inherit_roots, use_roots
 from acp_agent.trust.service import TRUST
 
 log = logging.getLogger(__name__)
@@ -164,6 +175,10 @@ class AcpServer:
         ctx.scope.add(foreign.install(ctx, self.wire))
         # A project's hooks, servers and allow rules wait for the user's trust (trust_client.py).
         ctx.scope.add(trust_client.install(ctx, self.wire))
+        # A session of a client that answers forms may ask the user questions (elicitation.py).
+        ctx.scope.add(elicitation.install(ctx, self.wire))
+        # A child works in its parent's roots (the cwd and the client's additional directories).
+        ctx.scope.add(ctx.events.on(INHERIT, inherit_roots))
         self.commands = ctx.find(COMMANDS)
         if self.commands is not None:
             ctx.scope.add(self.commands.on_change(self._commands_changed))
@@ -184,6 +199,7 @@ class AcpServer:
                     resume=Supported(),
                     close=Supported(),
                     delete=Supported(),
+                    additional_directories=Supported(),
                     title=Supported(),
                     fork=Supported(),
                     system_prompt=SystemPromptCapabilities(
@@ -207,7 +223,7 @@ class AcpServer:
         return {}
 
     async def new_session(self, params: NewSessionParams) -> NewSessionResult:
-        servers = self._check_workspace(params.cwd, params.additional_directories, params.mcp_servers)
+        workspace = self._check_workspace(params.cwd, params.additional_directories, params.mcp_servers)
         if not os.path.isdir(params.cwd):  # every tool would fail there; a stored session's is not checked
             raise errors.invalid_params(f"cwd {params.cwd!r} is not an existing directory")
         instructions = self._client_prompt(params.system_prompt)
@@ -215,9 +231,10 @@ class AcpServer:
             agent = await self.ctx.get(AGENTS).create(cwd=params.cwd)
         except LogUnwritable as exc:  # the sessions directory went read-only, full, or away
             raise errors.internal_error(f"cannot start a session: {exc}") from None
+        use_roots(agent, workspace.roots)
         if instructions is not None:
             use_client_prompt(agent, *instructions)
-        self._connect(agent, servers)
+        self._connect(agent, workspace.servers)
         self._open(agent)
         return NewSessionResult(session_id=agent.id, **modes.session_state(self.ctx, agent))
 
@@ -245,7 +262,7 @@ class AcpServer:
         session_id, cwd = params.session_id, params.cwd
         if session_id in self.wire.child_ids:
             raise errors.subagent_session(session_id)
-        servers = self._check_workspace(cwd, params.additional_directories, params.mcp_servers)
+        workspace = self._check_workspace(cwd, params.additional_directories, params.mcp_servers)
         instructions = self._client_prompt(params.system_prompt)
         async with self._one_at_a_time(session_id):
             if session_id in self.wire.sessions:  # open here already: reopened from what it wrote
@@ -256,9 +273,10 @@ class AcpServer:
                 agent = await self._restore(session_id, cwd, loaded, replay)
             finally:
                 unclaim()  # a no-op once the agent's log took the lock over
+            use_roots(agent, workspace.roots)  # as the request names them (none: the cwd alone)
             if instructions is not None:  # as the request names it: the log's earlier ones are history
                 use_client_prompt(agent, *instructions)
-            self._connect(agent, servers)
+            self._connect(agent, workspace.servers)
             self._open(agent)
             return agent
 
@@ -438,12 +456,12 @@ class AcpServer:
         async with self._one_at_a_time(session_id):
             entry = self.wire.sessions.get(session_id)
             if entry is not None:
-                entry.agent.session.append(TITLE_EVENT, named)  # its mapper sends the update
+                entry.agent.session.append(TitleEvent, named)  # its mapper sends the update
                 return SetSessionTitleResult(title=title)
             unclaim = await self._claim(session_id)
             try:
                 self._top_level(session_id, "name")
-                self.ctx.get(SESSIONS).log_stored(session_id, TITLE_EVENT, named)
+                self.ctx.get(SESSIONS).log_stored(session_id, TitleEvent, named)
             except (SessionLogDamaged, UnsupportedVersion) as exc:
                 raise errors.internal_error(f"cannot name session {session_id!r}: {exc}") from None
             finally:
@@ -457,8 +475,8 @@ class AcpServer:
         source_id = params.session_id
         if source_id in self.wire.child_ids:
             raise errors.subagent_session(source_id)
-        servers = self._check_workspace(params.cwd, params.additional_directories, params.mcp_servers)
-        if not os.path.isdir(params.cwd):
+        workspace = self._check_workspace(params.cwd, params.additional_directories, params.mcp_servers)
+        if not os.path.isdir(params.cwd):  # every tool would fail there; a stored session's is not checked
             raise errors.invalid_params(f"cwd {params.cwd!r} is not an existing directory")
         instructions = self._client_prompt(params.system_prompt)
         turns = _forked_turns(params.meta)
@@ -476,9 +494,10 @@ class AcpServer:
             agent = await self.ctx.get(AGENTS).fork(header, seed, cwd=params.cwd)
         except LogUnwritable as exc:
             raise errors.internal_error(f"cannot start a session: {exc}") from None
+        use_roots(agent, workspace.roots)
         if instructions is not None:
             use_client_prompt(agent, *instructions)
-        self._connect(agent, servers)
+        self._connect(agent, workspace.servers)
         self._open(agent)
         return ForkSessionResult(session_id=agent.id, **modes.session_state(self.ctx, agent))
 
@@ -680,20 +699,29 @@ class AcpServer:
 
     def _check_workspace(
         self, cwd: str, additional_directories: list[str] | None, mcp_servers: list[dict[str, Any]]
-    ) -> list[ServerSpec]:
-        """The request's MCP servers, once its workspace is known to be usable."""
+    ) -> _Workspace:
+        """The request's roots and MCP servers, once its workspace is known to be usable."""
         if not os.path.isabs(cwd):
             raise errors.invalid_params(f"cwd must be an absolute path, got {cwd!r}")
-        if additional_directories:
-            raise errors.invalid_params("additionalDirectories is not supported by this agent")
+        try:
+            roots = Roots.check(cwd, additional_directories or ())
+        except InvalidRoot as exc:
+            raise errors.invalid_params(str(exc)) from None
         try:
             servers = parse_servers(mcp_servers)
         except UnsupportedServer as exc:
             raise errors.invalid_params(str(exc)) from None
         if servers and not self.ctx.has(MCP):
             log.warning("this composition has no MCP row; ignoring %d configured server(s)", len(servers))
-            return []
-        return servers
+            return _Workspace(roots, [])
+        return _Workspace(roots, servers)
+
+
+class _Workspace(NamedTuple):
+    """What a request opening a session names besides its id: its roots and MCP servers."""
+
+    roots: Roots
+    servers: list[ServerSpec]
 
 
 def logged_tools(ctx: Context, stored: StoredLog) -> dict[str, Tool[Any]]:

@@ -16,15 +16,13 @@ from pydantic import ValidationError
 
 from acp_agent.acp.cards import text_content
 from acp_agent.acp.errors import ClientError
+from acp_agent.acp.notices import told
 from acp_agent.acp.permission_client import METHOD
 from acp_agent.acp.schema import (
-    ContentChunk,
-    Notice,
     PermissionOption,
     PermissionToolCall,
     RequestPermissionParams,
     RequestPermissionResult,
-    Text,
     ToolCallProgress,
     ToolCallStart,
 )
@@ -89,9 +87,4 @@ class AcpTrustAsker(TrustAsker):
         shown = self._wire.wire_of(agent.id)
         if shown is None:
             return
-        if self._wire.client.notices:
-            self._wire.update(shown.session_id, Notice(severity="warning", title=text))
-        else:
-            self._wire.update(
-                shown.session_id, ContentChunk(session_update="agent_message_chunk", content=Text(text=f"{text}\n\n"))
-            )
+        self._wire.update(shown.session_id, told(text, notices=self._wire.client.notices))

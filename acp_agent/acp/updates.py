@@ -8,6 +8,7 @@ from typing import Any, Literal, NamedTuple
 from acp_agent.acp.cards import text_content, tool_card, wire_diffs, wire_locations
 from acp_agent.acp.connection import encode_text
 from acp_agent.acp.foreign import foreign_update
+from acp_agent.acp.notices import told
 from acp_agent.acp.schema import (
     CompactionStatus,
     CompactionSummaryChunk,
@@ -278,6 +279,8 @@ class UpdateMapper:
                 return self._display(event.data)
             case ToolResultEvent():
                 return self._result(event.data)
+            case CommandReplyEvent() if event.data.notice is not None:  # a hook's message
+                return told(event.data.text, notices=self._notices, severity=event.data.notice)
             case CommandReplyEvent():  # a command's answer, without the model
                 return ContentChunk(session_update="agent_message_chunk", content=Text(text=event.data.text))
             case StatusEvent():

@@ -5,13 +5,16 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from enum import Enum
+from typing import TYPE_CHECKING, Final
 
 import anyio
 
 from acp_agent.agent.loop import TURN_ENDED, TurnControl, failed_turn, run_turn
 from acp_agent.agent.options import AgentOptions
+from acp_agent.kernel.events import EventKey
 from acp_agent.kernel.scope import Scope
+from acp_agent.kernel.states import Moves
 from acp_agent.llm.conversation import Conversation
 from acp_agent.session.content import ContentBlock
 from acp_agent.session.events import TurnDisposed, TurnEndReason, TurnFailed
@@ -28,12 +31,47 @@ TurnBody = Callable[["Agent", int], Awaitable[TurnEndReason]]
 agent and the turn number, it logs the turn's events and says how the turn ended (a command that
 answers without the model)."""
 
-CANCELLING = "agent/cancelling"
+CANCELLING: Final[EventKey[Callable[[Agent, str | None], object]]] = EventKey("agent/cancelling")
 """Emitted (synchronous listeners) with the agent and the reason when `Agent.cancel` runs: what the
 agent started beyond its turns (background children) is cancelled with it."""
-DISPOSING = "agent/disposing"
+DISPOSING: Final[EventKey[Callable[[Agent], Awaitable[object]]]] = EventKey("agent/disposing")
 """Awaited (`serial`) with the agent when its `dispose` begins, before its loop stops: what it owns
 beyond its scope (background children) is disposed first."""
+
+
+class Phase(Enum):
+    """Where an agent is in its life (`Agent.phase`); `TRANSITIONS` says how it moves on."""
+
+    NEW = "new"
+    """Made, not published yet: messages queue, no turn runs (`start()` moves it on)."""
+    IDLE = "idle"
+    """No turn queued, no loop task: the agent holds nothing of its turns."""
+    RUNNING = "running"
+    """A loop task runs the queued turns, or is about to start."""
+    STOPPED = "stopped"
+    """Its loop was stopped by its task group's cancellation: no turn runs again, a message is
+    settled `disposed` at once, and `dispose()` unwinds the rest."""
+    STOPPING = "stopping"
+    """`dispose()` runs: its listeners, then the loop stopped; no turn starts again."""
+    DISPOSED = "disposed"
+    """Stopped, and its scope unwound."""
+
+
+TRANSITIONS: Final = Moves(
+    {
+        Phase.NEW: {Phase.IDLE, Phase.STOPPING},
+        Phase.IDLE: {Phase.RUNNING, Phase.STOPPING},
+        Phase.RUNNING: {Phase.IDLE, Phase.STOPPED, Phase.STOPPING},
+        Phase.STOPPED: {Phase.STOPPING},
+        Phase.STOPPING: {Phase.DISPOSED},
+        Phase.DISPOSED: set(),
+    }
+)
+"""Each phase's next phases: `start()` (new to idle), a queued message (idle to running), the
+queue emptied (running to idle), the loop's task group cancelled (running to stopped),
+`dispose()` (to stopping, then disposed)."""
+TURNS_OVER: Final = frozenset({Phase.STOPPED, Phase.STOPPING, Phase.DISPOSED})
+"""The phases in which no turn starts again: a message is settled `disposed` at once."""
 
 
 @dataclass(eq=False)
@@ -78,7 +116,8 @@ class Agent:
     Its loop is a task in the context's task group that runs while turns are queued: started
     when a message comes to an idle agent, it ends once the queue is empty (an idle agent holds
     no task, coroutine or cancel scope). `dispose()` stops it (an open turn ends `disposed`), waits
-    until it has stopped, and unwinds the agent's scope.
+    until it has stopped, and unwinds the agent's scope. Its life is a `Phase`, changed in one
+    place (`_enter`), which refuses a move `TRANSITIONS` does not list (`TransitionError`).
     """
 
     def __init__(
@@ -104,16 +143,12 @@ class Agent:
         self._turn: TurnControl | None = None
         """The running turn's cancel scope and steering: this agent owns them (see `_run`)."""
         self._running: Ticket | None = None
-        self._started = False
-        self._looping = False
-        """A loop task runs the queue, or is about to."""
+        self._phase = Phase.NEW
         self._loop: anyio.CancelScope | None = None
-        """The running loop's scope (what `dispose` cancels)."""
+        """The scope of the loop task that runs the queue, or is about to (what `dispose` cancels:
+        a scope cancelled before its task enters it stops the task as it enters)."""
         self._stopped: anyio.Event | None = None
         """Set when the loop stops: made by a `dispose` that waits for it."""
-        self._ended = False
-        """The loop was stopped (disposed, or its task group cancelled): no loop runs again."""
-        self._disposed = False
         self.left_open: TurnFailed | None = None
         """How the turn a failure left open in the log ended (see `end_left_open`)."""
         self.turn_body: TurnBody | None = None
@@ -123,6 +158,14 @@ class Agent:
     @property
     def id(self) -> str:
         return self.session.id
+
+    @property
+    def phase(self) -> Phase:
+        return self._phase
+
+    def _enter(self, phase: Phase) -> None:
+        """Move to `phase`: the one place the phase changes."""
+        self._phase = TRANSITIONS.move(f"agent {self.route}", self._phase, phase)
 
     @property
     def busy(self) -> bool:
@@ -140,14 +183,15 @@ class Agent:
         return len(self._inbox)
 
     def start(self) -> None:
-        """Run the turns queued so far, and those to come."""
-        self._started = True
+        """Run the turns queued so far, and those to come (once: a new agent is started once)."""
+        self._enter(Phase.IDLE)
         self._spawn()
 
     def _spawn(self) -> None:
-        if self._started and self._inbox and not self._looping and not self._ended:
-            self._looping = True
-            self.ctx.tasks.start_soon(self._run, name=f"agent {self.route}")
+        if self._phase is Phase.IDLE and self._inbox:
+            self._enter(Phase.RUNNING)
+            loop = self._loop = anyio.CancelScope()
+            self.ctx.tasks.start_soon(self._run, loop, name=f"agent {self.route}")
 
     def followup(
         self, content: Sequence[ContentBlock], source: str = "user", body: TurnBody | None = None, *, hold: bool = False
@@ -160,7 +204,7 @@ class Agent:
         outcome first (the ACP layer answers a prompt before the next prompt's updates go out).
         """
         ticket = Ticket(content, source, body or self.turn_body, held=hold)
-        if self._disposed:
+        if self._phase in TURNS_OVER:
             ticket.settle(TurnDisposed())
             return ticket
         self._inbox.append(ticket)
@@ -209,24 +253,33 @@ class Agent:
 
         Idempotent; concurrent callers all return after the agent has stopped.
         """
-        if not self._disposed:
-            self._disposed = True
-            with anyio.CancelScope(shield=True):
-                await self.ctx.events.serial(DISPOSING, self)
-            if self._loop is not None:
-                self._loop.cancel()
+        if self._phase in (Phase.STOPPING, Phase.DISPOSED):
             await self._until_stopped()
-            self.scope.dispose()
-        else:
-            await self._until_stopped()
+            return
+        self._enter(Phase.STOPPING)
+        with anyio.CancelScope(shield=True):
+            await self.ctx.events.serial(DISPOSING, self)
+        if self._loop is not None:
+            self._loop.cancel()
+        await self._until_stopped()
+        self._settle_queued()  # queued before `start()`: no loop ever ran them
+        self.scope.dispose()
+        self._enter(Phase.DISPOSED)
 
     async def _until_stopped(self) -> None:
-        if not self._looping:
+        if self._loop is None:
             await anyio.lowlevel.checkpoint()
             return
         if self._stopped is None:
             self._stopped = anyio.Event()
         await self._stopped.wait()
+
+    def _settle_queued(self) -> None:
+        """The queued messages end their turns unrun (`disposed`), and the agent is idle."""
+        for ticket in self._inbox:
+            ticket.settle(TurnDisposed())
+        self._inbox.clear()
+        self._idle_again()
 
     def _idle_again(self) -> None:
         if self._busy is not None:
@@ -270,12 +323,10 @@ class Agent:
         except Exception as exc:  # the same guard: what follows a turn fails alone
             log.error("session %s: after its turn: %s", self.id, exc, exc_info=exc)
 
-    async def _run(self) -> None:
+    async def _run(self, loop: anyio.CancelScope) -> None:
         """Run the queued turns until none is left (a message queued meanwhile is run by this
-        loop: the check that ends it and its end take no turn of the event loop between them)."""
-        loop = self._loop = anyio.CancelScope()
-        if self._disposed:  # disposed before its loop ran
-            loop.cancel()
+        loop: the check that ends it and its end take no turn of the event loop between them).
+        `loop` is cancelled already when the agent was disposed before this task ran."""
         emptied = False
         try:
             with loop:
@@ -284,12 +335,8 @@ class Agent:
                 emptied = True
         finally:
             self._loop = None
-            self._looping = False
-            if not emptied:  # stopped: the queued messages end their turns unrun
-                self._ended = True
-                for ticket in self._inbox:
-                    ticket.settle(TurnDisposed())
-                self._inbox.clear()
-            self._idle_again()
+            if self._phase is Phase.RUNNING:  # else a `dispose` runs, and moves the phase on itself
+                self._enter(Phase.IDLE if emptied else Phase.STOPPED)
+            self._settle_queued()  # stopped: the queued messages end their turns unrun
             if self._stopped is not None:
                 self._stopped.set()

@@ -103,7 +103,7 @@ def with_choice(options: AgentOptions, models: Sequence[ModelEntry], config_id: 
 def choose(agent: Agent, config_id: str, value: str) -> None:
     """The user chose `value` for `config_id`: check it, log it, then use it."""
     options = with_choice(agent.options, agent.ctx.get(AGENTS).models, config_id, value)
-    agent.session.append(CONFIG_EVENT, ConfigData(config_id=config_id, value=value))
+    agent.session.append(ConfigEvent, ConfigData(config_id=config_id, value=value))
     agent.options = options
 
 

@@ -4,23 +4,25 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from acp_agent.agent.agent import Agent
 from acp_agent.agent.config import ModelEntry, offered, restored, with_model
 from acp_agent.agent.options import AgentOptions
+from acp_agent.kernel.events import EventKey
 from acp_agent.kernel.models import Model
 from acp_agent.kernel.scope import Removal
 from acp_agent.session.events import SessionEvent, SessionHeader
 from acp_agent.session.log import Session, now_ms
 from acp_agent.session.persistence import SESSIONS, LoadedSession
+from acp_agent.session.routes import top_level_route
 
 if TYPE_CHECKING:
     from acp_agent.kernel.context import Context
 
 
 DEFAULT_MAX_ATTACHMENT_BYTES = 5 * 1024 * 1024
-PUBLISHED = "agent/published"
+PUBLISHED: Final = EventKey[Callable[[Agent], object]]("agent/published")
 """Emitted with the agent when it is published, before its loop starts (observers subscribe here)."""
 
 Setup = Callable[[Agent], Awaitable[None] | None]
@@ -46,8 +48,12 @@ class AgentFactory:
         models: Sequence[ModelEntry] = (),
         *,
         max_attachment_bytes: int = DEFAULT_MAX_ATTACHMENT_BYTES,
+        route_base: str = "",
     ) -> None:
         self._ctx = ctx
+        self.route_base = route_base
+        """What this process's top-level routes are under (`session.routes.top_level_route`): the
+        route of the agent it runs for when it is another's out-of-process child; "" else."""
         self.max_attachment_bytes = max_attachment_bytes
         """The largest image or binary file a prompt may attach (decoded bytes; the agents row's
         `maxAttachmentBytes`): attachments are kept in the session log."""
@@ -75,12 +81,13 @@ class AgentFactory:
         return agent
 
     def next_route(self) -> str:
-        """The route of the next top-level session: `s<k>`, k-th created in this process, skipping
-        a route a live agent holds (a loaded session keeps the route of the process that made it)."""
+        """The route of the next top-level session: `s<k>` (under the route base), k-th created in
+        this process, skipping a route a live agent holds (a loaded session keeps the route of the
+        process that made it)."""
         taken = {agent.route for agent in self._agents.values()}
         while True:
             self._top_level += 1
-            route = f"s{self._top_level}"
+            route = top_level_route(self._top_level, self.route_base)
             if route not in taken:
                 return route
 

@@ -10,46 +10,42 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from contextlib import aclosing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
 
 import anyio
 
-from acp_agent.agent.config import model_entry
-from acp_agent.agent.keys import AGENTS, COMPACTION, PROMPT, TURN_HOOKS
-from acp_agent.llm.assembler import BlockAssembler, loggable
+from acp_agent.agent.keys import COMPACTION, TURN_HOOKS
+from acp_agent.agent.step import Step
+from acp_agent.kernel.events import EventKey
 from acp_agent.llm.codes import CONTEXT_OVERFLOW
 from acp_agent.llm.errors import LlmError
-from acp_agent.llm.request import LlmRequest, Messages
-from acp_agent.llm.retry import RETRY_EVENT, RetryData
-from acp_agent.llm.service import LLM
-from acp_agent.session.content import BlockEnd, ContentBlock, TextContent, ToolCallBlock, ToolCallDelta, Usage
+from acp_agent.session.content import ContentBlock, TextContent, ToolCallBlock
 from acp_agent.session.events import (
-    AssistantMessageData,
-    CallCost,
     CompactionTrigger,
     Source,
-    StepData,
     ToolCallData,
+    ToolCallEvent,
     ToolError,
-    ToolResultData,
     Trigger,
     TurnAborted,
     TurnCompleted,
     TurnDisposed,
     TurnEndData,
+    TurnEndEvent,
     TurnEndReason,
     TurnFailed,
     TurnMaxSteps,
     TurnMaxTokens,
     TurnStartData,
+    TurnStartEvent,
     UserMessageData,
+    UserMessageEvent,
 )
 from acp_agent.session.log import closing_events, now_ms
 from acp_agent.tools import texts as tool_texts
-from acp_agent.tools.base import ToolCallContext, ToolResult, bounded_raw_output
+from acp_agent.tools.base import ToolCallContext, ToolResult
 from acp_agent.tools.pipeline import PreparedCall, prepare, run_prepared
 from acp_agent.tools.registry import TOOLS
 
@@ -58,7 +54,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-BEFORE_MODEL_CALL = "agent/before-model-call"
+BEFORE_MODEL_CALL: Final[EventKey[Callable[[Agent], Awaitable[object]]]] = EventKey("agent/before-model-call")
 """Awaited (`parallel`) with the agent inside each step, right before the model request is built:
 a listener may hold the call (tools still connecting) and log what the call will see."""
 
@@ -95,12 +91,21 @@ class TurnProgress:
     """What a turn has opened and not yet closed, so any ending can close it (`close_step`)."""
 
     turn: int
-    step: int | None = None
-    assembler: BlockAssembler | None = None
-    message_logged: bool = False
+    step: Step | None = None
+    """The open step."""
     repeats: dict[tuple[str, str], int] = field(default_factory=dict)
     """The calls (tool name, canonical arguments) of the last step that made any, each with the
     number of consecutive steps in a row that made it (`repeated_calls`)."""
+
+    def close_step(self, code: str, why: str) -> None:
+        """Close the open step, if any (`Step.close`).
+
+        A model turn ends abnormally only while a step is open (between two steps nothing awaits); a
+        turn body (`TurnBody`) may end outside any step, and then there is nothing to close.
+        """
+        if self.step is not None:
+            self.step.close(code, why)
+            self.step = None
 
 
 @dataclass(eq=False)
@@ -113,13 +118,11 @@ class TurnControl:
     steering: list[Sequence[ContentBlock]] = field(default_factory=list)
 
 
-_CALL_CHUNKS = (ToolCallDelta, BlockEnd)
-
-TURN_ENDED = "agent/turn-ended"
+TURN_ENDED: Final[EventKey[Callable[[Agent, TurnEndReason], Awaitable[object]]]] = EventKey("agent/turn-ended")
 """Awaited (`parallel`) with the agent and the turn's end reason once the turn ended and its
 outcome was reported (a held ticket released), before the next queued turn starts; cancelled
 with the agent's loop (`dispose`)."""
-TURN_STARTING = "agent/turn-starting"
+TURN_STARTING: Final[EventKey[Callable[[Agent], object]]] = EventKey("agent/turn-starting")
 """Emitted with the agent right before each turn's `turn/start` (synchronous listeners): what a
 turn reads afresh (the project instructions) is read and logged here, ahead of the turn."""
 
@@ -135,9 +138,11 @@ async def run_turn(agent: Agent, ticket: Ticket, control: TurnControl) -> TurnEn
     agent.ctx.events.emit(TURN_STARTING, agent)
     progress = TurnProgress(session.next_turn)
     source = {"kind": ticket.source}
-    session.append("turn/start", TurnStartData(turn=progress.turn, trigger=Trigger(kind="message", source=source)))
+    session.append(TurnStartEvent, TurnStartData(turn=progress.turn, trigger=Trigger(kind="message", source=source)))
     if ticket.content:  # a turn woken by a background child's notice has no message of its own
-        session.append("user/message", UserMessageData(content=list(ticket.content), source=Source(kind=ticket.source)))
+        session.append(
+            UserMessageEvent, UserMessageData(content=list(ticket.content), source=Source(kind=ticket.source))
+        )
     scope = control.scope
     reason: TurnEndReason | None = None
     try:
@@ -150,18 +155,18 @@ async def run_turn(agent: Agent, ticket: Ticket, control: TurnControl) -> TurnEn
     except anyio.get_cancelled_exc_class():
         # Not our turn scope: the agent is being disposed (or the process is stopping).
         try:
-            close_step(agent, progress, "disposed", "the agent was disposed before this call finished")
-            session.append("turn/end", TurnEndData(turn=progress.turn, reason=TurnDisposed()))
+            progress.close_step("disposed", "the agent was disposed before this call finished")
+            session.append(TurnEndEvent, TurnEndData(turn=progress.turn, reason=TurnDisposed()))
         except Exception as exc:  # the cancellation goes on; a load closes the turn as interrupted
             log.warning("session %s: the disposed turn's end could not be logged: %s", session.id, exc)
         raise
     except Exception as exc:
-        reason = _failure(exc, progress.step)
-        close_step(agent, progress, "failed", "the turn failed before this call finished")
+        reason = _failure(exc, None if progress.step is None else progress.step.number)
+        progress.close_step("failed", "the turn failed before this call finished")
     if reason is None:  # our scope caught the cancellation
-        close_step(agent, progress, "cancelled", "the turn was cancelled before this call finished")
+        progress.close_step("cancelled", "the turn was cancelled before this call finished")
         reason = TurnAborted(reason=ticket.cancel_reason)
-    session.append("turn/end", TurnEndData(turn=progress.turn, reason=reason))
+    session.append(TurnEndEvent, TurnEndData(turn=progress.turn, reason=reason))
     return reason
 
 
@@ -223,7 +228,7 @@ async def _run_steps(agent: Agent, progress: TurnProgress, steering: list[Sequen
         except LlmError as exc:
             if exc.code != CONTEXT_OVERFLOW or compaction is None or not compaction.possible(agent):
                 raise
-            close_step(agent, progress, "failed", "the call did not fit the context window")
+            progress.close_step("failed", "the call did not fit the context window")
             await compaction.compact(agent, "overflow")
             reason = await _run_step(agent, progress, steering)  # a second overflow fails the turn
         if reason is not None:
@@ -237,15 +242,12 @@ async def _run_step(
     """One model call and the tool calls it asks for; a reason when the turn ends here."""
     session = agent.session
     for content in steering:
-        session.append("user/message", UserMessageData(content=list(content), source=Source(kind="steer")))
+        session.append(UserMessageEvent, UserMessageData(content=list(content), source=Source(kind="steer")))
     steering.clear()
-    open_step(agent, progress)
+    step = progress.step = Step.open(agent, progress.turn)
     await agent.ctx.events.parallel(BEFORE_MODEL_CALL, agent)
-    assembler = await model_call(agent, progress, model_request(agent, agent.conversation.messages()))
-    blocks = assembler.blocks()
-    finish = assembler.finish
-    assert finish is not None  # model_call raised otherwise
-    calls = [block for block in blocks if isinstance(block, ToolCallBlock)]
+    finish = await step.call_model(agent.conversation.messages())
+    calls = [block for block in step.assembler.blocks() if isinstance(block, ToolCallBlock)]
     ending: TurnEndReason | None = None
     if finish.kind == "max-tokens":
         ending = TurnMaxTokens()
@@ -253,82 +255,26 @@ async def _run_step(
         ending = TurnAborted(reason=finish.message)
     elif not calls:
         ending = TurnCompleted()
-    if ending is None and await _run_tools(agent, progress, calls):
+    if ending is None and await _run_tools(progress, step, calls):
         ending = TurnCompleted()
-    end_step(agent, progress)
+    step.end()
+    progress.step = None
     return ending
 
 
-EMPTY_ANSWER = "EMPTY_ANSWER"
-"""The code of an `llm/retry` logged for a model call that answered nothing."""
-EMPTY_ANSWER_ATTEMPTS = 3
-"""Calls of one step when the model answers nothing: the first and at most two more (the
-adapter's own retries of failed requests come on top)."""
-
-
-def open_step(agent: Agent, progress: TurnProgress, purpose: Literal["compaction"] | None = None) -> int:
-    """Log the turn's next `step/start` (with `purpose`, for a step outside the conversation); its
-    number. `progress` knows the step from here on, so any ending closes it (`close_step`)."""
-    step = agent.session.state.last_step + 1
-    agent.session.append("step/start", StepData(turn=progress.turn, step=step, purpose=purpose))
-    progress.step, progress.assembler, progress.message_logged = step, BlockAssembler(), False
-    return step
-
-
-async def model_call(agent: Agent, progress: TurnProgress, request: LlmRequest) -> BlockAssembler:
-    """Stream `request` in the open step, logging every chunk and then the `assistant/message`;
-    the assembled call. A failed finish raises `LlmError` once the message is logged."""
-    session, turn, step, assembler = agent.session, progress.turn, progress.step, progress.assembler
-    assert step is not None and assembler is not None  # open_step came first
-    for attempt in range(1, EMPTY_ANSWER_ATTEMPTS + 1):
-        stream = await agent.ctx.get(LLM).stream(request)
-        append, feed = session.append_chunk, assembler.feed
-        async with aclosing(stream):
-            async for chunk in stream:
-                if isinstance(chunk, _CALL_CHUNKS):  # its id and name must be loggable: see `loggable`
-                    chunk = loggable(chunk)
-                append(turn, step, chunk)
-                feed(chunk)
-        finish = assembler.finish
-        if finish is None:
-            raise LlmError("the model stream ended without a finish chunk", "STREAM_CLOSED")
-        if attempt == EMPTY_ANSWER_ATTEMPTS or finish.kind not in ("stop", "tool-calls") or assembler.blocks():
-            break
-        # Nothing at all came back (no text, no reasoning, no call): ask again, saying so in the log.
-        retry = RetryData(
-            provider=request.provider,
-            attempt=attempt,
-            attempts=EMPTY_ANSWER_ATTEMPTS,
-            delay_ms=0,
-            code=EMPTY_ANSWER,
-            message="the model answered nothing",
-        )
-        session.append(RETRY_EVENT, retry)
-        assembler = progress.assembler = BlockAssembler()
-    assert finish is not None  # each attempt raised without one
-    usage = assembler.usage
-    message = AssistantMessageData(
-        turn=turn, step=step, content=assembler.blocks(), usage=usage, cost=call_cost(agent, usage)
-    )
-    progress.message_logged = True  # even if its append raises: a subscriber may fail once it is logged
-    session.append("assistant/message", message)
-    if finish.kind == "error":
-        raise LlmError(finish.message or "the model reported an error", finish.code or "MODEL_ERROR")
-    return assembler
-
-
-async def _run_tools(agent: Agent, progress: TurnProgress, calls: list[ToolCallBlock]) -> bool:
+async def _run_tools(progress: TurnProgress, step: Step, calls: list[ToolCallBlock]) -> bool:
     """Run the step's calls, logging each result; whether a result ended the turn."""
-    session, turn, step, assembler = agent.session, progress.turn, progress.step, progress.assembler
-    assert step is not None and assembler is not None
-    repeated = assembler.repeated
+    agent = step.agent
+    session, turn = agent.session, step.turn
+    repeated = step.assembler.repeated
     prepared = [
         _repeated(call, repeated[call.id]) if call.id in repeated else prepare(call, agent.ctx.get(TOOLS), agent.scope)
         for call in calls
     ]
     for call in calls:
         session.append(
-            "tool/call", ToolCallData(turn=turn, step=step, call_id=call.id, name=call.name, arguments=call.arguments)
+            ToolCallEvent,
+            ToolCallData(turn=turn, step=step.number, call_id=call.id, name=call.name, arguments=call.arguments),
         )
     cwd = Path(session.cwd or ".")
 
@@ -341,7 +287,7 @@ async def _run_tools(agent: Agent, progress: TurnProgress, calls: list[ToolCallB
         note = tool_texts.repeated_call(counts[index])
         if note is not None:
             result = result.model_copy(update={"content": [*result.content, TextContent(text=note)]})
-        _log_result(agent, progress, calls[index].id, result)
+        step.log_result(calls[index].id, result)
 
     results = await run_prepared(prepared, context, on_result=log, gate=agent.ctx.get(TOOLS).gates(agent.scope))
     return any(result.ends_turn and not result.is_error for result in results)
@@ -369,90 +315,3 @@ def _canonical(arguments: str) -> str:
         return json.dumps(json.loads(arguments), sort_keys=True, separators=(",", ":"))
     except (ValueError, RecursionError):  # not JSON, or nested past the parser (refused anyway)
         return arguments
-
-
-def _log_result(agent: Agent, progress: TurnProgress, call_id: str, result: ToolResult) -> None:
-    assert progress.step is not None
-    agent.session.append(
-        "tool/result",
-        ToolResultData(
-            turn=progress.turn,
-            step=progress.step,
-            call_id=call_id,
-            content=result.content,
-            is_error=result.is_error,
-            error=result.error,
-            raw_output=bounded_raw_output(result.raw_output),
-        ),
-    )
-
-
-def close_step(agent: Agent, progress: TurnProgress, code: str, why: str) -> None:
-    """End the open step, if any: keep what was streamed (marked interrupted), answer owed calls
-    with an error result (`code`, `why`).
-
-    A model turn ends abnormally only while a step is open (between two steps nothing awaits); a
-    turn body (`TurnBody`) may end outside any step, and then there is nothing to close.
-    """
-    if progress.step is None:
-        return
-    session, assembler = agent.session, progress.assembler
-    if assembler is not None and assembler.streamed and not progress.message_logged:
-        progress.message_logged = True
-        session.append(
-            "assistant/message",
-            AssistantMessageData(
-                turn=progress.turn,
-                step=progress.step,
-                content=assembler.blocks(),
-                usage=assembler.usage,
-                cost=call_cost(agent, assembler.usage),
-                interrupted=True,
-            ),
-        )
-    # The log's own account, not the loop's: an append that raised may have been logged (a
-    # subscriber failed after the store wrote it).
-    for call_id in list(session.state.pending_calls):
-        _log_result(agent, progress, call_id, ToolResult.failure(why, code))
-    if session.state.open_step is None:  # its step/end is logged already
-        progress.step = None
-    else:
-        end_step(agent, progress)
-
-
-def end_step(agent: Agent, progress: TurnProgress) -> None:
-    """Log the open step's `step/end` (every call it made answered)."""
-    assert progress.step is not None
-    agent.session.append("step/end", StepData(turn=progress.turn, step=progress.step))
-    progress.step = None
-
-
-def call_cost(agent: Agent, usage: Usage | None) -> CallCost | None:
-    """What a call of the agent's model that used `usage` cost: at its model entry's prices, else
-    at those its adapter row declares (None without usage or prices)."""
-    options = agent.options
-    pricing = model_entry(agent.ctx.get(AGENTS).models, options.model).pricing or agent.ctx.get(LLM).pricing.get(
-        options.provider
-    )
-    return None if usage is None or pricing is None else pricing.cost(usage)
-
-
-def model_request(agent: Agent, messages: Messages) -> LlmRequest:
-    """A model call of `agent` over `messages`: its system prompt, tools, model and options."""
-    options, session = agent.options, agent.session
-    tools = [tool.schema() for tool in agent.ctx.get(TOOLS).visible(agent.scope)]
-    variables = {"model": options.model, "cwd": session.cwd or ""}
-    return LlmRequest(
-        provider=options.provider,
-        model=options.model,
-        system=agent.ctx.get(PROMPT).render(agent.scope, variables, tools),
-        messages=messages,
-        tools=tools,
-        max_tokens=options.max_tokens,
-        reasoning_effort=options.reasoning_effort,
-        vision=model_entry(agent.ctx.get(AGENTS).models, options.model).vision,
-        route=agent.route,
-        session_id=session.id,
-        # Informative only (`ignorable`): the log still loads in a composition without an adapter.
-        on_retry=lambda retry: session.append(RETRY_EVENT, retry, ignorable=True),
-    )

@@ -35,13 +35,19 @@ class Config(PluginConfig, AgentDefaults):
     max_attachment_bytes: int = Field(default=DEFAULT_MAX_ATTACHMENT_BYTES, gt=0)
     """The largest image or binary file a prompt may attach (decoded bytes): attachments are kept
     in the session log, so a reopened session shows them and the model reads them again."""
+    route_base: str = ""
+    """What the routes of this process's top-level sessions are under: set (the packaged
+    composition reads `ACP_AGENT_ROUTE`) when this server runs as another's ACP child, to that
+    child agent's route, so the logs of both processes name their agents apart."""
 
 
 def apply(ctx: Context, config: Config) -> Disposer:
     prompt = SystemPrompt()
     prompt.add(Section(order=0, name=PERSONA_SECTION, text=config.persona))
     options = AgentOptions.model_validate(config.model_dump(include=set(AgentDefaults.model_fields)))
-    agents = AgentFactory(ctx, options, config.models, max_attachment_bytes=config.max_attachment_bytes)
+    agents = AgentFactory(
+        ctx, options, config.models, max_attachment_bytes=config.max_attachment_bytes, route_base=config.route_base
+    )
     return combine(
         ctx.get(SESSIONS).registry.register(ConfigEvent, "free"),
         ctx.get(SESSIONS).registry.register(ClientPromptEvent, "free"),

@@ -91,7 +91,7 @@ def use_client_prompt(agent: Agent, mode: ClientPromptMode, text: str) -> None:
     """Give `agent` the client's system prompt (for as long as the agent lives: a reopened
     session gets the one its request names): `append` after its own sections, or `override` in
     place of its own instructions (the persona: project instructions and tool list stay). Logged."""
-    agent.session.append(CLIENT_PROMPT_EVENT, ClientPromptData(mode=mode, text=text))
+    agent.session.append(ClientPromptEvent, ClientPromptData(mode=mode, text=text))
     if mode == "override":
         section = Section(order=0, name=PERSONA_SECTION, text=text, literal=True)
     else:

@@ -20,7 +20,7 @@ from acp_agent.llm.request import LlmRequest, UserMessage
 from acp_agent.llm.service import LLM
 from acp_agent.session.content import AssistantBlock, Finish, TextBlock, TextContent, TextDelta
 from acp_agent.session.events import USER_SOURCES, AssistantMessageEvent, TurnEndReason, UserMessageEvent
-from acp_agent.session.titles import TITLE_EVENT, TitleData, TitleEvent, brief, one_line
+from acp_agent.session.titles import TitleData, TitleEvent, brief, one_line
 
 if TYPE_CHECKING:
     from acp_agent.agent.agent import Agent
@@ -76,7 +76,7 @@ class Titler:
         title = await self._ask(agent, _excerpt(asked, answered))
         # The user may have named it while the call ran: theirs wins.
         if title is not None and not any(isinstance(event, TitleEvent) for event in session.events):
-            session.append(TITLE_EVENT, TitleData(title=title, source="model"))
+            session.append(TitleEvent, TitleData(title=title, source="model"))
 
     async def _ask(self, agent: Agent, excerpt: str) -> str | None:
         options = agent.options

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from acp_agent.commands import texts
-from acp_agent.commands.events import REPLY_EVENT, CommandReplyData
+from acp_agent.commands.events import CommandReplyData, CommandReplyEvent
 from acp_agent.commands.registry import Command, Invocation
 from acp_agent.session.content import TextContent
 from acp_agent.session.events import COMMAND_SOURCE, TurnCompleted, TurnEndReason
-from acp_agent.session.titles import TITLE_EVENT, TitleData, one_line
+from acp_agent.session.titles import TitleData, TitleEvent, one_line
 
 if TYPE_CHECKING:
     from acp_agent.agent.agent import Agent, Ticket, TurnBody
@@ -20,7 +20,7 @@ def reply(text: str) -> TurnBody:
     calling the model."""
 
     async def body(agent: Agent, turn: int) -> TurnEndReason:
-        agent.session.append(REPLY_EVENT, CommandReplyData(turn=turn, text=text), ignorable=True)
+        agent.session.append(CommandReplyEvent, CommandReplyData(turn=turn, text=text), ignorable=True)
         return TurnCompleted()
 
     return body
@@ -44,7 +44,7 @@ def _rename(invocation: Invocation) -> Ticket:
     answered = reply(texts.renamed(title))
 
     async def body(agent: Agent, turn: int) -> TurnEndReason:
-        agent.session.append(TITLE_EVENT, TitleData(title=title, source="user"))
+        agent.session.append(TitleEvent, TitleData(title=title, source="user"))
         return await answered(agent, turn)
 
     return invocation.followup(invocation.content, COMMAND_SOURCE, body)

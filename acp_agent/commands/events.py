@@ -9,10 +9,15 @@ from acp_agent.session.events import SessionEvent
 
 REPLY_EVENT: Final = "command/reply"
 
+NoticeSeverity = Literal["info", "warning", "error"]
+
 
 class CommandReplyData(Model):
     turn: int
     text: str
+    notice: NoticeSeverity | None = None
+    """Said beside the model's words (a hook's message): a client that shows notices gets it as a
+    notice of this severity, any other as the agent's message. None: the agent's message."""
 
 
 class CommandReplyEvent(SessionEvent):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from acp_agent.agent.loop import TurnProgress, close_step, end_step, model_call, model_request, open_step
+from acp_agent.agent.step import Step
 from acp_agent.compaction import texts
 from acp_agent.compaction.history import estimate, history_tokens, plan, without_oldest
 from acp_agent.llm.codes import CONTEXT_OVERFLOW, EMPTY_RESPONSE
@@ -45,16 +45,16 @@ class Compactor:
         raises with the log closed and the history unchanged."""
         session = agent.session
         assert session.open_turn is not None, "a compaction happens inside a turn"
-        progress = TurnProgress(session.open_turn)
+        turn = session.open_turn
         found = plan(session.events, self.keep_recent_tokens)
         assert found is not None, "compact only what `possible` said can be"
         history, prompt = found.history, UserMessage(content=[TextContent(text=summarization_prompt(focus))])
+        step: Step | None = None
         try:
             while True:
-                open_step(agent, progress, "compaction")
-                request = model_request(agent, Messages([*history, prompt]))
+                step = Step.open(agent, turn, "compaction")
                 try:
-                    assembler = await model_call(agent, progress, request)
+                    await step.call_model(Messages([*history, prompt]))
                     break
                 except LlmError as exc:
                     if exc.code != CONTEXT_OVERFLOW:
@@ -62,15 +62,16 @@ class Compactor:
                     history = without_oldest(history)
                     if not history:
                         raise
-                    close_step(agent, progress, "failed", "the summarization request did not fit")
-            end_step(agent, progress)
+                    step.close("failed", "the summarization request did not fit")
+            step.end()
         except BaseException:
-            close_step(agent, progress, "failed", "the compaction did not finish")
+            if step is not None:
+                step.close("failed", "the compaction did not finish")
             raise
-        summary = "".join(block.text for block in assembler.blocks() if isinstance(block, TextBlock)).strip()
+        summary = "".join(block.text for block in step.assembler.blocks() if isinstance(block, TextBlock)).strip()
         if not summary:
             raise LlmError(texts.NO_SUMMARY, EMPTY_RESPONSE)
-        data = CompactionData(turn=progress.turn, summary=summary, cut_seq=found.cut_seq, tokens=0, trigger=trigger)
+        data = CompactionData(turn=turn, summary=summary, cut_seq=found.cut_seq, tokens=0, trigger=trigger)
         # The history the model sees from here on, as the next call will send it.
         after = derive_messages([*session.events, CompactionEvent(seq=session.state.next_seq, time=0, data=data)])
-        session.append("compaction", data.model_copy(update={"tokens": history_tokens(after)}))
+        session.append(CompactionEvent, data.model_copy(update={"tokens": history_tokens(after)}))

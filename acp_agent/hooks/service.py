@@ -28,14 +28,15 @@ from weakref import WeakKeyDictionary, WeakSet
 import anyio
 from pydantic import ValidationError
 
+from acp_agent.agent.calling import calling_agent
 from acp_agent.agent.keys import AGENTS
 from acp_agent.commands import COMMANDS, Command, Invocation, answer
-from acp_agent.commands.events import REPLY_EVENT, CommandReplyData
+from acp_agent.commands.events import CommandReplyData, CommandReplyEvent, NoticeSeverity
 from acp_agent.config_dir import config_dir
 from acp_agent.environ import child_environment
 from acp_agent.hooks import texts
 from acp_agent.hooks.config import HookEvent, HookHandler, HookSet, hook_sources, load_hooks
-from acp_agent.hooks.events import HOOK_RUN_EVENT, HookRunData
+from acp_agent.hooks.events import HookRunData, HookRunEvent
 from acp_agent.hooks.matchers import from_hook_input, hook_input, tool_names
 from acp_agent.hooks.output import Verdict, combine_verdicts, verdict_of
 from acp_agent.hooks.runner import run_hook
@@ -173,7 +174,7 @@ class Hooks:
             error=verdict.error,
             updated_input=verdict.updated_input,
         )
-        agent.session.append(HOOK_RUN_EVENT, data, ignorable=True)
+        agent.session.append(HookRunEvent, data, ignorable=True)
         return verdict
 
     def _common(self, agent: Agent, event: HookEvent) -> dict[str, Any]:
@@ -192,7 +193,7 @@ class Hooks:
 
     async def gate(self, call: PreparedCall, context: ToolCallContext) -> ToolResult | None:
         """The PreToolUse and PostToolUse hooks of a call (see the module); None when it has none."""
-        agent, tool, params = context.agent, call.tool, call.params
+        agent, tool, params = calling_agent(context), call.tool, call.params
         assert tool is not None and params is not None  # the pipeline asks for valid calls only
         names = tool_names(call.block.name)
         hooks = await self.active(agent)
@@ -226,7 +227,7 @@ class Hooks:
             notes = [TextContent(text=texts.hook_context("PostToolUse", c)) for c in after.contexts]
             result = result.model_copy(update={"content": [*result.content, *notes]})
         if after.stop is not None:
-            self._tell(agent, (texts.turn_stopped(after.stop),))
+            self._tell(agent, (texts.turn_stopped(after.stop),), "warning")
             result = result.model_copy(update={"ends_turn": True})
         return result
 
@@ -258,7 +259,7 @@ class Hooks:
             self._tell(agent, verdict.messages)
             if verdict.decision == "deny" or verdict.stop is not None:
                 blocked = verdict.stop if verdict.decision != "deny" else verdict.reason
-                self._tell(agent, (texts.prompt_blocked(blocked or texts.NO_REASON),))
+                self._tell(agent, (texts.prompt_blocked(blocked or texts.NO_REASON),), "warning")
                 return TurnCompleted()
             self._add_context(agent, "UserPromptSubmit", verdict)
         event: HookEvent = "Stop" if top else "SubagentStop"
@@ -276,7 +277,7 @@ class Hooks:
             if verdict.decision != "deny" or verdict.stop is not None:
                 return reason
             if blocks == texts.STOP_LIMIT:
-                self._tell(agent, (texts.stop_limit(blocks),))
+                self._tell(agent, (texts.stop_limit(blocks),), "warning")
                 return reason
             blocks += 1
             self._say(agent, verdict.reason)
@@ -292,14 +293,16 @@ class Hooks:
     def _say(self, agent: Agent, text: str) -> None:
         """Tell the model `text` (a model-visible `user/message` of source `hook`)."""
         data = UserMessageData(content=[TextContent(text=text)], source=Source(kind=HOOK_SOURCE))
-        agent.session.append("user/message", data)
+        agent.session.append(UserMessageEvent, data)
 
-    def _tell(self, agent: Agent, messages: tuple[str, ...]) -> None:
-        """Tell the user `messages` (as the agent's words) in the open turn."""
+    def _tell(self, agent: Agent, messages: tuple[str, ...], severity: NoticeSeverity = "info") -> None:
+        """Tell the user `messages` in the open turn: a notice of `severity` to a client that shows
+        notices, else the agent's message (`command/reply` events marked as notices)."""
         turn = agent.session.state.open_turn
         assert turn is not None  # hooks run inside a turn: around its steps, or at a call
         for message in messages:
-            agent.session.append(REPLY_EVENT, CommandReplyData(turn=turn, text=message), ignorable=True)
+            data = CommandReplyData(turn=turn, text=message, notice=severity)
+            agent.session.append(CommandReplyEvent, data, ignorable=True)
 
 
 def _tool_fields(name: str, arguments: dict[str, Any], call: PreparedCall) -> dict[str, Any]:

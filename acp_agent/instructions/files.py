@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -47,17 +48,17 @@ def project_root(cwd: Path) -> Path:
     return next((directory for directory in [cwd, *cwd.parents] if _exists(directory / ".git")), cwd)
 
 
-def instruction_files(cwd: Path | None, config: Path) -> list[Path]:
+def instruction_files(cwd: Path | None, config: Path, additional: Sequence[Path] = ()) -> list[Path]:
     """The files, in section order: `<config>/AGENTS.md`, then from the project's root
     (`project_root`) down to `cwd`, in each directory its AGENTS.md, else its CLAUDE.md, each
-    followed by the directory's AGENTS.local.md and CLAUDE.local.md."""
+    followed by the directory's AGENTS.local.md and CLAUDE.local.md; then the same for each of
+    the session's `additional` roots (a file already listed is not listed again)."""
     found = [config / NAME] if _is_file(config / NAME) else []
-    if cwd is None:
-        return found
-    chain = [cwd, *cwd.parents]
-    root = chain.index(project_root(cwd))
-    for directory in reversed(chain[: root + 1]):
-        found += directory_files(directory)
+    for root in [] if cwd is None else [cwd, *additional]:
+        chain = [root, *root.parents]
+        top = chain.index(project_root(root))
+        for directory in reversed(chain[: top + 1]):
+            found += [path for path in directory_files(directory) if path not in found]
     return found
 
 
@@ -103,20 +104,21 @@ def _exists(path: Path) -> bool:
         return False
 
 
-def read_instructions(paths: list[Path], project: Path | None = None) -> Instructions:
+def read_instructions(paths: list[Path], *projects: Path) -> Instructions:
     """The section the files make: each file under its path, cut to `FILE_LIMIT` bytes and to
     what is left of `TOTAL_LIMIT`, a cut one ending with a note saying how much is not shown.
-    A file inside `project` is read only if it stays there (a symbolic link leading out of the
-    project is not followed); the user's own file may link anywhere. Only what is shown is read,
-    and only from a regular file. Unreadable and blank files are left out (the former with a
-    warning)."""
+    A file inside one of the `projects` (the cwd's, an additional root's) is read only if it
+    stays there (a symbolic link leading out of the project is not followed); the user's own file
+    may link anywhere. Only what is shown is read, and only from a regular file. Unreadable and
+    blank files are left out (the former with a warning)."""
     budget = TOTAL_LIMIT
     parts: list[str] = []
     files: list[ShownFile] = []
     for path in paths:
         limit = min(FILE_LIMIT, budget)
         try:
-            if project is not None and path.is_relative_to(project):
+            project = next((project for project in projects if path.is_relative_to(project)), None)
+            if project is not None:
                 data, size = project_file_head(project, path, limit + _UTF8_TAIL)
             else:
                 data, size = user_file_head(path, limit + _UTF8_TAIL)

@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
 
+from acp_agent.agent.calling import calling_agent
 from acp_agent.agent.keys import PROMPT
 from acp_agent.agent.loop import TURN_STARTING
 from acp_agent.agent.prompt import Section, SystemPrompt
 from acp_agent.config_dir import config_dir
-from acp_agent.instructions.events import INSTRUCTIONS_EVENT, InstructionFile, InstructionsData, InstructionsEvent
+from acp_agent.instructions.events import InstructionFile, InstructionsData, InstructionsEvent
 from acp_agent.instructions.files import instruction_files, nested_files, project_root, read_instructions
 from acp_agent.instructions.texts import INSTRUCTIONS_ORDER
 from acp_agent.kernel import Context, Disposer, PluginConfig, combine
@@ -27,6 +28,7 @@ from acp_agent.session.persistence import SESSIONS
 from acp_agent.tools.base import ToolCallContext
 from acp_agent.tools.pipeline import PreparedCall
 from acp_agent.tools.registry import TOOLS
+from acp_agent.tools.roots import roots_of
 
 if TYPE_CHECKING:
     from acp_agent.agent.agent import Agent
@@ -58,14 +60,14 @@ class ProjectInstructions:
     def refresh(self, agent: Agent) -> None:
         """Read the files again; log the section if it changed, and give it to the agent."""
         cwd = Path(agent.session.cwd) if agent.session.cwd else None
+        additional = roots_of(agent).additional
         joined = [path for files in self._nested.get(agent.scope, {}).values() for path in files]
-        found = read_instructions(
-            [*instruction_files(cwd, self._config()), *joined], project_root(cwd) if cwd else None
-        )
+        projects = [project_root(root) for root in ([] if cwd is None else [cwd, *additional])]
+        found = read_instructions([*instruction_files(cwd, self._config(), additional), *joined], *projects)
         logged = self._logged.get(agent.scope)
         if found.text != (last_logged(agent.session.events) if logged is None else logged):
             files = [InstructionFile(path=f.path, size=f.size, shown=f.shown) for f in found.files]
-            agent.session.append(INSTRUCTIONS_EVENT, InstructionsData(text=found.text, files=files), ignorable=True)
+            agent.session.append(InstructionsEvent, InstructionsData(text=found.text, files=files), ignorable=True)
         self._logged[agent.scope] = found.text
         installed = self._installed.pop(agent.scope, None)
         if installed is not None and installed[0] == found.text:
@@ -78,18 +80,24 @@ class ProjectInstructions:
             self._installed[agent.scope] = (found.text, self._prompt.add(section, owner=agent.scope))
 
     async def gate(self, call: PreparedCall, context: ToolCallContext) -> None:
-        """Before a file tool's call: the instructions of the subdirectories of the cwd on the way
-        to its file join the agent's section (logged), the first time one is reached, so the
+        """Before a file tool's call: the instructions of the subdirectories of the cwd (or of an
+        additional root) on the way to its file join the agent's section (logged), the first time one is reached, so the
         model sees them from its next step. Never answers the call."""
         path = getattr(call.params, "path", None)
         if call.block.name not in FILE_TOOLS or not isinstance(path, str):
             return None
         cwd = context.cwd.resolve()
+        target = (cwd / path).resolve()
         nested = self._nested.setdefault(context.agent.scope, {})
-        new = [(d, files) for d, files in nested_files(cwd, (cwd / path).resolve()) if d not in nested]
+        new = [
+            (d, files)
+            for root in (cwd, *context.roots.additional)
+            for d, files in nested_files(root, target)
+            if d not in nested
+        ]
         if new:
             nested.update(new)
-            self.refresh(context.agent)
+            self.refresh(calling_agent(context))
         return None
 
 

@@ -11,7 +11,7 @@ from acp_agent.kernel.errors import (
     ServiceConflict,
     ServiceNotFound,
 )
-from acp_agent.kernel.events import Events
+from acp_agent.kernel.events import EventKey, EventName, Events, Next
 from acp_agent.kernel.loader import Row, compose, read_rows
 from acp_agent.kernel.models import Model
 from acp_agent.kernel.plugin import Plugin, PluginConfig
@@ -21,10 +21,13 @@ __all__ = [
     "SHUTDOWN",
     "Context",
     "Disposer",
+    "EventKey",
+    "EventName",
     "Events",
     "KernelError",
     "LoaderError",
     "Model",
+    "Next",
     "NoListener",
     "Plugin",
     "PluginConfig",

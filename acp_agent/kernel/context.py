@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any, Generic, TypeVar
+from typing import Any, Final, Generic, TypeVar
 
 import anyio
 from anyio.abc import TaskGroup
 
 from acp_agent.kernel.errors import KernelError, ServiceConflict, ServiceNotFound
-from acp_agent.kernel.events import Events
+from acp_agent.kernel.events import EventKey, Events
 from acp_agent.kernel.scope import Disposer, Scope
 
-SHUTDOWN = "shutdown"
+SHUTDOWN: Final = EventKey[Callable[[], Awaitable[object]]]("shutdown")
 """Serial event awaited when the context stops, before its tasks are cancelled (flush, dispose)."""
 
 T = TypeVar("T")

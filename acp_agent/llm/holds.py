@@ -12,10 +12,17 @@ from it, as it learns the others' from their calls."""
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Awaitable, Callable
+from typing import Final, Protocol
 
-NOTICES_DUE = "llm/notices-due"
-AGENT_KNOWN = "llm/agent-known"
+from acp_agent.kernel import EventKey
+
+
+class Routed(Protocol):
+    """An agent, as a hold sees it: by its route."""
+
+    @property
+    def route(self) -> str: ...
 
 
 class NoticeCount(Protocol):
@@ -25,3 +32,7 @@ class NoticeCount(Protocol):
 
     async def until(self, count: int) -> None:
         """Return once `count` notices have come in all."""
+
+
+NOTICES_DUE: Final = EventKey[Callable[[Routed, NoticeCount], Awaitable[object]]]("llm/notices-due")
+AGENT_KNOWN: Final = EventKey[Callable[[str, str], object]]("llm/agent-known")

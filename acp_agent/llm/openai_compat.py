@@ -27,7 +27,7 @@ import os
 import random
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing, suppress
 from typing import TYPE_CHECKING, Any
 
@@ -37,7 +37,7 @@ from pydantic import Field, field_validator
 import acp_agent
 from acp_agent.credentials import ApiKey, Credentials, KeyCheck, MissingKey, scrub
 from acp_agent.environ import hide_variables
-from acp_agent.kernel import SHUTDOWN, Context, Disposer, PluginConfig, combine
+from acp_agent.kernel import SHUTDOWN, Context, Disposer, Next, PluginConfig, combine
 from acp_agent.llm import codes
 from acp_agent.llm.errors import LlmError
 from acp_agent.llm.openai_wire import (
@@ -52,8 +52,7 @@ from acp_agent.llm.openai_wire import (
 from acp_agent.llm.pricing import Pricing
 from acp_agent.llm.request import LlmRequest
 from acp_agent.llm.retry import RetryData
-from acp_agent.llm.service import LLM, STREAM
-from acp_agent.session.content import StreamChunk
+from acp_agent.llm.service import LLM, STREAM, ModelStream
 
 if TYPE_CHECKING:
     import httpx
@@ -255,7 +254,7 @@ class OpenAICompat:
         self._jitter = jitter
         self._client: httpx.AsyncClient | None = None
 
-    async def listener(self, request: LlmRequest, next: Callable[[], Awaitable[Any]]) -> Any:
+    async def listener(self, request: LlmRequest, next: Next[ModelStream]) -> ModelStream:
         if request.provider != self.config.provider:
             return await next()
         key = self._key()
@@ -309,9 +308,7 @@ class OpenAICompat:
             client, self._client = self._client, None
             await client.aclose()
 
-    async def _stream(
-        self, request: LlmRequest, headers: dict[str, str], body: bytes, key: str | None
-    ) -> AsyncIterator[StreamChunk]:
+    async def _stream(self, request: LlmRequest, headers: dict[str, str], body: bytes, key: str | None) -> ModelStream:
         client = self.client()
         attempt = 1
         while True:

@@ -11,14 +11,14 @@ import json
 import logging
 import random
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import anyio
 from pydantic import Field, TypeAdapter, field_validator
 
-from acp_agent.kernel import SHUTDOWN, Context, Disposer, PluginConfig, combine
+from acp_agent.kernel import SHUTDOWN, Context, Disposer, Next, PluginConfig, combine
 from acp_agent.kernel.models import Model
 from acp_agent.llm.errors import (
     FixtureNotFound,
@@ -29,10 +29,10 @@ from acp_agent.llm.errors import (
     ScriptExhausted,
     UnknownRoute,
 )
-from acp_agent.llm.holds import AGENT_KNOWN, NOTICES_DUE, NoticeCount
+from acp_agent.llm.holds import AGENT_KNOWN, NOTICES_DUE, NoticeCount, Routed
 from acp_agent.llm.request import LlmRequest
 from acp_agent.llm.routes import assign_routes
-from acp_agent.llm.service import STREAM
+from acp_agent.llm.service import STREAM, ModelStream
 from acp_agent.session.content import (
     BlockEnd,
     BlockStart,
@@ -44,6 +44,7 @@ from acp_agent.session.content import (
     ToolCallBlock,
     ToolCallDelta,
 )
+from acp_agent.session.routes import process_base
 
 log = logging.getLogger(__name__)
 
@@ -235,7 +236,9 @@ def _sending_call(
     ends = [e["data"]["reason"]["kind"] for e in child[1:] if e["type"] == "turn/end" and e["data"]["turn"] == turn]
     if ends in (["aborted"], ["disposed"]):
         return None
-    return max(i for i, (call_turn, _) in enumerate(keys) if call_turn == turn)
+    # None too for a turn that asked no model (an ACP child's stand-in: its agent's calls are
+    # another process's, which no gate of this one holds).
+    return max((i for i, (call_turn, _) in enumerate(keys) if call_turn == turn), default=None)
 
 
 def load_scripts(directory: Path) -> dict[str, Script]:
@@ -369,9 +372,12 @@ class ReplayModel:
         jitter: int | None = None,
         gates: Gates | None = None,
         aliases: dict[str, str] | None = None,
+        route_base: str = "",
     ) -> None:
-        self.scripts = scripts
-        self.used: dict[str, int] = dict.fromkeys(scripts, 0)
+        # The routes of this process's agents only: another process (an ACP child run in the
+        # same scenario) replays its own from the same fixtures (`session.routes.process_base`).
+        self.scripts = {route: script for route, script in scripts.items() if process_base(route) == route_base}
+        self.used: dict[str, int] = dict.fromkeys(self.scripts, 0)
         self._jitter = jitter
         self.gates = gates or {}
         self.aliases = aliases or {}
@@ -388,7 +394,7 @@ class ReplayModel:
     def _gate(self, route: str) -> Gate | None:
         return self.gates.get(route, {}).get(self.used.get(route, 0))
 
-    async def notices_due(self, agent: Any, count: NoticeCount) -> None:
+    async def notices_due(self, agent: Routed, count: NoticeCount) -> None:
         """NOTICES_DUE listener: hold the agent's call until the notices it joined have come."""
         gate = self._gate(agent.route)
         if gate is not None:
@@ -411,7 +417,7 @@ class ReplayModel:
             self.live[route] = session_id
             self._progress()
 
-    async def listener(self, request: LlmRequest, next: Callable[[], Awaitable[Any]]) -> AsyncIterator[StreamChunk]:
+    async def listener(self, request: LlmRequest, next: Next[ModelStream]) -> ModelStream:
         self.known(request.route, request.session_id)
         gate = self._gate(request.route)
         if gate is not None:  # the other routes' calls this one follows
@@ -455,7 +461,7 @@ class ReplayModel:
         self._progress()
         return script[index]
 
-    async def _play(self, entry: ReplayEntry, route: str) -> AsyncIterator[StreamChunk]:
+    async def _play(self, entry: ReplayEntry, route: str) -> AsyncGenerator[StreamChunk]:
         pause = self._pauses(route)
         chunks: list[StreamChunk]
         if isinstance(entry, HangEntry):
@@ -509,6 +515,9 @@ class Config(PluginConfig):
     """Scenario directory: `session.jsonl`, the other `*.jsonl` logs, `replay.override.json`."""
     jitter: int | None = None
     """Seed for random pauses between chunks (transcripts must not change); none by default."""
+    route_base: str = ""
+    """The route base of this process (the `agents` row's `routeBase`): only the routes of its
+    own agents are replayed, and held to be consumed (an ACP child's are its process's)."""
 
     @field_validator("jitter", mode="before")
     @classmethod
@@ -519,7 +528,7 @@ class Config(PluginConfig):
 
 def apply(ctx: Context, config: Config) -> Disposer:
     scripts, gates, aliases = load_fixtures(Path(config.fixtures))
-    return install(ctx, ReplayModel(scripts, config.jitter, gates, aliases))
+    return install(ctx, ReplayModel(scripts, config.jitter, gates, aliases, config.route_base))
 
 
 def install(ctx: Context, model: ReplayModel) -> Disposer:

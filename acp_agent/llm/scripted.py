@@ -14,17 +14,17 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import aclosing
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, TypeAdapter
 
-from acp_agent.kernel import Context, Disposer, PluginConfig
+from acp_agent.kernel import Context, Disposer, Next, PluginConfig
 from acp_agent.kernel.models import Model
 from acp_agent.llm.replay import ChunksEntry, Gate, Gates, HangEntry, ReplayEntry, ReplayModel, ThrowEntry, install
 from acp_agent.llm.request import LlmRequest
+from acp_agent.llm.service import ModelStream
 from acp_agent.session.content import (
     AssistantBlock,
     BlockEnd,
@@ -176,6 +176,8 @@ inject = ("llm",)
 
 class Config(PluginConfig):
     script: str = Field(description="Path of the JSON script file.")
+    route_base: str = ""
+    """As the replay model's: the routes of this process's agents are the ones played."""
 
 
 MODEL_PLACEHOLDER = "{{model}}"
@@ -187,13 +189,13 @@ on that route (a background child the model names), once that agent has asked fo
 class ScriptedModel(ReplayModel):
     """The replay model over compiled script entries, filling in `{{model}}` per request."""
 
-    async def listener(self, request: LlmRequest, next: Callable[[], Awaitable[Any]]) -> AsyncIterator[StreamChunk]:
+    async def listener(self, request: LlmRequest, next: Next[ModelStream]) -> ModelStream:
         return _fill(await super().listener(request, next), request.model)
 
 
-async def _fill(stream: AsyncIterator[StreamChunk], model: str) -> AsyncIterator[StreamChunk]:
+async def _fill(stream: ModelStream, model: str) -> ModelStream:
     # A piece never splits a word (`pieces`), so the placeholder arrives whole in one delta.
-    async with aclosing(stream):  # type: ignore[type-var]  # an async generator
+    async with aclosing(stream):
         async for chunk in stream:
             if isinstance(chunk, (TextDelta, ReasoningDelta)) and MODEL_PLACEHOLDER in chunk.text:
                 chunk = chunk.model_copy(update={"text": chunk.text.replace(MODEL_PLACEHOLDER, model)})
@@ -206,4 +208,5 @@ async def _fill(stream: AsyncIterator[StreamChunk], model: str) -> AsyncIterator
 def apply(ctx: Context, config: Config) -> Disposer:
     data = json.loads(Path(config.script).read_text(encoding="utf-8"))
     aliases = {AGENT_PLACEHOLDER.format(route=route): route for route in _routes(data)}
-    return install(ctx, ScriptedModel(compile_script(data), gates=script_gates(data), aliases=aliases))
+    model = ScriptedModel(compile_script(data), gates=script_gates(data), aliases=aliases, route_base=config.route_base)
+    return install(ctx, model)

@@ -2,20 +2,32 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
-from typing import Final
+from collections.abc import AsyncGenerator, Awaitable
+from typing import Final, Protocol
 
 from acp_agent.credentials import Credentials
-from acp_agent.kernel import Context, Disposer, PluginConfig, ServiceKey, combine
+from acp_agent.kernel import Context, Disposer, EventKey, Next, PluginConfig, ServiceKey, combine
 from acp_agent.llm.pricing import Pricing
 from acp_agent.llm.request import LlmRequest
 from acp_agent.llm.retry import RetryEvent
 from acp_agent.session.content import StreamChunk
 from acp_agent.session.persistence import SESSIONS
 
-STREAM = "llm/stream"
-"""Waterfall event; listeners are `async def (request, next) -> AsyncGenerator[StreamChunk]` (the
-caller closes the stream with `aclose()`, so a cancelled call releases what the adapter holds)."""
+ModelStream = AsyncGenerator[StreamChunk]
+"""A model's answer as it streams. The caller closes it with `aclose()`, so a cancelled call
+releases what the adapter holds."""
+
+
+class ModelAdapter(Protocol):
+    """A model adapter: a listener of `STREAM`. It answers a request it serves (its provider's, say)
+    with the model's stream, and defers one it does not serve with `return await next()`."""
+
+    def __call__(self, request: LlmRequest, next: Next[ModelStream], /) -> Awaitable[ModelStream]: ...
+
+
+STREAM: Final = EventKey[ModelAdapter]("llm/stream")
+"""Waterfall event of the model adapters (`ModelAdapter`): the first that does not call `next`
+owns the call."""
 
 
 class LlmService:
@@ -40,9 +52,8 @@ class LlmService:
 
         return undeclare
 
-    async def stream(self, request: LlmRequest) -> AsyncGenerator[StreamChunk]:
-        stream: AsyncGenerator[StreamChunk] = await self._ctx.events.waterfall(STREAM, request)
-        return stream
+    async def stream(self, request: LlmRequest) -> ModelStream:
+        return await self._ctx.events.waterfall(STREAM, request)
 
 
 # Loader plugin: provides `LLM` and registers `llm/retry` (once, for every adapter row).

@@ -8,7 +8,9 @@ as long as the server is up: it starts the server (stdio) or reaches it (http, s
 lists the tools, then waits until the connection is closed, the server goes away (its process
 exits, the transport fails) or it says its tools changed (`notifications/tools/list_changed`:
 listed again). A server that went away is connected again by the next call of one of its tools,
-once per call (`call`).
+once per call (`call`). Where it is is a `Phase`, changed in one method (`_enter`) that refuses a
+move `TRANSITIONS` does not list and wakes every wait of the connection (one event, replaced at
+each change); what the session hears (`state`, `error`) is reported at given moves.
 
 A stdio server runs in a process group of its own (the SDK starts it in a new session); closing
 ends it the SDK's way (stdin closed, then SIGTERM, then SIGKILL to the group) and then kills what
@@ -18,14 +20,14 @@ here: every line goes to the agent's stderr log, the last few into failure repor
 
 from __future__ import annotations
 
-import contextvars
 import logging
 import os
 import signal
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager, suppress
-from typing import Any
+from enum import Enum
+from typing import Any, Final
 
 import anyio
 import httpx
@@ -33,12 +35,22 @@ from anyio.abc import Process
 from pydantic import ValidationError
 
 from acp_agent.kernel.scope import Scope
+from acp_agent.kernel.states import Moves
 from acp_agent.mcp import texts
 from acp_agent.mcp.environment import server_environment
 from acp_agent.mcp.events import State, ToolInfo
 from acp_agent.mcp.limits import Limits
 from acp_agent.mcp.results import convert
-from acp_agent.mcp.sdk import ClientSession, McpError, create_mcp_http_client, sse_client, streamable_http_client, types
+from acp_agent.mcp.sdk import (
+    ClientSession,
+    McpError,
+    http_client,
+    next_request_id,
+    reporting_process,
+    sse_client,
+    streamable_http_client,
+    types,
+)
 from acp_agent.mcp.sdk import stdio as sdk_stdio
 from acp_agent.mcp.servers import HttpServer, ServerSpec, StdioServer
 from acp_agent.processes.registry import ProcessRegistry
@@ -55,42 +67,53 @@ NOT_CONNECTED = "mcp_not_connected"
 CALL_FAILED = "mcp_call_failed"
 
 
-# The SDK keeps the process it starts for a stdio server to itself; the connection needs it to
-# end the server's whole process group and to notice when the server exits. The SDK's process
-# factory is wrapped once: the process started for the task that set `_STARTED` is handed to it.
-_STARTED: contextvars.ContextVar[Callable[[Process], None] | None] = contextvars.ContextVar(
-    "acp_agent_mcp_started", default=None
-)
-_create_process = sdk_stdio._create_platform_compatible_process
-
-
-async def _create_and_report(*args: Any, **kwargs: Any) -> Any:
-    process = await _create_process(*args, **kwargs)
-    report = _STARTED.get()
-    if report is not None:
-        report(process)
-    return process
-
-
-sdk_stdio._create_platform_compatible_process = _create_and_report
-
-_SDK_NOT_PROTOCOL = "Failed to parse JSONRPC message from server"
-"""What the SDK logs, with a traceback, for each stdout line of a stdio server that is not JSON-RPC."""
-
-
-class _NotProtocolFilter(logging.Filter):
-    """Drops the SDK's record of each such line: a server that prints to stdout would flood stderr
-    with tracebacks. The connection counts them instead (`Connection._not_protocol`)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return record.msg != _SDK_NOT_PROTOCOL
-
-
-logging.getLogger(sdk_stdio.__name__).addFilter(_NotProtocolFilter())
-
-
 class Down(Exception):
     """The server went away; the message says why."""
+
+
+class Phase(Enum):
+    """Where a connection is (`Connection.phase`); `TRANSITIONS` says how it moves on. What it
+    reports to the session (`Connection.state`, logged as `mcp/status`) is said at given moves."""
+
+    CONNECTING = "connecting"
+    """An attempt starts the server (stdio) or reaches it, initializes, lists its tools. A server
+    that goes away meanwhile ends the attempt once the SDK returns (it is not interrupted)."""
+    READY = "ready"
+    """Connected, its tools listed."""
+    RELISTING = "relisting"
+    """Connected; the server said its tools changed, and they are being listed again."""
+    ENDING = "ending"
+    """Connected until now: the server went away, and the SDK closes the connection."""
+    FAILED = "failed"
+    """The last attempt ended before the server was ready; a call tries again."""
+    DISCONNECTED = "disconnected"
+    """The server went away after it was ready (its tools are kept); a call connects again."""
+    CLOSING = "closing"
+    """`close()` came: the attempt under way, if any, ends; no other starts."""
+    CLOSED = "closed"
+    """`serve` has returned."""
+
+
+TRANSITIONS: Final = Moves(
+    {
+        Phase.CONNECTING: {Phase.READY, Phase.FAILED, Phase.CLOSING},
+        Phase.READY: {Phase.RELISTING, Phase.ENDING, Phase.DISCONNECTED, Phase.CLOSING},
+        Phase.RELISTING: {Phase.READY, Phase.ENDING, Phase.DISCONNECTED, Phase.CLOSING},
+        Phase.ENDING: {Phase.DISCONNECTED, Phase.CLOSING},
+        Phase.FAILED: {Phase.CONNECTING, Phase.CLOSING},
+        Phase.DISCONNECTED: {Phase.CONNECTING, Phase.CLOSING},
+        Phase.CLOSING: {Phase.CLOSED},
+        Phase.CLOSED: set(),
+    }
+)
+"""Each phase's next phases: an attempt's outcome (connecting to ready or failed), a tools-changed
+notification and the listing it asks for (ready to relisting and back), the server going away
+(ready or relisting to ending, then disconnected; straight to disconnected when the transport
+fails), a call that wants the server again (failed or disconnected to connecting), `close()`."""
+UP: Final = frozenset({Phase.READY, Phase.RELISTING})
+"""Connected: a call goes through the session."""
+UNSETTLED: Final = frozenset({Phase.CONNECTING, Phase.RELISTING})
+"""What a model call waits for: an attempt's outcome, the tools the server said changed."""
 
 
 class Connection:
@@ -119,22 +142,13 @@ class Connection:
         self.tools: list[ToolInfo] = []
         self.stderr: deque[str] = deque(maxlen=STDERR_LINES)
         self._session: ClientSession | None = None
-        self._down = anyio.Event()
-        """Set when the current connection ends: closed, or the server went away."""
-        self._why_down = ""
-        self._settled = anyio.Event()
-        """Set when the current attempt has an outcome (ready or failed); a call that wants the
-        server connected again replaces a set one and waits for the new one."""
-        self._wanted = anyio.Event()
-        """Set when a call wants the server connected again."""
-        self._relist = anyio.Event()
-        """Set by `notifications/tools/list_changed` until the tools are listed again."""
-        self._listed = anyio.Event()
-        """Unset while tools the server said changed are not listed again yet."""
-        self._listed.set()
-        self._over = anyio.Event()
-        """Set when the current attempt is over (its state says how it ended)."""
-        self._closing = False
+        self._phase = Phase.CONNECTING
+        self._changed = anyio.Event()
+        """Set, and replaced, at each change of phase: what every wait of this class waits on."""
+        self._why = ""
+        """Why the current attempt's connection ends (the first reason given; empty: it does not)."""
+        self._unlisted = 0
+        """Tools-changed notifications no listing begun since covers (the next listing does)."""
         self.pgid: int | None = None
         """The stdio server's process group while it runs (for the process registry)."""
         self._exit_code: int | None = None
@@ -145,84 +159,84 @@ class Connection:
     def name(self) -> str:
         return self.spec.name
 
+    @property
+    def phase(self) -> Phase:
+        return self._phase
+
+    def _enter(self, phase: Phase) -> None:
+        """Move to `phase` and wake every wait: the one place the phase changes."""
+        self._phase = TRANSITIONS.move(f"MCP server {self.name}", self._phase, phase)
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    async def _until(self, done: Callable[[], bool]) -> None:
+        while not done():
+            await self._changed.wait()
+
     async def serve(self) -> None:
         """Connect, stay connected, connect again when a call asks; return once closed."""
-        await self._attempt()
-        while not self._closing:
-            await self._wanted.wait()  # set by a call, or by `close`
-            self._wanted = anyio.Event()
-            if self._closing_now():
-                break
+        while self._phase is Phase.CONNECTING:
             await self._attempt()
-        self._set("closed", self.error)
-
-    def _closing_now(self) -> bool:
-        # A method, so that the check after an await is not narrowed away by the one before it.
-        return self._closing
+            await self._until(lambda: self._phase in (Phase.CONNECTING, Phase.CLOSING))  # a call, or `close`
+        self._enter(Phase.CLOSED)
+        self._report("closed", self.error)
 
     async def wait_settled(self) -> None:
         """Return once the current attempt to connect has an outcome, and the tools the server
         said changed are listed again (a model call after that notification sees them)."""
-        await self._settled.wait()
-        await self._listed.wait()
+        await self._until(lambda: self._phase not in UNSETTLED)
 
     def close(self) -> None:
         """End the connection (a graceful close of the server); `serve` returns once it is over."""
-        self._closing = True
-        self._end("the session was closed")
-        self._wanted.set()
+        if self._phase not in (Phase.CLOSING, Phase.CLOSED):
+            self._end("the session was closed")
+            self._enter(Phase.CLOSING)
 
     # -- one connection, from start to end -------------------------------------------------------
 
     async def _attempt(self) -> None:
-        if self._settled.is_set():
-            self._settled = anyio.Event()
-        self._down = anyio.Event()
-        self._over = anyio.Event()
+        self._why = ""
         self._exit_code = None
         self._not_protocol = 0
         self.stderr.clear()  # a failure report quotes this attempt's server
-        self._set("connecting", None)
+        self._report("connecting", None)
         was_ready = False
         try:
             async with AsyncExitStack() as stack:
                 session = await self._open(stack)
                 self._session, was_ready = session, True
-                self._set("ready", None)
-                self._settled.set()
-                while not self._down.is_set():
-                    async with anyio.create_task_group() as watch:
-                        watch.start_soon(self._stop_when, watch, self._down)
-                        watch.start_soon(self._stop_when, watch, self._relist)
-                    if not self._down.is_set():  # the server's tools changed: list them again
-                        self._relist = anyio.Event()
-                        self.tools = await self._list_tools(session)
-                        self._set("ready", None)
-                        self._listed.set()
+                if self._phase is Phase.CONNECTING:  # else closed meanwhile
+                    self._enter(Phase.READY)
+                    self._report("ready", None)
+                    if self._why:  # the server went away while connecting
+                        self._enter(Phase.ENDING)
+                    elif self._unlisted:  # its tools changed while they were listed
+                        self._enter(Phase.RELISTING)
+                while True:
+                    await self._until(lambda: self._phase is not Phase.READY)
+                    if self._phase is not Phase.RELISTING:
+                        break
+                    await self._list(session)
+                    self._report("ready", None)
+                    if self._phase is Phase.RELISTING and not self._unlisted:
+                        self._enter(Phase.READY)
                 # Leaving the stack closes the session and the transport: the SDK ends the server
                 # (stdin closed, 2 s to exit, SIGTERM, 2 s more, SIGKILL), bounded by its own waits.
                 self._session = None
-            reason = texts.exited(self._exit_code) if self._exit_code is not None else self._why_down
+            reason = texts.exited(self._exit_code) if self._exit_code is not None else self._why
         except Exception as exc:  # whatever the SDK or the transport raised: the server is unusable
             reason = self._describe(exc)
             log.warning("MCP server %s: %s", self.name, reason, exc_info=log.isEnabledFor(logging.DEBUG))
         finally:
             self._session = None
-            self._listed.set()  # nothing to wait for from a connection that ended
             self._kill_group()
             if self._not_protocol:
                 log.warning(
                     "MCP server %s: %d lines of its stdout were not JSON-RPC (ignored)", self.name, self._not_protocol
                 )
-        if not self._closing:
-            self._set("disconnected" if was_ready else "failed", reason)
-        self._settled.set()
-        self._over.set()
-
-    @staticmethod
-    async def _stop_when(group: anyio.abc.TaskGroup, event: anyio.Event) -> None:
-        await event.wait()
-        group.cancel_scope.cancel()
+        if self._phase is not Phase.CLOSING:
+            self._enter(Phase.DISCONNECTED if was_ready else Phase.FAILED)
+            self._report("disconnected" if was_ready else "failed", reason)
 
     async def _open(self, stack: AsyncExitStack) -> ClientSession:
         """The transport, the SDK session, initialized, and the tools listed within the startup
@@ -231,7 +245,7 @@ class Connection:
         session = await stack.enter_async_context(ClientSession(read, write, message_handler=self._on_message))
         with anyio.fail_after(self.limits.startup_timeout):
             await session.initialize()
-            self.tools = await self._list_tools(session)
+            await self._list(session)
         return session
 
     def _transport(self) -> Any:
@@ -241,7 +255,7 @@ class Connection:
         headers = {header.name: header.value for header in spec.headers}
         if spec.type == "sse":
             return _streams(sse_client(spec.url, headers=headers, timeout=self.limits.startup_timeout))
-        client = create_mcp_http_client(headers=headers, timeout=httpx.Timeout(self.limits.startup_timeout, read=None))
+        client = http_client(headers, httpx.Timeout(self.limits.startup_timeout, read=None))
         return _http(client, spec)
 
     @asynccontextmanager
@@ -265,28 +279,27 @@ class Connection:
                 group.started(process.pid)  # before any await, or the registry takes it for an orphan
             errlog.close()  # the server holds its copy: reading ends when every holder is gone
 
-        token = _STARTED.set(report)
         try:
-            async with anyio.create_task_group() as tasks:
-                drained = anyio.Event()
-                tasks.start_soon(self._read_stderr, read_fd, drained)
-                try:
-                    async with sdk_stdio.stdio_client(params, errlog=errlog) as streams:
-                        tasks.start_soon(self._watch_exit, started[0])
-                        yield streams
-                finally:
-                    if started:
-                        self._exit_code = started[0].returncode
-                    else:  # it never started (no such command): nothing else holds the write end
-                        errlog.close()
-                    self._kill_group()
-                    if group is not None and started:
-                        group.exited()
-                    with anyio.move_on_after(STDERR_DRAIN_SECONDS):
-                        await drained.wait()  # its last lines, for the failure report
-                    tasks.cancel_scope.cancel()
+            with reporting_process(report):
+                async with anyio.create_task_group() as tasks:
+                    drained = anyio.Event()
+                    tasks.start_soon(self._read_stderr, read_fd, drained)
+                    try:
+                        async with sdk_stdio.stdio_client(params, errlog=errlog) as streams:
+                            tasks.start_soon(self._watch_exit, started[0])
+                            yield streams
+                    finally:
+                        if started:
+                            self._exit_code = started[0].returncode
+                        else:  # it never started (no such command): nothing else holds the write end
+                            errlog.close()
+                        self._kill_group()
+                        if group is not None and started:
+                            group.exited()
+                        with anyio.move_on_after(STDERR_DRAIN_SECONDS):
+                            await drained.wait()  # its last lines, for the failure report
+                        tasks.cancel_scope.cancel()
         finally:
-            _STARTED.reset(token)
             if not errlog.closed:
                 errlog.close()
             os.close(read_fd)
@@ -326,17 +339,20 @@ class Connection:
             self.pgid = None
 
     def _end(self, why: str) -> None:
-        if not self._down.is_set():
-            self._why_down = why
-            self._down.set()
+        """The current connection ends (closed, or the server went away): a connected one at once,
+        one still connecting once the SDK returns (`_attempt`)."""
+        if not self._why:
+            self._why = why
+        if self._phase in UP:
+            self._enter(Phase.ENDING)
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, types.ServerNotification) and isinstance(
             message.root, types.ToolListChangedNotification
         ):
-            self._relist.set()
-            if self._listed.is_set():
-                self._listed = anyio.Event()
+            self._unlisted += 1
+            if self._phase is Phase.READY:
+                self._enter(Phase.RELISTING)
         elif isinstance(message, ValidationError):  # a stdout line that is not JSON-RPC
             self._not_protocol += 1
             if self._not_protocol == 1:
@@ -346,6 +362,12 @@ class Connection:
                 )
         elif isinstance(message, Exception):  # a transport error the SDK passes on
             log.debug("MCP server %s: transport error %r", self.name, message)
+
+    async def _list(self, session: ClientSession) -> None:
+        """List the server's tools (every change announced before it began is in the list)."""
+        covered = self._unlisted
+        self.tools = await self._list_tools(session)
+        self._unlisted -= covered
 
     async def _list_tools(self, session: ClientSession) -> list[ToolInfo]:
         listed: list[types.Tool] = []
@@ -357,7 +379,8 @@ class Connection:
             if not cursor:
                 return [_info(self.name, tool) for tool in listed]
 
-    def _set(self, state: State, error: str | None) -> None:
+    def _report(self, state: State, error: str | None) -> None:
+        """What the session hears (`state` and `error`, logged as `mcp/status`), at given moves."""
         self.state, self.error = state, error
         self._on_change(self)
 
@@ -377,16 +400,16 @@ class Connection:
 
     async def call(self, tool: str, arguments: dict[str, Any], call: ToolCallContext, limits: Limits) -> ToolResult:
         """Call `tool` of this server; a server that went away is connected again first (once)."""
-        session = self._session
-        if session is None or self._down.is_set():
-            if self._settled.is_set():  # not connecting now: one attempt for this call
-                self._settled = anyio.Event()
-                self._wanted.set()
-            await self._settled.wait()
-            session = self._session
+        session = self._connected()
+        if session is None:
+            await self._until(lambda: self._phase is not Phase.ENDING)  # an end under way first
+            if self._phase in (Phase.FAILED, Phase.DISCONNECTED):  # not connecting now: one attempt for this call
+                self._enter(Phase.CONNECTING)  # `serve` runs it
+            await self._until(lambda: self._phase is not Phase.CONNECTING)
+            session = self._connected()
             if session is None:
                 return ToolResult.failure(texts.not_connected(self.name, self.error or "unknown"), NOT_CONNECTED)
-        request_id = session._request_id  # the id `call_tool` is about to use (to cancel it)
+        request_id = next_request_id(session)  # the id `call_tool` is about to use (to cancel it)
         try:
             with anyio.fail_after(limits.call_timeout):
                 result = await self._unless_down(session.call_tool(tool, arguments))
@@ -407,21 +430,23 @@ class Connection:
         # result): the call ends once they are listed again, so the new list is in the log
         # before the call's result, whatever the two tasks' timing.
         with anyio.move_on_after(limits.call_timeout):
-            await self._listed.wait()
+            await self._until(lambda: self._phase is not Phase.RELISTING)
         tool_result, images = convert(result, limits.max_output_bytes)
         if images:
             call.show(images=images)
         return tool_result
 
+    def _connected(self) -> ClientSession | None:
+        return self._session if self._phase in UP else None
+
     async def _lost(self) -> ToolResult:
         """The server went away during a call: once the connection has ended, say why."""
         self._end(texts.CONNECTION_LOST)
-        await self._over.wait()
+        await self._until(lambda: self._phase not in (*UP, Phase.ENDING))
         return ToolResult.failure(texts.not_connected(self.name, self.error or texts.CONNECTION_LOST), NOT_CONNECTED)
 
     async def _unless_down(self, request: Any) -> types.CallToolResult:
         """Await `request`, or raise `Down` as soon as the server goes away."""
-        down = self._down
         outcome: list[types.CallToolResult] = []
         failure: list[Exception] = []
         async with anyio.create_task_group() as race:
@@ -434,13 +459,13 @@ class Connection:
                 race.cancel_scope.cancel()
 
             race.start_soon(run)
-            await down.wait()
+            await self._until(lambda: self._phase not in UP)
             race.cancel_scope.cancel()
         if failure:
             raise failure[0]
         if outcome:
             return outcome[0]
-        raise Down(self._why_down)
+        raise Down(self._why)
 
 
 async def _cancel_request(session: ClientSession, request_id: int, reason: str) -> None:

@@ -31,7 +31,14 @@ from acp_agent.kernel.context import ServiceKey
 from acp_agent.kernel.scope import Disposer, Scope
 from acp_agent.kernel.tables import take
 from acp_agent.mcp import texts
-from acp_agent.mcp.events import STATUS_EVENT, TOOLS_EVENT, State, StatusData, ToolInfo, ToolsData, ToolsEvent
+from acp_agent.mcp.events import (
+    State,
+    StatusData,
+    StatusEvent,
+    ToolInfo,
+    ToolsData,
+    ToolsEvent,
+)
 from acp_agent.mcp.limits import Limits
 from acp_agent.mcp.names import assign
 from acp_agent.mcp.project import FILE_NAME, described, project_servers
@@ -166,14 +173,14 @@ class McpSession:
         if connection.state != "disconnected":  # a server that went away keeps its tools: a call reconnects
             self._register()
         if self._startup is None:
-            self.agent.session.append(STATUS_EVENT, data, ignorable=True)
+            self.agent.session.append(StatusEvent, data, ignorable=True)
             return
         # The start-up outcomes go to the log in `mcpServers` order, whichever server is faster.
         self._startup[connection] = data
         if len(self._startup) == len(self.connections):
             startup, self._startup = self._startup, None
             for each in self.connections:
-                self.agent.session.append(STATUS_EVENT, startup[each], ignorable=True)
+                self.agent.session.append(StatusEvent, startup[each], ignorable=True)
 
     def _register(self) -> None:
         """(Re-)register the tools of every server that is up, named across all servers."""
@@ -287,7 +294,7 @@ class McpService:
             self._seen[log_] = last_tools(log_.events)
         if tools != self._seen[log_]:
             self._seen[log_] = tools
-            log_.append(TOOLS_EVENT, ToolsData(tools=tools), ignorable=True)
+            log_.append(ToolsEvent, ToolsData(tools=tools), ignorable=True)
 
 
 def status_command(session: McpSession) -> Command:

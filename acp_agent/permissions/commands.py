@@ -1,5 +1,5 @@
-"""The permissions package's slash commands: `/permissions` (the project's saved command rules,
-numbered; `/permissions remove <n>` removes one) and `/sandbox` (how the session's commands are
+"""The permissions package's slash commands: `/permissions` (the project's saved rules, numbered:
+commands, then tools' scopes; `/permissions remove <n>` removes one) and `/sandbox` (how the session's commands are
 confined: backend, ABI, enforcement, policy, writable roots). Both answer without the model."""
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from acp_agent.sandbox import texts as sandbox_texts
 from acp_agent.sandbox.backends import Backend
 from acp_agent.sandbox.policy import FULL_ACCESS
 from acp_agent.sandbox.service import SANDBOX
+from acp_agent.tools.roots import roots_of
 from acp_agent.tools.sandboxing import NO_SANDBOX
 from acp_agent.tools.scratch import agent_scratch
 
@@ -26,8 +27,8 @@ if TYPE_CHECKING:
 def permissions_command(permissions: Permissions) -> Command:
     def run(invocation: Invocation) -> Ticket:
         project = project_root(Path(invocation.agent.session.cwd or "."))
-        rules = permissions.rules.rules(project) if permissions.rules is not None else []
-        listed = [(rule.decision, rule.prefix) for rule in rules]
+        rules = permissions.rules.saved(project) if permissions.rules is not None else []
+        listed = [texts.saved_rule(rule) for rule in rules]
         words = invocation.arguments.split()
         if not words:
             said = texts.rules_list(str(project), listed) if listed else texts.NO_RULES.format(project=project)
@@ -38,7 +39,7 @@ def permissions_command(permissions: Permissions) -> Command:
             return answer(invocation, texts.no_such_rule(number or repr(invocation.arguments), len(rules)))
         rule = rules[int(number) - 1]
         permissions.rules.remove(project, rule)
-        return answer(invocation, texts.rule_removed(rule.decision, rule.prefix))
+        return answer(invocation, texts.rule_removed(texts.saved_rule(rule)))
 
     return Command("permissions", texts.PERMISSIONS_DESCRIPTION, run, texts.PERMISSIONS_HINT)
 
@@ -53,7 +54,7 @@ def sandbox_command(permissions: Permissions) -> Command:
             return answer(invocation, sandbox_texts.report(backend, kind, [], [], "allow"))
         cwd = Path(agent.session.cwd or ".")
         scratch = agent_scratch(agent)
-        writable = [] if kind == FULL_ACCESS else list(sandbox.writable(kind, cwd, scratch))
+        writable = [] if kind == FULL_ACCESS else list(sandbox.writable(kind, cwd, scratch, roots_of(agent).additional))
         writable = [texts.scratch_root(root) if Path(root) == scratch.resolve() else root for root in writable]
         return answer(
             invocation, sandbox_texts.report(sandbox.backend, kind, writable, list(sandbox.hidden), sandbox.network)

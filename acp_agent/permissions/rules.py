@@ -1,10 +1,14 @@
-"""Rules that remember a project: "always allow (or reject) commands starting with `npm test`".
+"""Rules that remember a project: "always allow (or reject) commands starting with `npm test`",
+"always allow fetching from `docs.python.org`".
 
-A rule is a command prefix (whole words) saved for a project (the repository's root, else the
-cwd), so every thread opened in the project inherits it. They live in one JSON file in the user's
-configuration directory, `permissions.json` (mode 0600, editable by hand):
+A command rule is a command prefix (whole words); a scope rule allows the calls of one tool with
+one grant scope (`Tool.grant_scope`: web_fetch's host). Both are saved for a project (the
+repository's root, else the cwd), so every thread opened in the project inherits them. They live in
+one JSON file in the user's configuration directory, `permissions.json` (mode 0600, editable by
+hand); `scopes` is absent from a file written before scope rules existed, which reads as none:
 
-    {"version": 1, "projects": {"/home/me/app": {"allow": ["npm test"], "deny": ["git push"]}}}
+    {"version": 1, "projects": {"/home/me/app": {"allow": ["npm test"], "deny": ["git push"],
+                                                 "scopes": {"web_fetch": ["docs.python.org"]}}}}
 
 A command matches when each of its parts (split at `;`, `&`, `&&`, `||`, `|` and newlines) starts
 with a rule's words; a command with a substitution (`$(`, a backquote) matches nothing. A deny rule
@@ -35,6 +39,16 @@ _SEPARATORS = re.compile(r"\|\||&&|[;&|\n]")
 class CommandRule(NamedTuple):
     decision: Decision
     prefix: str
+
+
+class ScopeRule(NamedTuple):
+    """Allow the calls of `tool` whose grant scope is `scope` (web_fetch: a host) unasked."""
+
+    tool: str
+    scope: str
+
+
+SavedRule = CommandRule | ScopeRule
 
 
 def command_prefix(command: str) -> str | None:
@@ -91,28 +105,47 @@ class RuleFile:
         self.path = path
 
     def rules(self, project: Path) -> list[CommandRule]:
-        """The project's rules: its deny rules, then its allow rules, each in the file's order."""
-        entry = self._read().get("projects", {}).get(str(project), {})
+        """The project's command rules: its deny rules, then its allow rules, each in the file's order."""
+        entry = self._entry(self._read(), project)
         found = []
         for decision in ("deny", "allow"):
-            prefixes = entry.get(decision, []) if isinstance(entry, dict) else []
-            found += [CommandRule(decision, p) for p in prefixes if isinstance(p, str) and p.strip()]
+            found += [CommandRule(decision, p) for p in _texts(entry.get(decision))]
         return found
 
-    def add(self, project: Path, rule: CommandRule) -> None:
+    def scope_rules(self, project: Path) -> list[ScopeRule]:
+        """The project's scope rules, per tool in the file's order."""
+        scopes = self._entry(self._read(), project).get("scopes")
+        if not isinstance(scopes, dict):
+            return []
+        return [ScopeRule(tool, scope) for tool, listed in scopes.items() for scope in _texts(listed)]
+
+    def saved(self, project: Path) -> list[SavedRule]:
+        """Every rule of the project, as `/permissions` numbers them: commands, then scopes."""
+        return [*self.rules(project), *self.scope_rules(project)]
+
+    def add(self, project: Path, rule: SavedRule) -> None:
         data = self._read()
-        entry = data.setdefault("projects", {}).setdefault(str(project), {})
-        prefixes = entry.setdefault(rule.decision, [])
-        if rule.prefix not in prefixes:
-            prefixes.append(rule.prefix)
+        entry = data["projects"][str(project)] = self._entry(data, project)  # a damaged one is replaced
+        holder, key, value = _place(entry, rule)
+        listed = holder.get(key)
+        if not isinstance(listed, list):
+            listed = holder[key] = []
+        if value not in listed:
+            listed.append(value)
         self._write(data)
 
-    def remove(self, project: Path, rule: CommandRule) -> None:
+    def remove(self, project: Path, rule: SavedRule) -> None:
         data = self._read()
-        entry = data.get("projects", {}).get(str(project), {})
-        if rule.prefix in entry.get(rule.decision, []):
-            entry[rule.decision].remove(rule.prefix)
+        holder, key, value = _place(self._entry(data, project), rule)
+        listed = holder.get(key)
+        if isinstance(listed, list) and value in listed:
+            listed.remove(value)
         self._write(data)
+
+    @staticmethod
+    def _entry(data: dict[str, Any], project: Path) -> dict[str, Any]:
+        entry = data["projects"].get(str(project), {})
+        return entry if isinstance(entry, dict) else {}
 
     def _read(self) -> dict[str, Any]:
         try:
@@ -133,3 +166,18 @@ class RuleFile:
             json.dump(data, file, indent=2)
             file.write("\n")
         os.replace(temporary, self.path)
+
+
+def _texts(listed: object) -> list[str]:
+    """The non-blank strings of a list of the file (anything else in it is ignored)."""
+    return [item for item in listed if isinstance(item, str) and item.strip()] if isinstance(listed, list) else []
+
+
+def _place(entry: dict[str, Any], rule: SavedRule) -> tuple[dict[str, Any], str, str]:
+    """Where `rule` is kept in a project's entry: the dict, its key (a list of values), the value."""
+    if isinstance(rule, CommandRule):
+        return entry, rule.decision, rule.prefix
+    scopes = entry.get("scopes")
+    if not isinstance(scopes, dict):
+        scopes = entry["scopes"] = {}
+    return scopes, rule.tool, rule.scope

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Final, Literal
 
 import anyio
 
+from acp_agent.agent.calling import calling_agent
 from acp_agent.agent.keys import AGENTS
 from acp_agent.instructions.files import project_root
 from acp_agent.kernel.context import ServiceKey
@@ -23,10 +24,18 @@ from acp_agent.permissions import texts
 from acp_agent.permissions.asker import SCOPE_ALWAYS, SERVER_ALWAYS, Answer, Asker, PermissionRequest
 from acp_agent.permissions.choices import choices
 from acp_agent.permissions.errors import AskFailed, UnknownMode
-from acp_agent.permissions.events import GRANT_EVENT, INHERITED, MODE_EVENT, USER, GrantData, ModeData, ModeSource
+from acp_agent.permissions.events import (
+    INHERITED,
+    USER,
+    GrantData,
+    GrantEvent,
+    ModeData,
+    ModeEvent,
+    ModeSource,
+)
 from acp_agent.permissions.modes import FULL, MODES, ModeId, ModeInfo
 from acp_agent.permissions.policy import Policy, Refuse, Run, decide
-from acp_agent.permissions.rules import CommandRule, Decision, RuleFile, command_prefix, match
+from acp_agent.permissions.rules import CommandRule, Decision, RuleFile, ScopeRule, command_prefix, match
 from acp_agent.permissions.settings import SettingsRule, first_match, settings_rules
 from acp_agent.sandbox.policy import FULL_ACCESS
 from acp_agent.tools.base import ToolCallContext, ToolResult
@@ -86,7 +95,7 @@ class Permissions:
         """The user chose `mode_id` for the agent's session: logged, in force from the next call."""
         if mode_id not in self.mode_ids:
             raise UnknownMode(mode_id, list(self.mode_ids))
-        agent.session.append(MODE_EVENT, ModeData(mode_id=mode_id, source=ModeSource(kind=USER)))
+        agent.session.append(ModeEvent, ModeData(mode_id=mode_id, source=ModeSource(kind=USER)))
 
     def inherit(self, parent: Agent) -> Callable[[Agent], None] | None:
         """A child of `parent` starts in the parent's explicit mode, as it is now (never the
@@ -97,7 +106,7 @@ class Permissions:
         source = ModeSource(kind=INHERITED, session=parent.id)
 
         def install(child: Agent) -> None:
-            child.session.append(MODE_EVENT, ModeData(mode_id=mode, source=source))
+            child.session.append(ModeEvent, ModeData(mode_id=mode, source=source))
 
         return install
 
@@ -124,7 +133,7 @@ class Permissions:
         `ask` asks the user even where the mode, grants and rules would not."""
         tool = call.tool
         assert tool is not None and call.params is not None  # the pipeline asks for valid calls only
-        agent = context.agent
+        agent = calling_agent(context)
         root = agent.ctx.get(AGENTS).top_level(agent)
         ruled = await self.settings_rule(call, context)
         if ruled is not None:
@@ -139,9 +148,12 @@ class Permissions:
         grant = chosen.grants.get(tool.name)
         if grant is None and tool.server is not None:
             grant = chosen.server_grants.get(tool.server)
-        scope = tool.grant_scope(call.params)
+        scope = _scope_rule(call)
         if grant is None and scope is not None:
-            grant = chosen.scope_grants.get((tool.name, scope.key))
+            grant = chosen.scope_grants.get(scope)
+        if grant is None and scope is not None and self.rules is not None:
+            if scope in self.rules.scope_rules(project_root(context.cwd)):
+                grant = "allow"  # saved for the project: as the thread's "always" answer
         command = tool.command(call.params)
         escalate = tool.escalation(call.params) is not None
         prefix = None
@@ -196,14 +208,15 @@ class Permissions:
     async def settings_rule(self, call: PreparedCall, context: ToolCallContext) -> SettingsRule | None:
         """The settings rule that decides `call` (`settings.first_match`); a project's allow rules
         only once the project is trusted."""
-        rules = self.settings_rules(context.agent)
+        agent = calling_agent(context)
+        rules = self.settings_rules(agent)
         if not rules:
             return None
         tool, params = call.tool, call.params
         assert tool is not None and params is not None
         if any(rule.decision == "allow" and rule.project is not None for rule in rules):
-            trust = context.agent.ctx.find(TRUST)
-            if trust is None or not await trust.trusted(context.agent):
+            trust = agent.ctx.find(TRUST)
+            if trust is None or not await trust.trusted(agent):
                 rules = [rule for rule in rules if rule.decision != "allow" or rule.project is None]
         assert self.settings_home is not None  # rules came from it
         arguments = params.model_dump(mode="json")
@@ -226,19 +239,28 @@ class Permissions:
         if answer in ("allow_prefix", "reject_prefix") and self.rules is not None and request.prefix is not None:
             decided: Decision = "allow" if answer == "allow_prefix" else "deny"
             self.rules.add(project_root(request.context.cwd), CommandRule(decided, request.prefix))
+        granted = _scope_rule(call) if answer == SCOPE_ALWAYS else None
+        if granted is not None and self.rules is not None:  # saved for the project, as a command rule is
+            self.rules.add(project_root(request.context.cwd), granted)
+            return None
         decision = DECISIONS.get(answer)
         if decision is not None:
             route = agent.route if agent is not root else None
             server = call.tool.server if answer == SERVER_ALWAYS and call.tool is not None else None
-            scope = None
-            if answer == SCOPE_ALWAYS and call.tool is not None and call.params is not None:
-                granted = call.tool.grant_scope(call.params)
-                scope = granted.key if granted is not None else None
+            scope = granted.scope if granted is not None else None  # no rule file: for the thread
             grant = GrantData(
                 tool=name, decision=decision, route=route, call_id=call.block.id, server=server, scope=scope
             )
-            root.session.append(GRANT_EVENT, grant)
+            root.session.append(GrantEvent, grant)
         return None if answer.startswith("allow") else ToolResult.failure(texts.declined(name), "declined")
+
+
+def _scope_rule(call: PreparedCall) -> ScopeRule | None:
+    """The rule an "always allow" of `call`'s grant scope saves (None: the call has no scope)."""
+    tool, params = call.tool, call.params
+    assert tool is not None and params is not None  # the pipeline asks for valid calls only
+    scope = tool.grant_scope(params)
+    return ScopeRule(tool.name, scope.key) if scope is not None else None
 
 
 PERMISSIONS: Final = ServiceKey[Permissions]("permissions")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from acp_agent.permissions.rules import SavedRule, ScopeRule
+
 CANCELLED = "the permission request was cancelled"
 """The reason of a turn stopped by a cancelled permission request."""
 
@@ -72,20 +74,28 @@ def server_option_name(server: str) -> str:
 
 
 NO_RULES = (
-    "No saved command rules for this project ({project}). "
-    'Answer a command\'s approval with "Always allow commands starting with ..." to add one.'
+    "No saved rules for this project ({project}). "
+    'Answer an approval with "Always allow commands starting with ..." or "Always allow fetching from ..." '
+    "to add one."
 )
 
 
-def rules_list(project: str, rules: Sequence[tuple[str, str]]) -> str:
+def saved_rule(rule: SavedRule) -> str:
+    """One saved rule of a project, as `/permissions` lists it."""
+    if isinstance(rule, ScopeRule):
+        return f"allow {rule.tool} calls for `{rule.scope}`"
+    return f"{rule.decision} commands starting with `{rule.prefix}`"
+
+
+def rules_list(project: str, rules: Sequence[str]) -> str:
     """`/permissions`: the project's saved rules, numbered."""
-    lines = [f"Saved command rules for {project} (remove one with /permissions remove <n>):"]
-    lines += [f"{n}. {decision} commands starting with `{prefix}`" for n, (decision, prefix) in enumerate(rules, 1)]
+    lines = [f"Saved rules for {project} (remove one with /permissions remove <n>):"]
+    lines += [f"{n}. {rule}" for n, rule in enumerate(rules, 1)]
     return "\n".join(lines)
 
 
-def rule_removed(decision: str, prefix: str) -> str:
-    return f"Removed: {decision} commands starting with `{prefix}`."
+def rule_removed(rule: str) -> str:
+    return f"Removed: {rule}."
 
 
 def no_such_rule(arguments: str, count: int) -> str:

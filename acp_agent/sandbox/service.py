@@ -44,30 +44,33 @@ class Sandbox:
         log.info("sandbox: %s", texts.backend_line(backend))
         return backend
 
-    def policy(self, kind: Kind, cwd: Path, scratch: Path) -> Policy:
-        """What a command of a session in `cwd` with the private temporary directory `scratch`
-        may do under `kind` (not `danger-full-access`)."""
+    def policy(self, kind: Kind, cwd: Path, scratch: Path, additional: Sequence[Path] = ()) -> Policy:
+        """What a command of a session in `cwd` (with the `additional` roots its client named) and
+        the private temporary directory `scratch` may do under `kind` (not `danger-full-access`).
+        Each workspace root's `.git` stays read-only where the backend can say so."""
         assert kind != FULL_ACCESS  # that one has no policy: it runs unconfined
-        writable = self.writable(kind, cwd, scratch)
+        writable = self.writable(kind, cwd, scratch, additional)
         if kind == READ_ONLY:
             return Policy(kind, writable, self.hidden, self.network)
-        return Policy(kind, writable, self.hidden, self.network, (os.path.join(writable[0], ".git"),))
+        protected = tuple(os.path.join(root, ".git") for root in resolved([cwd, *additional]))
+        return Policy(kind, writable, self.hidden, self.network, protected)
 
-    def writable(self, kind: Kind, cwd: Path, scratch: Path) -> tuple[str, ...]:
+    def writable(self, kind: Kind, cwd: Path, scratch: Path, additional: Sequence[Path] = ()) -> tuple[str, ...]:
         """The directories a session in `cwd` may change under `kind` (not `danger-full-access`),
         resolved: `read-only`, its private temporary directory `scratch` alone; `workspace-write`,
-        the cwd first, `scratch`, then the deployment's `extraWritable`. The one statement of the
-        set: the commands' policy and the file tools (`tools.sandboxing.writable_roots`) read it."""
+        the cwd first, the session's `additional` roots, `scratch`, then the deployment's
+        `extraWritable`. The one statement of the set: the commands' policy and the file tools
+        (`tools.sandboxing.writable_roots`) read it."""
         if kind == READ_ONLY:
             return resolved([scratch])
-        return resolved([cwd, scratch, *self.extra_writable])
+        return resolved([cwd, *additional, scratch, *self.extra_writable])
 
-    def prefix(self, kind: Kind, cwd: Path, scratch: Path) -> list[str]:
+    def prefix(self, kind: Kind, cwd: Path, scratch: Path, additional: Sequence[Path] = ()) -> list[str]:
         """The argv to put before a command so it runs under `kind` (empty for
         `danger-full-access`). Raises `SandboxUnavailable` when no backend works here."""
         if kind == FULL_ACCESS:
             return []
-        return self.backend.prefix(self.policy(kind, cwd, scratch))
+        return self.backend.prefix(self.policy(kind, cwd, scratch, additional))
 
 
 SANDBOX: Final = ServiceKey[Sandbox]("sandbox")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, NamedTuple
+from typing import Annotated, Any, Literal, NamedTuple, Protocol, TypeVar
 
 from pydantic import ConfigDict, Field, field_validator
 
@@ -50,6 +50,16 @@ class SessionEvent(Model):
     time: int
     data: Any
     ignorable: bool | None = None
+
+
+D = TypeVar("D")
+
+
+class EventOf(Protocol[D]):
+    """An event class whose `data` is a `D`, as `Session.append(TurnEndEvent, TurnEndData(...))`
+    takes it: the class names the event's type, and the type checker holds the data to it."""
+
+    data: D
 
 
 class OpaqueEvent(SessionEvent):

@@ -16,6 +16,7 @@ from acp_agent.session.content import StreamChunk, TextContent
 from acp_agent.session.errors import TurnsOutOfRange, UnbalancedSeed
 from acp_agent.session.events import (
     AssistantChunkEvent,
+    EventOf,
     SessionEvent,
     SessionHeader,
     StepData,
@@ -39,6 +40,7 @@ Archive = Callable[[], Iterable[SessionEvent]]
 T = TypeVar("T")
 _new_tuple = tuple.__new__
 """A named tuple made without its class's generated `__new__` (a Python call: one per streamed chunk)."""
+D = TypeVar("D", bound=BaseModel | Mapping[str, Any])
 
 
 class LogWriter(Protocol):
@@ -170,10 +172,13 @@ class Session:
     def next_turn(self) -> int:
         return self.state.last_turn + 1
 
-    def append(self, type: str, data: BaseModel | Mapping[str, Any], *, ignorable: bool = False) -> SessionEvent:
-        """Log a new event of a registered type, stamped with the next seq and the clock's time;
-        an `ignorable` one loads even where its type is not registered."""
-        event = self.registry.build(type, self.state.next_seq, self._clock(), data, ignorable=ignorable)
+    def append(self, event_cls: type[EventOf[D]], data: D, *, ignorable: bool = False) -> SessionEvent:
+        """Log a new event of a registered class with its data, stamped with the next seq and the
+        clock's time; an `ignorable` one loads even where its type is not registered."""
+        registry = self.registry
+        event = registry.build(
+            registry.type_of(event_cls), self.state.next_seq, self._clock(), data, ignorable=ignorable
+        )
         return self.append_event(event)
 
     def append_chunk(self, turn: int, step: int, chunk: StreamChunk) -> None:

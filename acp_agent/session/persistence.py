@@ -10,7 +10,7 @@ from functools import partial
 from itertools import chain
 from json.encoder import encode_basestring
 from pathlib import Path
-from typing import Any, BinaryIO, Final, NamedTuple
+from typing import Any, BinaryIO, Final, NamedTuple, TypeVar
 
 import anyio
 from pydantic import BaseModel
@@ -35,6 +35,7 @@ from acp_agent.session.errors import (
 from acp_agent.session.events import (
     USER_SOURCES,
     AssistantChunkEvent,
+    EventOf,
     SessionEvent,
     SessionHeader,
     StreamedChunk,
@@ -65,6 +66,8 @@ LOCK_WAIT_SECONDS = 3.0
 """How long opening a session waits for another process to let go of it (an editor restarting its
 agent while the old process is still shutting down)."""
 _LOCK_POLL_SECONDS = 0.05
+
+D = TypeVar("D", bound=BaseModel)
 
 
 class StoredExtent(NamedTuple):
@@ -359,7 +362,7 @@ class SessionStore:
         take(self._claims, session_id)
         lock.release()
 
-    def log_stored(self, session_id: str, type: str, data: BaseModel) -> SessionEvent:
+    def log_stored(self, session_id: str, event_cls: type[EventOf[D]], data: D) -> SessionEvent:
         """Append one event to a claimed stored session no agent holds (a title set on a closed
         session): read back and repaired as a load does, attached for that one line. The claim
         goes with the attachment."""
@@ -368,7 +371,7 @@ class SessionStore:
         session = Session(loaded.header, registry=self.registry, seed=loaded.events, state=loaded.state)
         detach = self.attach(session, loaded=loaded)
         try:
-            return session.append(type, data)
+            return session.append(event_cls, data)
         finally:
             detach()
 

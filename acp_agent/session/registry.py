@@ -9,7 +9,7 @@ from pydantic import BaseModel
 
 from acp_agent.kernel.scope import Disposer
 from acp_agent.session.errors import DuplicateEventType, UnknownEventType
-from acp_agent.session.events import CORE_EVENTS, OpaqueEvent, SessionEvent, TurnStartEvent
+from acp_agent.session.events import CORE_EVENTS, EventOf, OpaqueEvent, SessionEvent, TurnStartEvent
 from acp_agent.session.titles import TitleEvent
 
 # "turn": may only occur inside an open turn; "free": anywhere. Core types have their own rules
@@ -18,6 +18,7 @@ InvariantClass = Literal["turn", "free"]
 
 
 class _Entry(NamedTuple):
+    name: str
     cls: type[SessionEvent]
     invariant: InvariantClass
 
@@ -27,6 +28,7 @@ class EventRegistry:
 
     def __init__(self) -> None:
         self._entries: dict[str, _Entry] = {}
+        self._classes: dict[type[Any], _Entry] = {}
 
     def register(self, event_cls: type[SessionEvent], invariant: InvariantClass) -> Disposer:
         """Add a type: `event_cls` narrows `type` to a literal with that default and types `data`.
@@ -38,12 +40,14 @@ class EventRegistry:
             raise ValueError(f"invariant class must be 'turn' or 'free', got {invariant!r}")
         if type_name in self._entries:
             raise DuplicateEventType(f"event type {type_name!r} is already registered")
-        entry = _Entry(event_cls, invariant)
+        entry = _Entry(type_name, event_cls, invariant)
         self._entries[type_name] = entry
+        self._classes[event_cls] = entry
 
         def unregister() -> None:
             if self._entries.get(type_name) is entry:
                 del self._entries[type_name]
+                del self._classes[event_cls]
 
         return unregister
 
@@ -52,6 +56,14 @@ class EventRegistry:
         if entry is None:
             raise UnknownEventType(type)
         return entry
+
+    def type_of(self, event_cls: type[EventOf[Any]]) -> str:
+        """The type name `event_cls` is registered under (UnknownEventType for a class that is not:
+        another registered under its name is not it)."""
+        entry = self._classes.get(event_cls)
+        if entry is None:
+            raise UnknownEventType(getattr(event_cls, "__name__", event_cls))
+        return entry.name
 
     def event_class(self, type: str) -> type[SessionEvent] | None:
         """The model class of a registered type; None for a type nobody registered."""

@@ -17,6 +17,7 @@ from weakref import WeakKeyDictionary, WeakSet
 
 from pydantic import Field
 
+from acp_agent.agent.calling import calling_agent
 from acp_agent.agent.keys import AGENTS, PROMPT
 from acp_agent.agent.prompt import Section
 from acp_agent.commands import COMMANDS, Command, Invocation
@@ -25,7 +26,7 @@ from acp_agent.kernel.context import Context, ServiceKey
 from acp_agent.kernel.scope import Scope
 from acp_agent.session.content import TextContent
 from acp_agent.skills import texts
-from acp_agent.skills.events import SKILLS_EVENT, SkillsData, SkillsEvent
+from acp_agent.skills.events import SkillsData, SkillsEvent
 from acp_agent.skills.files import Skill, find_skills
 from acp_agent.tools.base import Tool, ToolCallContext, ToolParams, ToolPresentation, ToolResult
 from acp_agent.tools.registry import TOOLS
@@ -52,7 +53,7 @@ class SkillTool(Tool[SkillParams]):
         self._skills = skills
 
     async def run(self, params: SkillParams, call: ToolCallContext) -> ToolResult:
-        offered = {s.name: s for s in self._skills.of(call.agent).values() if s.model_invocable}
+        offered = {s.name: s for s in self._skills.of(calling_agent(call)).values() if s.model_invocable}
         skill = offered.get(params.name)
         if skill is None:
             return ToolResult.failure(texts.unknown(params.name, sorted(offered)), "unknown_skill")
@@ -98,7 +99,7 @@ class Skills:
         loadable = sorted((skill for skill in found.values() if skill.model_invocable), key=lambda skill: skill.name)
         text = texts.catalog(loadable) if loadable else ""
         if text != _last_logged(agent):
-            agent.session.append(SKILLS_EVENT, SkillsData(text=text, skills=sorted(found)), ignorable=True)
+            agent.session.append(SkillsEvent, SkillsData(text=text, skills=sorted(found)), ignorable=True)
         if loadable:
             self._ctx.get(PROMPT).add(
                 Section(order=texts.SKILLS_ORDER, name="skills", text=text, literal=True), owner=agent.scope

@@ -6,7 +6,8 @@ from acp_agent.snapshot.compare import Digest, compare, digest, read_frames
 from acp_agent.snapshot.errors import FixtureMismatch, InvalidScenario, ServerGone, SnapshotError
 from acp_agent.snapshot.normalize import Normalized, normalize_run
 from acp_agent.snapshot.record import record_scenario
-from acp_agent.snapshot.runner import RunResult, run_scenario
+from acp_agent.snapshot.result import RunResult
+from acp_agent.snapshot.runner import run_scenario
 from acp_agent.snapshot.scenario import Scenario, load_scenario
 
 __all__ = [

@@ -18,7 +18,8 @@ import anyio
 from acp_agent.snapshot.errors import SnapshotError
 from acp_agent.snapshot.normalize import normalize_run
 from acp_agent.snapshot.record import SCRIPT, fixture_names, record_scenario
-from acp_agent.snapshot.runner import RunResult, run_scenario
+from acp_agent.snapshot.result import RunResult
+from acp_agent.snapshot.runner import run_scenario
 
 
 def main(argv: list[str] | None = None) -> int:

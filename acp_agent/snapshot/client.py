@@ -68,6 +68,7 @@ class Client:
         stdin: ByteSendStream,
         permissions: Sequence[str],
         *,
+        elicitations: Sequence[dict[str, Any]] = (),
         capabilities: ClientCapabilities | None = None,
         files: FileServer | None = None,
         terminals: Terminals | None = None,
@@ -83,6 +84,7 @@ class Client:
         self._unclaimed_in, self._unclaimed = anyio.create_memory_object_stream[tuple[int, Frame]](math.inf)
         self._watchers: list[Watch] = []
         self._permissions = deque(permissions)
+        self._elicitations = deque(elicitations)
         self.stdout: list[str] = []
         self.sent: list[str] = []
         self.sent_after: list[tuple[int, ...]] = []
@@ -144,7 +146,8 @@ class Client:
         return frame
 
     def leftovers(self) -> list[str]:
-        """What the run left unexplained: responses nobody asked for, permission answers unused."""
+        """What the run left unexplained: responses nobody asked for, permission and elicitation
+        answers unused."""
         found = []
         while True:
             try:
@@ -154,6 +157,8 @@ class Client:
             found.append(f"a response to no request: {encode(frame)[:200]}")
         if self._permissions:
             found.append(f"permission answers left unused: {list(self._permissions)}")
+        if self._elicitations:
+            found.append(f"elicitation answers left unused: {list(self._elicitations)}")
         return found
 
     async def read(self, stdout: ByteReceiveStream) -> None:
@@ -207,6 +212,8 @@ class Client:
         try:
             if method == "session/request_permission":
                 reply["result"] = self._choose(params or {})
+            elif method == "elicitation/create" and self.capabilities.elicitation is not None:
+                reply["result"] = self._elicited(params or {})
             elif method == "fs/read_text_file" and self._files and self.capabilities.fs.read_text_file:
                 reply["result"] = self._files.read(params)
             elif method == "fs/write_text_file" and self._files and self.capabilities.fs.write_text_file:
@@ -223,6 +230,12 @@ class Client:
             await self.write(encode(reply), after=(line,))
         except ServerGone:
             pass  # the server is going away; it will not need the answer
+
+    def _elicited(self, params: dict[str, Any]) -> dict[str, Any]:
+        if not self._elicitations:
+            self.failures.append(f"the agent asked {params.get('message')!r} and input.json has no answer left")
+            return {"action": "cancel"}
+        return self._elicitations.popleft()
 
     def _choose(self, params: dict[str, Any]) -> dict[str, Any]:
         call = (params.get("toolCall") or {}).get("toolCallId")

@@ -25,7 +25,7 @@ from typing import Any
 
 from acp_agent.sandbox.backends import LAUNCHER
 from acp_agent.snapshot.frames import Frame, encode, is_agent_request, is_response
-from acp_agent.snapshot.runner import RunResult
+from acp_agent.snapshot.result import RunResult
 from acp_agent.snapshot.summary import Tree
 from acp_agent.snapshot.transcript import AGENT, Line, Unparsed, interleave
 from acp_agent.tools.scratch import PREFIX as SCRATCH_PREFIX

@@ -19,7 +19,8 @@ from acp_agent.llm.scripted import compile_script
 from acp_agent.snapshot.errors import InvalidScenario
 from acp_agent.snapshot.frames import encode
 from acp_agent.snapshot.normalize import CONFIG, CWD, map_strings
-from acp_agent.snapshot.runner import RECORD_CONFIG, RunResult, packaged, run_scenario
+from acp_agent.snapshot.result import RunResult
+from acp_agent.snapshot.runner import RECORD_CONFIG, packaged, run_scenario
 
 SCRIPT = "script.json"
 LIVE_CONFIG = "cordis.yml"

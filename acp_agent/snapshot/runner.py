@@ -13,7 +13,6 @@ import re
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,9 @@ from acp_agent.snapshot.client_terminal import open_terminals
 from acp_agent.snapshot.driver import Driver
 from acp_agent.snapshot.frames import encode
 from acp_agent.snapshot.mcp_servers import serving
-from acp_agent.snapshot.scenario import CONFIG, WORKSPACE, load_scenario
+from acp_agent.snapshot.normalize import CWD, map_strings
+from acp_agent.snapshot.result import RunResult
+from acp_agent.snapshot.scenario import CONFIG, ROWS, WORKSPACE, load_scenario
 
 SNAPSHOT_CONFIG = "cordis.snapshot.yml"
 RECORD_CONFIG = "cordis.record.yml"
@@ -43,33 +44,15 @@ PERMISSIONS_VARIABLE = "ACP_AGENT_PERMISSIONS"
 `permissionPolicy`)."""
 SANDBOX_VARIABLE = "ACP_AGENT_SANDBOX"
 """The sandbox row's backend in the snapshot and record configs (input.json's `sandbox`)."""
+PYTHON_VARIABLE = "ACP_AGENT_SNAPSHOT_PYTHON"
+COMPOSITION_VARIABLE = "ACP_AGENT_SNAPSHOT_CONFIG"
+"""The interpreter and the composition the run's server was started with (without the scenario's
+rows): what a scenario's rows start this server again with, as an ACP child."""
 
 
 def packaged(name: str) -> Path:
     """A file or directory shipped in the package (a loader config, the demo scenario)."""
     return Path(str(resources.files("acp_agent") / name))
-
-
-@dataclass
-class RunResult:
-    stdout: list[str]
-    """Every stdout line, in order, as written."""
-    stderr: str
-    logs: dict[str, list[Any]]
-    """Each persisted session log (header first), keyed by route, in route order."""
-    cwd: Path
-    """The session cwd: the copy of `workspace/` that the run may have changed."""
-    sent: list[str]
-    """Every line written to the server's stdin, in order."""
-    exit_code: int | None
-    failures: list[str]
-    config: Path | None = None
-    """The user configuration directory the server was given (`ACP_AGENT_CONFIG`)."""
-    scenario: Path | None = None
-    """The scenario directory (the client's lines may name files in it)."""
-    sent_after: list[tuple[int, ...]] = field(default_factory=list)
-    """For each line of `sent`, the indices of the stdout lines its step waited for before writing
-    it (the request it answers, the response or chunk it waited for; none: the first line)."""
 
 
 async def run_scenario(
@@ -101,7 +84,8 @@ async def run_scenario(
         (cwd / ".git").mkdir()
     sessions.mkdir()
     preseed(directory / PRESEEDED, sessions, cwd)
-    command = server or [sys.executable, "-m", "acp_agent", "--config", str(config or packaged(SNAPSHOT_CONFIG))]
+    base = (config or packaged(SNAPSHOT_CONFIG)).resolve()
+    command = server or [sys.executable, "-m", "acp_agent", "--config", str(composition(directory, workdir, base))]
     # The user's own configuration (command files, AGENTS.md) never reaches a run: it gets the
     # scenario's, or an empty directory.
     child_env = {
@@ -109,6 +93,8 @@ async def run_scenario(
         "ACP_AGENT_FIXTURES": str(directory),
         "ACP_AGENT_SESSIONS": str(sessions),
         ENV_CONFIG: str(user_config),
+        PYTHON_VARIABLE: sys.executable,
+        COMPOSITION_VARIABLE: str(base),
     }
     # The scenario's permission policy and sandbox, never the caller's environment's (a snapshot
     # must not depend on the shell it runs in).
@@ -130,7 +116,12 @@ async def run_scenario(
         if child_sessions is not None:
             capabilities = capabilities.model_copy(update={"subagents": {} if child_sessions else None})
         client = Client(
-            process.stdin, scenario.permissions, capabilities=capabilities, files=FileServer(cwd), terminals=terminals
+            process.stdin,
+            scenario.permissions,
+            elicitations=scenario.elicitations,
+            capabilities=capabilities,
+            files=FileServer(cwd),
+            terminals=terminals,
         )
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(client.read, process.stdout)
@@ -159,11 +150,20 @@ async def run_scenario(
     )
 
 
+def composition(directory: Path, workdir: Path, base: Path) -> Path:
+    """The run's loader config: `base`, then the scenario's own rows (`cordis.yml`) if it has any."""
+    rows = directory / ROWS
+    if not rows.is_file():
+        return base
+    composed = workdir / ROWS
+    # JSON strings are YAML strings: any path is quoted right.
+    composed.write_text(f"- include: {json.dumps(str(base))}\n- include: {json.dumps(str(rows))}\n", encoding="utf-8")
+    return composed
+
+
 def preseed(source: Path, sessions: Path, cwd: Path) -> None:
     """Store the scenario's `sessions/<id>/session.jsonl` logs (sessions of an earlier run, for
     a `loadSession` step) in the run's sessions directory, `{{cwd}}` becoming the run's cwd."""
-    from acp_agent.snapshot.normalize import CWD, map_strings  # normalize imports this module
-
     for path in sorted(source.glob("*/session.jsonl")):
         target = sessions / path.parent.name / path.name
         target.parent.mkdir()

@@ -15,6 +15,9 @@ INPUT = "input.json"
 WORKSPACE = "workspace"
 CONFIG = "config"
 """A scenario's user configuration directory (`ACP_AGENT_CONFIG`): copied for the run, else empty."""
+ROWS = "cordis.yml"
+"""A scenario's own loader rows (an ACP child's provider and tool rows), added to the run's
+composition."""
 
 PermissionKind = Literal[
     "allow_once",
@@ -339,12 +342,17 @@ class ClientCapabilities(Model):
     """`{}`: the client takes child agents as child sessions (`subagent_update`, ...)."""
     plan: dict[str, str] | None = None
     """`{}`: the client takes plan operations (`plan_update`, `plan_removed`)."""
+    elicitation: dict[str, dict[str, str]] | None = None
+    """`{"form": {}}`: the client answers `elicitation/create` forms (with `Scenario.elicitations`)."""
 
 
 class Scenario(Model):
     steps: list[Step]
     permissions: list[PermissionKind] = []
     """Answers to `session/request_permission`, in order, each picking the option of that kind."""
+    elicitations: list[dict[str, Any]] = []
+    """Answers to `elicitation/create`, in order, each the client's result as written
+    (`{"action": "accept", "content": {...}}`, `{"action": "decline"}`, ...)."""
     permission_policy: PermissionPolicy | None = None
     """The permissions row's default rule for the run (`ACP_AGENT_PERMISSIONS`); unset: the
     config's own default (`allow` in the snapshot and record configs)."""

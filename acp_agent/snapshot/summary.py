@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from acp_agent.session.routes import process_base, route_under
 from acp_agent.snapshot.frames import (
     FINAL_STATUSES,
     Frame,
@@ -338,7 +339,10 @@ def _calls_in_logs(logs: Mapping[str, Sequence[Any]]) -> tuple[dict[str, str], s
     routes_by_session = {header.get("id"): route for route, header in headers.items()}
 
     def wire_id(route: str, call_id: str) -> str:
-        return call_id if not headers[route].get("parentSession") else f"{route}/{call_id}"
+        if headers[route].get("parentSession"):
+            return f"{route}/{call_id}"
+        # A top-level session of an ACP child's process: its calls show as its stand-in's.
+        return route_under(base, call_id) if (base := process_base(route)) else call_id
 
     names = {
         wire_id(route, event["data"]["callId"]): event["data"]["name"]

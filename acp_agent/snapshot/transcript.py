@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from acp_agent.snapshot.frames import Frame, canonical_order, session_routes
-from acp_agent.snapshot.runner import RunResult
+from acp_agent.snapshot.result import RunResult
 
 Direction = Literal["<<", ">>"]
 AGENT: Direction = "<<"

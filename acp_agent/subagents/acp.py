@@ -29,8 +29,11 @@ from acp_agent.processes.registry import PROCESSES
 from acp_agent.session.content import TextBlock, TextContent
 from acp_agent.session.events import (
     AssistantMessageData,
+    AssistantMessageEvent,
     SessionEvent,
     StepData,
+    StepEndEvent,
+    StepStartEvent,
     TurnAborted,
     TurnCompleted,
     TurnEndReason,
@@ -49,6 +52,10 @@ from acp_agent.subagents.keys import PERMISSION_FORWARDER
 from acp_agent.subagents.registry import SUBAGENTS, Capabilities, SubagentRequest
 
 UPDATE_EVENT: Final = "acp/update"
+ROUTE_VARIABLE: Final = "ACP_AGENT_ROUTE"
+"""The stand-in's route, in the child's environment: an acp-agent child names its sessions'
+routes under it (the packaged composition's `agents` row `routeBase`), so its logs say whose
+child it is and a replayed scenario's child process replays its own routes."""
 REFUSED = "the ACP agent refused the request"
 CANCELLED_BY_CHILD = "the ACP agent cancelled its turn"
 
@@ -109,7 +116,7 @@ class StandIn:
         said: list[str] = []
 
         def update(raw: dict[str, Any]) -> None:
-            session.append(UPDATE_EVENT, AcpUpdateData(update=raw))
+            session.append(AcpUpdateEvent, AcpUpdateData(update=raw))
             content = raw.get("content")
             if raw.get("sessionUpdate") == "agent_message_chunk" and isinstance(content, dict):
                 text = content.get("text")
@@ -138,10 +145,10 @@ class StandIn:
                 terminals.close()  # what the child left running ends with its prompt
         if said:
             step = session.state.last_step + 1
-            session.append("step/start", StepData(turn=turn, step=step))
+            session.append(StepStartEvent, StepData(turn=turn, step=step))
             message = AssistantMessageData(turn=turn, step=step, content=[TextBlock(text="".join(said))])
-            session.append("assistant/message", message)
-            session.append("step/end", StepData(turn=turn, step=step))
+            session.append(AssistantMessageEvent, message)
+            session.append(StepEndEvent, StepData(turn=turn, step=step))
         return _ending(stop_reason)
 
 
@@ -164,10 +171,11 @@ class AcpProvider:
         depth = child_depth(parent, request.max_depth)
         ctx = parent.ctx
         cwd = Path(parent.session.cwd or ".")
+        route = child_route(parent, request.spawn_call_id)
         owner = ctx.scope.child()  # the process's: it ends with the stand-in, or with a failed start
         try:
             group = ctx.get(PROCESSES).group(owner) if ctx.has(PROCESSES) else None
-            env = {**child_environment(ctx), **self.env}
+            env = {**child_environment(ctx), **self.env, ROUTE_VARIABLE: route}
             child = await AcpChild.start(self.title, self.argv, cwd=cwd, env=env, group=group)
             owner.add(child.kill)
             try:
@@ -179,7 +187,7 @@ class AcpProvider:
 
                 agent = await ctx.get(AGENTS).create(
                     cwd=parent.session.cwd,
-                    route=child_route(parent, request.spawn_call_id),
+                    route=route,
                     options=request.agent_options or parent.options,
                     lineage=Lineage(
                         parent_session=parent.id, delegation_depth=depth, spawn_call_id=request.spawn_call_id

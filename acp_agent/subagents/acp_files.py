@@ -1,6 +1,8 @@
 """An ACP child's `fs/read_text_file` and `fs/write_text_file`, served as the parent's file tools
-are: through the workspace they use (the editor's buffers when it offers them, else the disk),
-inside the thread's cwd."""
+are: where they may read and write (`tools.files.resolve_for_reading`, and for writes
+`tools.sandboxing.writable_roots`, the one statement of where may be written), through the
+workspace they use (the editor's buffers when it offers them, else the disk; another root than
+the cwd is on the disk)."""
 
 from __future__ import annotations
 
@@ -11,10 +13,12 @@ from acp_agent.agent.agent import Agent
 from acp_agent.sandbox.policy import READ_ONLY
 from acp_agent.subagents.acp_client import Refused, not_served
 from acp_agent.subagents.acp_terminals import thread_policy
-from acp_agent.tools import confined
 from acp_agent.tools.base import ToolCallContext
-from acp_agent.tools.errors import OutsideWorkspace
-from acp_agent.tools.workspace import workspace_for
+from acp_agent.tools.confined import resolve_among
+from acp_agent.tools.errors import OutsideWorkspace, ScratchGone
+from acp_agent.tools.files import resolve_for_reading
+from acp_agent.tools.sandboxing import writable_roots
+from acp_agent.tools.workspace import DISK, workspace_for
 
 READ: Final = "fs/read_text_file"
 WRITE: Final = "fs/write_text_file"
@@ -24,24 +28,27 @@ FS_CALL: Final = "acp-fs"
 
 
 async def serve_fs(agent: Agent, method: str, params: dict[str, Any]) -> Any:
-    """An ACP child's `fs/read_text_file` or `fs/write_text_file`, through the workspace the
-    parent's file tools use (the editor's buffers when it offers them, else the disk), inside
-    the thread's cwd (`tools.confined`: `..` and symbolic links resolved); no write while the
-    parent's mode is *Read-only*."""
+    """An ACP child's `fs/read_text_file` or `fs/write_text_file`, as the stand-in's own file
+    tools would: a path in the thread's cwd (`..` and symbolic links resolved, `tools.confined`),
+    or by an absolute path in another root they may reach (a write: one of `writable_roots`);
+    no write while the parent's mode is *Read-only*."""
     if method not in (READ, WRITE):
         return await not_served(method, params)
-    cwd = Path(agent.session.cwd or ".")
+    call = ToolCallContext(call_id=FS_CALL, cwd=Path(agent.session.cwd or "."), agent=agent)
+    path = str(params.get("path"))
     try:
-        target = confined.resolve_in(cwd, str(params.get("path")))
-        workspace = workspace_for(ToolCallContext(call_id=FS_CALL, cwd=cwd, agent=agent))
         if method == WRITE:
             if thread_policy(agent) == READ_ONLY:
                 raise Refused(-32603, READ_ONLY_WRITE)
-            await workspace.write_text(target, str(params.get("content", "")))
+            target = resolve_among(writable_roots(call), path)
+            await (DISK if target.other_root else workspace_for(call)).write_text(
+                target, str(params.get("content", ""))
+            )
             return None
-        text = await workspace.read_text(target)
-    except FileNotFoundError as exc:
-        raise Refused(-32002, f"Resource not found: {params.get('path')}") from exc
+        target, elsewhere = resolve_for_reading(call, path)
+        text = await (DISK if elsewhere else workspace_for(call)).read_text(target)
+    except (FileNotFoundError, ScratchGone) as exc:
+        raise Refused(-32002, f"Resource not found: {path}") from exc
     except (OSError, UnicodeDecodeError, OutsideWorkspace) as exc:
         raise Refused(-32603, str(exc)) from exc
     line, limit = params.get("line"), params.get("limit")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import anyio
 from pydantic import Field
 
+from acp_agent.agent.calling import calling_agent
 from acp_agent.kernel import Context, Disposer, PluginConfig, combine
 from acp_agent.session.content import TextContent
 from acp_agent.subagents import texts
@@ -33,9 +34,9 @@ class NoParams(ToolParams):
 
 def _find(call: ToolCallContext, agent_id: str) -> BackgroundChild | ToolResult:
     background = call.ctx.get(BACKGROUND)
-    entry = background.find(call.agent, agent_id)
+    entry = background.find(calling_agent(call), agent_id)
     if entry is None:
-        known = [child.id for child in background.children(call.agent)]
+        known = [child.id for child in background.children(calling_agent(call))]
         return ToolResult.failure(texts.unknown_agent(agent_id, known), UNKNOWN_AGENT)
     return entry
 
@@ -81,7 +82,7 @@ class ListAgentsTool(Tool[NoParams]):
     async def run(self, params: NoParams, call: ToolCallContext) -> ToolResult:
         lines = [
             texts.agent_line(child.id, child.state, child.description, child.activity)
-            for child in call.ctx.get(BACKGROUND).children(call.agent)
+            for child in call.ctx.get(BACKGROUND).children(calling_agent(call))
         ]
         return ToolResult.text("\n".join(lines) or texts.NO_AGENTS)
 

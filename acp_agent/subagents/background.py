@@ -247,7 +247,7 @@ class Background:
         if box is not None and box.pending:
             pending, box.pending = box.pending, []
             for notice in pending:
-                agent.session.append(NOTICE_EVENT, notice)
+                agent.session.append(NoticeEvent, notice)
 
     def cancelling(self, agent: Agent, reason: str | None) -> None:
         """The parent's cancel-all (CANCELLING listener): its running children are cancelled, quietly."""

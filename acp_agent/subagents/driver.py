@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 from weakref import WeakKeyDictionary
 
 import anyio
@@ -18,6 +18,7 @@ import anyio
 from acp_agent.agent.factory import Lineage
 from acp_agent.agent.keys import AGENTS, PROMPT
 from acp_agent.agent.prompt import Section
+from acp_agent.kernel import EventKey
 from acp_agent.session.content import TextBlock, TextContent
 from acp_agent.session.events import SessionEvent, TurnEndReason, TurnFailed
 from acp_agent.session.routes import call_key, route_under, unspawned_key
@@ -35,7 +36,7 @@ MAX_SAFE_INTEGER = 2**53 - 1
 """The depth domain: JavaScript's safe integers, so logs stay valid for the TypeScript tools."""
 
 PARENT_CANCELLED = "the parent's turn was cancelled"
-INHERIT = "subagents/inherit"
+INHERIT: Final[EventKey[Callable[[Agent], Callable[[Agent], None] | None]]] = EventKey("subagents/inherit")
 """Policy inheritance (an approval service's session mode, say): each listener is called with
 the parent before the child is created, and returns what to install in the child's unpublished
 setup window (a callable taking the child: it appends a source-tagged event after any fork seed)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from acp_agent.agent.calling import calling_agent
 from acp_agent.subagents import texts
 from acp_agent.subagents.keys import BACKGROUND
 from acp_agent.tools.base import Tool, ToolCallContext, ToolParams, ToolPresentation, ToolResult
@@ -23,5 +24,5 @@ class ReportTool(Tool[ReportParams]):
         return ToolPresentation(title=texts.REPORT_TOOL, kind="other", content=[params.message])
 
     async def run(self, params: ReportParams, call: ToolCallContext) -> ToolResult:
-        call.ctx.get(BACKGROUND).report(call.agent, params.message)
+        call.ctx.get(BACKGROUND).report(calling_agent(call), params.message)
         return ToolResult.text(texts.REPORT_SENT)

@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import Field
 
+from acp_agent.agent.calling import calling_agent
 from acp_agent.kernel import Context, Disposer, PluginConfig
 from acp_agent.kernel.models import Model
 from acp_agent.subagents import texts
@@ -71,7 +72,8 @@ class SubagentTool(Tool[SubagentParams]):
         background = call.ctx.get(BACKGROUND)
         if params.output_schema is not None:
             return ToolResult.failure(texts.BACKGROUND_WITH_SCHEMA, "subagent_not_started")
-        if not background.reserve(call.agent):
+        parent = calling_agent(call)
+        if not background.reserve(parent):
             return ToolResult.failure(texts.background_limit(background.limit), "subagent_not_started")
         adopted = False
         try:
@@ -79,13 +81,13 @@ class SubagentTool(Tool[SubagentParams]):
             if not isinstance(run, InProcessRun):
                 await run.dispose()
                 return ToolResult.failure(texts.background_unsupported(self.provider), "subagent_not_started")
-            entry = background.adopt(call.agent, run.child, run.ticket, params.description)
+            entry = background.adopt(parent, run.child, run.ticket, params.description)
             adopted = True
         except SubagentError as exc:
             return ToolResult.failure(str(exc), "subagent_not_started")
         finally:
             if not adopted:
-                background.release(call.agent)
+                background.release(parent)
         return ToolResult.text(texts.background_started(entry.id, params.description))
 
     async def _run(self, params: SubagentParams, call: ToolCallContext) -> ToolResult:
@@ -103,7 +105,7 @@ class SubagentTool(Tool[SubagentParams]):
 
     def _request(self, params: SubagentParams, call: ToolCallContext) -> SubagentRequest:
         return SubagentRequest(
-            parent=call.agent,
+            parent=calling_agent(call),
             prompt=params.prompt,
             description=params.description,
             spawn_call_id=call.call_id,

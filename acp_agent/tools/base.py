@@ -7,7 +7,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Generic, Literal, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Generic, Literal, NamedTuple, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import to_json
@@ -19,9 +19,9 @@ from acp_agent.llm.request import ToolSchema
 from acp_agent.sandbox.policy import Kind
 from acp_agent.session.content import ContentBlock, TextContent
 from acp_agent.session.events import SessionEvent, ToolError
+from acp_agent.tools.roots import Roots, roots_of
 
 if TYPE_CHECKING:
-    from acp_agent.agent.agent import Agent
     from acp_agent.session.log import Session
 
 ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other"]
@@ -178,6 +178,44 @@ class ToolDisplayEvent(SessionEvent):
     data: ToolDisplayData
 
 
+class CallerOptions(Protocol):
+    """The calling agent's settings, as tools read them."""
+
+    @property
+    def model(self) -> str:
+        """The model the agent's calls go to (a tool that needs a capability of it checks it)."""
+        ...
+
+
+class CallingAgent(Protocol):
+    """The agent making a tool call, as tools see it: what they read of it, and a key of the
+    per-agent tables they keep (hashable, by identity). The agent package's `Agent` is one; a
+    tool or service above that package which passes the caller on as an `Agent` (a child's
+    parent, the approval gate) narrows it with `acp_agent.agent.calling.calling_agent`."""
+
+    @property
+    def id(self) -> str:
+        """Its session's id."""
+        ...
+
+    @property
+    def route(self) -> str: ...
+
+    @property
+    def session(self) -> Session: ...
+
+    @property
+    def scope(self) -> Scope:
+        """Registrations made here vanish with the agent."""
+        ...
+
+    @property
+    def ctx(self) -> Context: ...
+
+    @property
+    def options(self) -> CallerOptions: ...
+
+
 @dataclass
 class ToolCallContext:
     """Who is calling and where: what a running tool may know about its call.
@@ -188,7 +226,7 @@ class ToolCallContext:
 
     call_id: str
     cwd: Path
-    agent: Agent
+    agent: CallingAgent
     sandbox: Kind | None = None
     """The file policy the call's commands run under, set by the approval gate (None: no gate
     ruled; `tools.sandboxing.policy_kind` says what then applies)."""
@@ -201,6 +239,11 @@ class ToolCallContext:
     @property
     def route(self) -> str:
         return self.agent.route
+
+    @property
+    def roots(self) -> Roots:
+        """The calling agent's roots: its cwd and the additional directories its client named."""
+        return roots_of(self.agent)
 
     @property
     def scope(self) -> Scope:
@@ -232,7 +275,7 @@ class ToolCallContext:
             notes=list(notes) or None,
             images=list(images) or None,
         )
-        self.session.append(DISPLAY_EVENT, data)
+        self.session.append(ToolDisplayEvent, data)
 
     def pick(self, service: ServiceKey[Callable[[ToolCallContext], PickedT]], default: PickedT) -> PickedT:
         """What the context service `service` (a callable of the call, provided by a composition

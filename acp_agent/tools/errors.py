@@ -28,6 +28,11 @@ class CommandNotStarted(ToolsError):
     one), the shell is missing, or the command is longer than the system takes as an argument."""
 
 
+class TerminalFailed(ToolsError):
+    """Raised when the editor refused a terminal request or answered it with something that is not
+    an answer (`CommandRunner` through the client's `terminal/*`); the call fails with this message."""
+
+
 class ScratchGone(ToolsError):
     """Raised when a path names a session's scratch directory that was removed (it closed)."""
 
@@ -43,5 +48,6 @@ __all__ = [
     "NotOwned",
     "OutsideWorkspace",
     "ScratchGone",
+    "TerminalFailed",
     "ToolsError",
 ]

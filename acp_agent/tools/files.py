@@ -2,8 +2,9 @@
 
 A path is taken relative to the session's cwd (or absolute) and must stay inside the cwd once
 resolved: a `..` or a symbolic link that leads out is refused (`confined.py`). By an absolute path,
-`write_file` and `edit_file` may also reach the other roots a sandboxed `workspace-write` command
-may write in (the session's private temporary directory, the sandbox's `extraWritable`:
+they also reach the session's additional roots (`roots.py`, through the call's workspace as the
+cwd), and `write_file` and `edit_file` the other roots a sandboxed `workspace-write` command may
+write in (the session's private temporary directory, the sandbox's `extraWritable`:
 `sandboxing.writable_roots`), and `read_file` those and the scratch directory's overflow files, on
 the disk. Files are read and written through
 the call's `Workspace` (the disk unless a `workspace` service picks another). Each call shows the
@@ -46,7 +47,7 @@ from acp_agent.tools.workspace import DISK, Workspace, workspace_for
 class PathParams(ToolParams):
     """Arguments naming one file."""
 
-    path: str = Field(description="The file: relative to the working directory, or an absolute path inside it.")
+    path: str = Field(description=texts.PATH_DESCRIPTION)
 
 
 class ReadFileParams(PathParams):
@@ -86,8 +87,8 @@ class FileTool(Tool[ParamsT]):
 
     @abstractmethod
     def resolve(self, call: ToolCallContext, path: str) -> tuple[Target, bool]:
-        """The checked target `path` names, and whether it lies outside the cwd (then it is on the
-        disk whatever the call's workspace: the editor holds the project's files only)."""
+        """The checked target `path` names, and whether it lies outside the session's roots (then it
+        is on the disk whatever the call's workspace: the editor holds the roots' files only)."""
 
     async def run(self, params: ParamsT, call: ToolCallContext) -> ToolResult:
         try:
@@ -133,7 +134,7 @@ class ChangeTool(FileTool[ParamsT]):
 
     def resolve(self, call: ToolCallContext, path: str) -> tuple[Target, bool]:
         target = resolve_among(writable_roots(call), path)  # where a workspace-write command may write
-        return target, target.other_root
+        return target, on_disk(call, target)
 
     @abstractmethod
     async def change(self, target: Target, params: ParamsT, workspace: Workspace) -> Change | ToolResult:
@@ -169,13 +170,20 @@ class ChangeTool(FileTool[ParamsT]):
 
 def resolve_for_reading(call: ToolCallContext, path: str) -> tuple[Target, bool]:
     """Where a reading tool finds `path`: the cwd, the session's scratch directory (an overflowed
-    output), then the other roots the file tools may write in (so a file there can be read before
-    it is changed)."""
+    output), then the session's additional roots and the other roots the file tools may write in
+    (so a file there can be read before it is changed); and whether it is on the disk whatever
+    the call's workspace (`FileTool.resolve`)."""
     try:
         return resolve_readable(call, path)
     except OutsideWorkspace:
         target = resolve_among(writable_roots(call), path)
-        return target, target.other_root
+        return target, on_disk(call, target)
+
+
+def on_disk(call: ToolCallContext, target: Target) -> bool:
+    """Whether `target` lies outside the session's roots (the scratch directory, a deployment's
+    `extraWritable`): the editor holds the files of the cwd and of the additional roots only."""
+    return target.other_root and target.cwd not in call.roots.additional
 
 
 class ReadFileTool(FileTool[ReadFileParams]):

@@ -44,7 +44,8 @@ def prepare(call: ToolCallBlock, registry: ToolRegistry, owner: Scope | None) ->
     """Find the tool the agent of scope `owner` may call by `call.name`, validate the arguments."""
     tool = registry.get(call.name, owner)
     if tool is None:
-        return PreparedCall(call, None, None, ToolResult.failure(f"unknown tool '{call.name}'", "unknown_tool"))
+        message = registry.withheld(call.name) or f"unknown tool '{call.name}'"
+        return PreparedCall(call, None, None, ToolResult.failure(message, "unknown_tool"))
     try:
         arguments = parse_arguments(call.arguments)
     except ArgumentsRefused as exc:

@@ -1,5 +1,6 @@
 """Loader plugin providing `ctx.get(TOOLS)`, the registry every tool row registers into, and the
-`tool/display` event type running tools report through (`ToolCallContext.show`)."""
+`tool/display` event type running tools report through (`ToolCallContext.show`), and
+`session/roots`, a session's additional directories (`roots.py`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from acp_agent.kernel import Context, Disposer, PluginConfig, combine
 from acp_agent.session.persistence import SESSIONS
 from acp_agent.tools.base import ToolDisplayEvent
 from acp_agent.tools.registry import TOOLS, ToolRegistry
+from acp_agent.tools.roots import RootsEvent
 
 name = "tools"
 inject: tuple[str, ...] = ("sessions",)
@@ -19,5 +21,6 @@ class Config(PluginConfig):
 def apply(ctx: Context, config: Config) -> Disposer:
     return combine(
         ctx.get(SESSIONS).registry.register(ToolDisplayEvent, "turn"),
+        ctx.get(SESSIONS).registry.register(RootsEvent, "free"),
         ctx.provide(TOOLS, ToolRegistry()),
     )

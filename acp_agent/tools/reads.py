@@ -10,17 +10,13 @@ wrote counts as read, as it is after the write. Kept per agent, in memory, while
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from acp_agent.kernel.tables import take
 from acp_agent.tools import confined, texts
-from acp_agent.tools.base import ToolCallContext, ToolResult
+from acp_agent.tools.base import CallingAgent, ToolCallContext, ToolResult
 from acp_agent.tools.confined import Stamp, Target
 
-if TYPE_CHECKING:
-    from acp_agent.agent.agent import Agent
-
-_SEEN: dict[Agent, dict[Path, Stamp]] = {}
+_SEEN: dict[CallingAgent, dict[Path, Stamp]] = {}
 """By the file's absolute path: files of two roots (the cwd, a scratch directory) may share the
 parts below them."""
 
@@ -52,5 +48,5 @@ def refusal(call: ToolCallContext, target: Target) -> ToolResult | None:
     return None
 
 
-def _forget(agent: Agent) -> None:
+def _forget(agent: CallingAgent) -> None:
     take(_SEEN, agent)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from acp_agent.kernel.context import ServiceKey
-from acp_agent.kernel.scope import Disposer, Scope
+from acp_agent.kernel.scope import Disposer, Removal, Scope
 from acp_agent.tools.base import Tool, ToolCallContext, ToolResult
 from acp_agent.tools.errors import DuplicateTool
 
@@ -33,6 +33,7 @@ class ToolRegistry:
         self._entries: list[_Entry] = []
         self._filters: dict[Scope | None, list[Callable[[str], bool]]] = {}
         self._gates: dict[Scope | None, list[Gate]] = {}
+        self._withheld: dict[str, str] = {}
 
     def register(self, tool: Tool[Any], *, owner: Scope | None = None) -> Disposer:
         """Add `tool` for `owner` until the returned disposer runs (or `owner` is disposed)."""
@@ -41,6 +42,17 @@ class ToolRegistry:
         entry = _Entry(tool, owner)
         self._entries.append(entry)
         return self._owned(owner, lambda: self._entries.remove(entry))
+
+    def withhold(self, name: str, note: str) -> Disposer:
+        """What a call of the tool `name` answers from an agent that does not have it (the tool is
+        offered to some agents only, and a model may call it from habit or from a conversation it
+        inherited), instead of the bare "unknown tool"."""
+        self._withheld[name] = note
+        return Removal(self._withheld, name)
+
+    def withheld(self, name: str) -> str | None:
+        """The note for a call of `name` by an agent without the tool, if one was given."""
+        return self._withheld.get(name)
 
     def restrict(self, owner: Scope | None, allowed: Callable[[str], bool]) -> Disposer:
         """Hide from `owner` every tool whose name `allowed` rejects; filters of one owner combine."""

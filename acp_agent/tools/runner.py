@@ -13,6 +13,40 @@ from acp_agent.kernel.context import ServiceKey
 from acp_agent.tools.base import ToolCallContext, ToolResult
 
 
+class TerminalRead(NamedTuple):
+    """What an editor terminal holds of its command's output."""
+
+    output: str
+    """Its last bytes, at most the limit it was opened with."""
+    truncated: bool
+    """It dropped the beginning of the output to stay within the limit."""
+
+
+class JobTerminal(ABC):
+    """A background job's command running in an editor terminal (`CommandRunner.open_terminal`).
+    Its requests raise `TerminalFailed` when the editor refuses them or went away."""
+
+    terminal_id: str
+    """What the job's card embeds."""
+
+    @abstractmethod
+    async def read(self) -> TerminalRead:
+        """The output the terminal holds now."""
+
+    @abstractmethod
+    async def wait(self) -> int:
+        """Wait until the command exits: its exit status (negative: the signal that ended it)."""
+
+    @abstractmethod
+    async def kill(self) -> None:
+        """End the command (the terminal stays, with its output)."""
+
+    @abstractmethod
+    async def release(self) -> None:
+        """Kill the command if it still runs and release the terminal: shielded from a
+        cancellation, bounded, quiet about an editor that refuses or went away."""
+
+
 class CommandOutcome(NamedTuple):
     """What a finished (or killed) command produced."""
 
@@ -41,6 +75,15 @@ class CommandRunner(ABC):
         keep at most about `max_output_bytes` of its output. A cancellation kills the command
         before it propagates: nothing the command started may outlive the call. Raises
         `CommandNotStarted` (its message for the model) when the command could not start."""
+
+    async def open_terminal(
+        self, command: str, *, call: ToolCallContext, env: dict[str, str], max_output_bytes: int
+    ) -> JobTerminal | None:
+        """Start `command` for a background job in a terminal the editor shows, confined as `run`
+        confines a command and with `env` added to its environment, the terminal keeping at most
+        `max_output_bytes` of its output; None when this runner has no terminals (the job then
+        runs in a local process group)."""
+        return None
 
 
 RunnerProvider = Callable[[ToolCallContext], CommandRunner]

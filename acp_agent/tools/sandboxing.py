@@ -39,7 +39,7 @@ def sandbox_prefix(call: ToolCallContext) -> list[str]:
     try:
         if sandbox is None:
             raise SandboxUnavailable(NO_SANDBOX)
-        prefix = sandbox.prefix(kind, call.cwd, scratch_dir(call))
+        prefix = sandbox.prefix(kind, call.cwd, scratch_dir(call), call.roots.additional)
     except SandboxUnavailable as exc:
         raise CommandNotStarted(texts.unavailable(str(exc))) from None
     return prefix
@@ -61,15 +61,15 @@ def command_env(call: ToolCallContext) -> dict[str, str]:
 
 def writable_roots(call: ToolCallContext) -> tuple[Path, ...]:
     """Where the file tools may write for `call`: the session's cwd (as the editor gave it) first,
-    then the other roots a `workspace-write` command may change, read from the sandbox's one
-    statement of them (`Sandbox.writable`), whatever the mode (the file tools keep their own
-    confinement; `plan` refuses their calls at the gate). The cwd alone where no sandbox is
-    composed."""
+    its additional roots, then the other roots a `workspace-write` command may change, read from
+    the sandbox's one statement of them (`Sandbox.writable`), whatever the mode (the file tools
+    keep their own confinement; `plan` refuses their calls at the gate). The cwd and the
+    additional roots where no sandbox is composed."""
     sandbox = call.ctx.find(SANDBOX)
     if sandbox is None:
-        return (call.cwd,)
-    others = sandbox.writable(WORKSPACE_WRITE, call.cwd, scratch_dir(call))[1:]  # the first is the cwd
-    return (call.cwd, *map(Path, others))
+        return (call.cwd, *call.roots.additional)
+    others = sandbox.writable(WORKSPACE_WRITE, call.cwd, scratch_dir(call), call.roots.additional)
+    return (call.cwd, *map(Path, others[1:]))  # the first is the cwd, resolved
 
 
 def refused_write(output: str, call: ToolCallContext) -> str | None:
@@ -79,4 +79,5 @@ def refused_write(output: str, call: ToolCallContext) -> str | None:
     sandbox = call.ctx.find(SANDBOX)
     if kind == FULL_ACCESS or sandbox is None:
         return None
-    return texts.denied_write(output, sandbox.policy(kind, call.cwd, scratch_dir(call)), str(call.cwd))
+    policy = sandbox.policy(kind, call.cwd, scratch_dir(call), call.roots.additional)
+    return texts.denied_write(output, policy, str(call.cwd))

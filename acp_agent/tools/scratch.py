@@ -16,19 +16,16 @@ import os
 import shutil
 import tempfile
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Final, NamedTuple
+from typing import Final, NamedTuple
 
 from acp_agent.kernel.tables import take
-from acp_agent.tools.base import ToolCallContext
+from acp_agent.tools.base import CallingAgent, ToolCallContext
 from acp_agent.tools.confined import Target, resolve_in
 from acp_agent.tools.errors import OutsideWorkspace, ScratchGone
 
-if TYPE_CHECKING:
-    from acp_agent.agent.agent import Agent
-
 PREFIX: Final = "acp-agent-"
 
-_DIRECTORIES: dict[Agent, Path] = {}
+_DIRECTORIES: dict[CallingAgent, Path] = {}
 """Each agent's directory, while its scope lives."""
 
 
@@ -38,7 +35,7 @@ def scratch_dir(call: ToolCallContext) -> Path:
     return agent_scratch(call.agent)
 
 
-def agent_scratch(agent: Agent) -> Path:
+def agent_scratch(agent: CallingAgent) -> Path:
     """`scratch_dir` of an agent (what `/sandbox` shows, with no call at hand)."""
     directory = _DIRECTORIES.get(agent)
     if directory is None:

@@ -1,8 +1,9 @@
 """The search tools `glob` and `grep`, and the plugin that registers them.
 
-Both only read, so they never ask (they need no approval, in any mode). The path is resolved like a
-file tool's (`confined.resolve_in`: inside the cwd, symbolic links included) and opened without
-following a link; the engine (`searchers.py`: ripgrep, else `pysearch.py`) searches below that
+Both only read, so they never ask (they need no approval, in any mode). The path is resolved like
+read_file's (`files.resolve_for_reading`: inside the cwd, symbolic links included, or by an absolute
+path inside the session's scratch directory or additional roots) and opened without following a
+link; the engine (`searchers.py`: ripgrep, else `pysearch.py`) searches below that
 descriptor and follows no symbolic link. The engine that ran goes to the log with the result
 (`rawOutput.engine`), not to the model.
 """
@@ -22,9 +23,9 @@ from acp_agent.tools import confined, texts
 from acp_agent.tools.base import Location, Tool, ToolCallContext, ToolParams, ToolPresentation, ToolResult, code_block
 from acp_agent.tools.confined import Target
 from acp_agent.tools.errors import OutsideWorkspace, ScratchGone
+from acp_agent.tools.files import resolve_for_reading
 from acp_agent.tools.pysearch import PythonSearcher
 from acp_agent.tools.registry import TOOLS
-from acp_agent.tools.scratch import resolve_readable
 from acp_agent.tools.searchers import (
     Collected,
     Engine,
@@ -45,7 +46,9 @@ class GlobParams(ToolParams):
     """Arguments of glob."""
 
     pattern: str = Field(min_length=1, description="The glob pattern, relative to path: `**/*.py`, `src/**/test_*.ts`.")
-    path: str | None = Field(default=None, description="The directory to search (default: the working directory).")
+    path: str | None = Field(
+        default=None, description="The directory to search (default: the working directory)." + texts.SEARCH_PATH_NOTE
+    )
 
 
 class GrepParams(ToolParams):
@@ -53,7 +56,8 @@ class GrepParams(ToolParams):
 
     pattern: str = Field(min_length=1, description="The regular expression (Rust regex syntax).")
     path: str | None = Field(
-        default=None, description="The directory or file to search (default: the working directory)."
+        default=None,
+        description="The directory or file to search (default: the working directory)." + texts.SEARCH_PATH_NOTE,
     )
     glob: str | None = Field(default=None, description="Only files matching this glob: `*.py`, `src/**/*.ts`.")
     type: str | None = Field(default=None, description="Only files of this type: `py`, `js`, `ts`, `rust`, `go`...")
@@ -79,7 +83,7 @@ class SearchTool:
         self, call: ToolCallContext, path: str | None, work: Callable[[Root], Awaitable[ToolResult]]
     ) -> ToolResult:
         try:
-            target, in_scratch = resolve_readable(call, path or ".")
+            target, absolute = resolve_for_reading(call, path or ".")
         except OutsideWorkspace as exc:
             return ToolResult.failure(str(exc), "outside_workspace")
         except ScratchGone:
@@ -87,7 +91,7 @@ class SearchTool:
         except OSError as exc:
             return ToolResult.failure(texts.io_error(path or ".", exc.strerror or str(exc)), "io_error")
         try:
-            root = await anyio.to_thread.run_sync(_open_root, target, in_scratch)
+            root = await anyio.to_thread.run_sync(_open_root, target, absolute)
         except FileNotFoundError:
             return ToolResult.failure(texts.not_found(target.shown), "not_found")
         except OSError as exc:

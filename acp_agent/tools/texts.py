@@ -216,7 +216,8 @@ def job_started(job_id: str, status: str, output: str) -> str:
 
 
 def job_read(status: str, output: str) -> str:
-    return f"{status[0].upper()}{status[1:]}.\n{_output(output)}"
+    # The status starts with the job's id, written as the model and the user know it (`job-1`).
+    return f"{status}.\n{_output(output)}"
 
 
 def job_ended_notice(job_id: str, command: str, status: str) -> str:
@@ -346,7 +347,7 @@ def changed_since_read(shown: str) -> str:
 def image_description(max_bytes: int) -> str:
     return (
         "Look at an image file: a PNG, JPEG, GIF or WebP (told by its content, not its name) of at "
-        f"most {_size(max_bytes)}, inside the working directory. The image comes back "
+        f"most {_size(max_bytes)}, inside the working directory or an additional directory. The image comes back "
         "for you to see; use read_file for text."
     )
 
@@ -368,3 +369,61 @@ def not_an_image(shown: str) -> str:
 
 def image_too_large(shown: str, size: int, max_bytes: int) -> str:
     return f"{shown} is {_size(size)}, more than read_image takes ({_size(max_bytes)})"
+
+
+# --- roots -----------------------------------------------------------------------------------
+
+PATH_DESCRIPTION = (
+    "The file: relative to the working directory, or an absolute path inside it or inside one of the"
+    " session's additional directories."
+)
+"""read_file, write_file, edit_file and read_image's `path` (model-visible)."""
+SEARCH_PATH_NOTE = " An absolute path may name a directory inside one of the session's additional directories."
+"""Ends glob's and grep's `path` descriptions (model-visible)."""
+
+
+def roots_section(directories: list[str]) -> str:
+    listed = "\n".join(f"- {directory}" for directory in directories)
+    return (
+        "Besides the working directory, this session's workspace includes these additional directories."
+        " The file and search tools reach them by absolute path, and commands may change files in them:"
+        f"\n{listed}"
+    )
+
+
+# --- ask_user --------------------------------------------------------------------------------
+
+ASK_USER_DESCRIPTION = (
+    "Ask the user a question and wait for the answer: when you cannot go on well without their"
+    " decision or information (not for what the other tools can find out). Give `options` for the"
+    " user to pick one from (several with `multi_select`); without options the user types the"
+    " answer. The user may also decline or dismiss the question."
+)
+CANNOT_ASK = (
+    "ask_user is not available to you here (a subagent, or an editor that cannot show a question):"
+    " the call did not run. Put the question in your final answer instead."
+)
+"""What a call of ask_user answers from an agent that was not given the tool."""
+NO_ANSWER = {
+    "accept": "The user submitted the form without an answer.",
+    "decline": "The user declined to answer the question.",
+    "cancel": "The user dismissed the question without answering.",
+}
+"""What the model reads for a reply that carries no answer, by its action."""
+
+
+def user_answered(answer: str | list[str]) -> str:
+    if isinstance(answer, str):
+        return f"The user answered: {answer}"
+    if not answer:
+        return "The user picked none of the options."
+    return "The user picked: " + ", ".join(answer)
+
+
+def ask_failed(why: str) -> str:
+    return f"the question could not be asked: {why}"
+
+
+def ask_title(question: str) -> str:
+    line = " ".join(question.split())
+    return f"Ask: {line if len(line) <= 80 else line[:79] + '…'}"

@@ -65,7 +65,7 @@ class TodoWriteTool(Tool[TodoParams]):
     Params = TodoParams
 
     async def run(self, params: TodoParams, call: ToolCallContext) -> ToolResult:
-        call.session.append(TODO_EVENT, TodoUpdateData(todos=params.todos))
+        call.session.append(TodoUpdateEvent, TodoUpdateData(todos=params.todos))
         if not params.todos:
             return ToolResult.text("Plan recorded: it is empty now.")
         counts = ", ".join(

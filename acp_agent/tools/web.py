@@ -8,8 +8,9 @@ Nothing of the user's or the agent's travels: no cookies (none kept between hops
 authorization header, no `.netrc` or proxy credentials from the environment (`trust_env=False`).
 httpx and html2text are imported at the first fetch, not at start-up.
 
-Its calls need approval: the `ask` mode asks (with "Always allow fetching from <host>"); `auto` and
-`plan` run it without asking (it only reads: `Tool.only_reads`).
+Its calls need approval: the `ask` mode asks (with "Always allow fetching from <host>", which the
+permissions package saves for the project); `auto` and `plan` run it without asking (it only
+reads: `Tool.only_reads`).
 """
 
 from __future__ import annotations

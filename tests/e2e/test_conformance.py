@@ -25,9 +25,10 @@ from typing import Any, Literal
 
 import pytest
 from acp import schema as official
-from pydantic import BaseModel
+from pydantic import BaseModel, RootModel
 
-from acp_agent.snapshot.runner import RunResult, run_scenario
+from acp_agent.snapshot.result import RunResult
+from acp_agent.snapshot.runner import run_scenario
 from tests.e2e.wire import RECORD_CONFIG
 from tests.paths import ACP_SCHEMA, ACP_UNSTABLE_SCHEMA, FIXTURES, UPSTREAM
 from tests.runs import ScenarioRuns, side_by_side
@@ -56,6 +57,12 @@ AGENT_METHODS: dict[str, Models] = {
     "session/prompt": (official.PromptRequest, official.PromptResponse),
     "session/cancel": (official.CancelNotification, None),
 }
+
+
+class ElicitationResponse(RootModel[official.CreateElicitationResponse]):
+    """A client's answer to `elicitation/create` (a union of models in the official package)."""
+
+
 # Methods the agent calls on the client.
 CLIENT_METHODS: dict[str, Models] = {
     "session/update": (official.SessionNotification, None),
@@ -68,6 +75,7 @@ CLIENT_METHODS: dict[str, Models] = {
     "terminal/wait_for_exit": (official.WaitForTerminalExitRequest, official.WaitForTerminalExitResponse),
     "terminal/kill": (official.KillTerminalRequest, official.KillTerminalResponse),
     "$/cancel_request": (official.CancelRequestNotification, None),
+    "elicitation/create": (official.CreateFormSessionElicitationRequest, ElicitationResponse),
 }
 CLIENT_REQUESTS = [method for method in CLIENT_METHODS if method.startswith(("fs/", "terminal/"))]
 """The agent's requests for the client's file system and terminals (the scenarios client-fs and
@@ -518,6 +526,8 @@ def test_the_transcripts_cover_every_kind_of_frame_we_produce(transcripts: dict[
         "client:params:session/set_mode",
         "client:params:session/set_config_option",
         "agent:params:session/request_permission",
+        "agent:params:elicitation/create",  # ask_user's question (fixtures/ask-user)
+        "client:result:elicitation/create",
         "client:result:session/request_permission",
         "update:child",
         "update:usage_update:",

@@ -126,6 +126,7 @@ async def test_claude_hooks_guard_tools_add_context_and_hold_the_stop(tmp_path: 
     ]
     run = Run(tmp_path, script)
     (run.cwd / "build").mkdir()
+    formatted = json.dumps({"hookSpecificOutput": {"additionalContext": "notes.md was formatted."}})
     write_json(
         run.cwd / ".claude" / "settings.json",
         {
@@ -136,11 +137,7 @@ async def test_claude_hooks_guard_tools_add_context_and_hold_the_stop(tmp_path: 
                 "PostToolUse": [
                     {
                         "matcher": "Write|Edit",
-                        "hooks": [
-                            command(
-                                f"{HOOK} print '{json.dumps({'hookSpecificOutput': {'additionalContext': 'notes.md was formatted.'}})}'"
-                            )
-                        ],
+                        "hooks": [command(f"{HOOK} print '{formatted}'")],
                     }
                 ],
                 "Stop": [{"hooks": [command(f"{HOOK} stop-once")]}],
@@ -468,3 +465,36 @@ async def test_post_hooks_block_a_result_or_end_the_turn_and_a_bad_rewrite_fails
     assert not results["call_read"]["isError"]
     said = agent_text(wire)
     assert "Linted." in said and "A hook stopped the turn: Enough reading." in said
+
+
+async def test_a_client_with_notices_reads_hook_messages_as_notices(tmp_path: Path) -> None:
+    """A hook's `systemMessage` and a blocked prompt's reason are notices to a client that shows
+    them (info, warning), logged as the agent's message for any other client (and a later load)."""
+    run = Run(tmp_path, [])
+    blocking = {"decision": "block", "reason": "Not today.", "systemMessage": "Prompt checked."}
+    write_json(
+        run.cwd / ".claude" / "settings.json",
+        {"hooks": {"UserPromptSubmit": [{"hooks": [command(printing(blocking))]}]}},
+    )
+    async with spawn_server(config=run.config, env=run.env) as wire:
+        wire.answer = trust_once
+        await wire.request("initialize", {"protocolVersion": 1, "clientCapabilities": {"session": {"notices": {}}}})
+        created = await wire.request("session/new", {"cwd": str(run.cwd), "mcpServers": []})
+        session_id = created["result"]["sessionId"]
+        blocked = await wire.request("session/prompt", {"sessionId": session_id, "prompt": [text("Hello.")]})
+    assert blocked["result"] == {"stopReason": "end_turn"}  # and no model call: the script has none
+    notices = [
+        frame["params"]["update"]
+        for frame in wire.received
+        if frame.get("method") == "session/update" and frame["params"]["update"]["sessionUpdate"] == "notice"
+    ]
+    assert notices == [
+        {"sessionUpdate": "notice", "severity": "info", "title": "Prompt checked."},
+        {"sessionUpdate": "notice", "severity": "warning", "title": "A hook blocked this prompt: Not today."},
+    ]
+    assert agent_text(wire) == ""
+    replies = of_type(run.events(session_id), "command/reply")
+    assert [(r["text"], r["notice"]) for r in replies] == [
+        ("Prompt checked.", "info"),
+        ("A hook blocked this prompt: Not today.", "warning"),
+    ]

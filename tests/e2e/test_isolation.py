@@ -207,7 +207,10 @@ async def test_a_full_disk_fails_the_turn_that_met_it_and_the_session_comes_back
         directory = server.sessions / faulty
         assert (code, message) == (
             -32603,
-            f"Internal error: turn failed: cannot write the session log in {directory}: No space left on device (ENOSPC)",
+            (
+                f"Internal error: turn failed: cannot write the session log in {directory}: "
+                "No space left on device (ENOSPC)"
+            ),
         )
         # The call's start was logged and shown; its result (the file, larger than the room
         # left) was not, nor the answer. The room its cut line gave back may take the call's

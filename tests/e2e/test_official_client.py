@@ -269,7 +269,8 @@ async def test_the_official_client_serves_files_from_its_buffers_and_runs_bash_i
     assert process.returncode == 0
     assert response.stop_reason == "end_turn"
     assert client.calls == [
-        "read draft.md", "read draft.md", "write draft.md", "create term-1", "wait term-1", "output term-1", "release term-1"
+        "read draft.md", "read draft.md", "write draft.md",
+        "create term-1", "wait term-1", "output term-1", "release term-1",
     ]  # fmt: skip
     assert client.buffers[draft] == "status: final\n" and not (workspace / "draft.md").exists()
     updates = [update for _, update in client.updates]

@@ -24,6 +24,7 @@ AGENT_CAPABILITIES = {
         "resume": {},
         "close": {},
         "delete": {},
+        "additionalDirectories": {},
         "title": {},
         "systemPrompt": {},
         "fork": {},
@@ -121,13 +122,14 @@ async def test_session_new_validates_cwd_directories_and_mcp_servers(tmp_path: P
         code, message = error_of(await wire.request("session/new", {"cwd": "work", "mcpServers": []}))
         assert code == -32602
         assert "cwd" in message and "'work'" in message
-        code, message = error_of(
-            await wire.request(
-                "session/new", {"cwd": str(server.cwd), "mcpServers": [], "additionalDirectories": [str(tmp_path)]}
-            )
-        )
-        assert code == -32602
-        assert "additionalDirectories" in message
+        for extra, said in (
+            (["extra"], "additionalDirectories[0] must be an absolute path, got 'extra'"),
+            ([str(tmp_path), str(tmp_path / "gone")], f"additionalDirectories[1]: {str(tmp_path / 'gone')!r} is not"),
+        ):
+            params = {"cwd": str(server.cwd), "mcpServers": [], "additionalDirectories": extra}
+            code, message = error_of(await wire.request("session/new", params))
+            assert code == -32602
+            assert message.startswith(f"Invalid params: {said}")
         assert wire.stderr_text.count("MCP") == 0
         acp = {"type": "acp", "name": "inside", "serverId": "s-1"}
         code, message = error_of(await wire.request("session/new", {"cwd": str(server.cwd), "mcpServers": [acp]}))
@@ -470,13 +472,18 @@ async def test_a_boolean_for_a_select_option_is_refused_naming_the_option(tmp_pa
             "session/set_config_option", {"sessionId": session_id, "configId": "mode", "value": "plan"}
         )
     assert error_of(refused["mode"]) == (
-        -32602, "Invalid params: value: 'mode' is a select option, set to one of its values ('ask', 'auto', 'plan', 'full'), not to true"
+        -32602,
+        ("Invalid params: value: 'mode' is a select option, set to one of its values ('ask', 'auto', 'plan', 'full'), "
+         "not to true"),
     )  # fmt: skip
     assert error_of(refused["model"]) == (
-        -32602, "Invalid params: value: 'model' is a select option, set to one of its values ('replay', 'replay-alt'), not to false"
+        -32602,
+        ("Invalid params: value: 'model' is a select option, set to one of its values ('replay', 'replay-alt'), "
+         "not to false"),
     )  # fmt: skip
     assert error_of(refused["verbose"]) == (
-        -32602, "Invalid params: configId 'verbose' is not a config option of this session ('mode', 'model', 'thought_level')"
+        -32602,
+        "Invalid params: configId 'verbose' is not a config option of this session ('mode', 'model', 'thought_level')",
     )  # fmt: skip
     assert [o["currentValue"] for o in result_of(kept)["configOptions"]][:2] == ["plan", "replay"]
 

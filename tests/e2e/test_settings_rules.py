@@ -58,7 +58,8 @@ async def test_settings_rules_decide_calls(tmp_path: Path) -> None:
     results = {r["callId"]: r for r in of_type(run.events(trusted), "tool/result")}
     assert results["call_hello"]["content"][0]["text"].startswith("hello")
     assert results["call_secret"]["content"][0]["text"] == (
-        f"Error: the rule `Read(./secrets/**)` of {run.home / '.claude' / 'settings.json'} denies this call, so it was not run"
+        f"Error: the rule `Read(./secrets/**)` of {run.home / '.claude' / 'settings.json'} "
+        "denies this call, so it was not run"
     )
     assert (run.cwd / "src" / "a.txt").read_text() == "a\n" and not (run.cwd / "other.txt").exists()
     assert results["call_ask"]["error"]["code"] == "declined"

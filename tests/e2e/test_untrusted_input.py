@@ -120,7 +120,10 @@ async def test_calls_too_deep_too_large_repeated_or_unloggable_are_answered_and_
         "deep": ("[arguments not shown: nested deeper than 64 levels]", "failed"),
         "deeper": ("[arguments not shown: nested deeper than 64 levels]", "failed"),
         "large": (
-            f"[arguments not shown: {MAX_ARGUMENTS_CHARS + 12} characters, more than the {MAX_ARGUMENTS_CHARS} a call may pass]",
+            (
+                f"[arguments not shown: {MAX_ARGUMENTS_CHARS + 12} characters, "
+                f"more than the {MAX_ARGUMENTS_CHARS} a call may pass]"
+            ),
             "failed",
         ),
         "twice": ({"path": "a.txt"}, "completed"),
@@ -128,10 +131,19 @@ async def test_calls_too_deep_too_large_repeated_or_unloggable_are_answered_and_
         "bad\ufffd": ({"path": "a.txt"}, "failed"),
     }
     assert results(live) == {
-        "deep": "Error: the arguments for 'read_file' are nested deeper than 64 levels: the call did not run; pass smaller arguments",
-        "deeper": "Error: the arguments for 'read_file' are nested deeper than 64 levels: the call did not run; pass smaller arguments",
-        "large": f"Error: the arguments for 'read_file' are {MAX_ARGUMENTS_CHARS + 12} characters, more than the {MAX_ARGUMENTS_CHARS} a call may pass:"
-        " the call did not run; pass smaller arguments",
+        "deep": (
+            "Error: the arguments for 'read_file' are nested deeper than 64 levels: "
+            "the call did not run; pass smaller arguments"
+        ),
+        "deeper": (
+            "Error: the arguments for 'read_file' are nested deeper than 64 levels: "
+            "the call did not run; pass smaller arguments"
+        ),
+        "large": (
+            f"Error: the arguments for 'read_file' are {MAX_ARGUMENTS_CHARS + 12} characters, "
+            f"more than the {MAX_ARGUMENTS_CHARS} a call may pass:"
+            " the call did not run; pass smaller arguments"
+        ),
         "twice~2": "Error: another call of the same answer has the id 'twice': this call did not run; call it again",
         "bad\ufffd": "Error: unknown tool 'read\ufffdfile'",
     }

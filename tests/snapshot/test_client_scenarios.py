@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from acp_agent.sandbox.backends import LAUNCHER
-from acp_agent.snapshot.runner import RunResult
+from acp_agent.snapshot.result import RunResult
 from tests.paths import FIXTURES
 
 Run = Callable[[Path], RunResult]

@@ -10,7 +10,7 @@ from typing import Any
 
 from acp_agent.commands.texts import INIT_PROMPT
 from acp_agent.compaction.texts import NOTHING_TO_COMPACT
-from acp_agent.snapshot.runner import RunResult
+from acp_agent.snapshot.result import RunResult
 from tests.paths import FIXTURES
 
 Run = Callable[[Path], RunResult]
@@ -69,12 +69,19 @@ def test_each_command_became_the_turn_it_stands_for(scenario_run: Run) -> None:
         ("command", "/compact keep the release notes"),
         (
             "user",
-            "Review notes.txt for bugs, unclear names and missing tests. List what you find, most serious first; change nothing.",
+            (
+                "Review notes.txt for bugs, unclear names and missing tests. "
+                "List what you find, most serious first; change nothing."
+            ),
         ),
         # The project's deploy.md wins over the user's of the same name.
         (
             "user",
-            "Check the project is ready to ship\n\nCheck that the project is ready to ship to staging: the notes are final and nothing is left to do. Answer in one line.",
+            (
+                "Check the project is ready to ship\n\n"
+                "Check that the project is ready to ship to staging: the notes are final and nothing is left to do. "
+                "Answer in one line."
+            ),
         ),
         ("user", "/nosuch command, sent as typed"),
         ("user", "List the open tasks in notes.txt."),

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from acp_agent.snapshot import demo
-from acp_agent.snapshot.runner import RunResult
+from acp_agent.snapshot.result import RunResult
 from acp_agent.snapshot.summary import DIM, RESET
 from tests.paths import FIXTURES
 
@@ -22,7 +22,10 @@ def test_the_demo_replays_the_bundled_scenario(capsys: pytest.CaptureFixture[str
     out = io.StringIO()
     assert demo.run_demo(out) == 0
     assert out.getvalue().splitlines()[2:] == [
-        "> Review notes.txt: at the same time, have one helper count its bullet points and another suggest a better title.",
+        (
+            "> Review notes.txt: at the same time, have one helper count its bullet points "
+            "and another suggest a better title."
+        ),
         "",
         "  thinking: Two independent tasks, so I will start both helpers in one step.",
         "  subagent call_count: Count the bullet points",
@@ -40,8 +43,14 @@ def test_the_demo_replays_the_bundled_scenario(capsys: pytest.CaptureFixture[str
         "",
         "  thinking: A forked helper inherits what we found, so it can write the entry.",
         "  subagent_fork call_entry: Draft the changelog entry",
-        "    └ completed: Quicker Starts, Parallel Helpers: 2 improvements, a faster start-up and helpers that run at the same time.",
-        "  agent: Here is the entry: Quicker Starts, Parallel Helpers: 2 improvements, a faster start-up and helpers that run at the same time.",
+        (
+            "    └ completed: Quicker Starts, Parallel Helpers: 2 improvements, "
+            "a faster start-up and helpers that run at the same time."
+        ),
+        (
+            "  agent: Here is the entry: Quicker Starts, Parallel Helpers: 2 improvements, "
+            "a faster start-up and helpers that run at the same time."
+        ),
         "  stop reason: end_turn",
         "",
     ]

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from acp_agent.instructions import FILE_LIMIT, INSTRUCTIONS_EVENT
-from acp_agent.snapshot.runner import RunResult
+from acp_agent.snapshot.result import RunResult
 from tests.paths import FIXTURES
 
 Run = Callable[[Path], RunResult]

@@ -26,7 +26,8 @@ import pytest
 from acp_agent.llm.replay import read_jsonl
 from acp_agent.snapshot.frames import frame_route, session_routes, session_update
 from acp_agent.snapshot.normalize import normalize_run
-from acp_agent.snapshot.runner import RunResult, run_scenario
+from acp_agent.snapshot.result import RunResult
+from acp_agent.snapshot.runner import run_scenario
 from tests.paths import FIXTURES, ROOT
 from tests.runs import side_by_side
 from tests.snapshot.scenarios import RUNS, SCENARIOS, advertises_sessions, run_id

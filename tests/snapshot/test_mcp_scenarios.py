@@ -21,7 +21,7 @@ from acp_agent.mcp import texts
 from acp_agent.mcp.events import STATUS_EVENT, TOOLS_EVENT
 from acp_agent.permissions import texts as permission_texts
 from acp_agent.snapshot.normalize import normalize_run
-from acp_agent.snapshot.runner import RunResult
+from acp_agent.snapshot.result import RunResult
 from tests.e2e.test_conformance import Checked, Schema, frames_of, modelled_part, official_model, round_trip
 from tests.paths import ACP_SCHEMA, FIXTURES
 from tests.runs import ScenarioRuns

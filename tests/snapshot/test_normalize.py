@@ -11,7 +11,7 @@ from typing import Any
 
 from acp_agent.sandbox.backends import LAUNCHER
 from acp_agent.snapshot.normalize import Normalized, normalize_run
-from acp_agent.snapshot.runner import RunResult
+from acp_agent.snapshot.result import RunResult
 from acp_agent.tools.scratch import PREFIX as SCRATCH_PREFIX
 
 SID_A = "aaaaaaaa-0000-4000-8000-000000000001"
@@ -120,7 +120,10 @@ def test_session_ids_uuids_and_the_cwd_get_placeholders_everywhere() -> None:
     lines = normalize_run(run(frames)).transcript
     assert lines == [
         '<< {"id":1,"result":{"sessionId":"{{sessionId:1}}"}}',
-        '<< {"method":"session/update","params":{"sessionId":"{{sessionId:1}}","update":{"text":"{{uuid:1}} in {{cwd}}/a.txt"}}}',
+        (
+            '<< {"method":"session/update","params":{"sessionId":"{{sessionId:1}}",'
+            '"update":{"text":"{{uuid:1}} in {{cwd}}/a.txt"}}}'
+        ),
         '<< {"id":2,"result":{"sessionId":"{{sessionId:2}}","note":"{{uuid:1}} {{sessionId:1}}"}}',
     ]
 
@@ -133,7 +136,8 @@ def test_the_scenario_the_interpreter_and_loopback_ports_get_placeholders() -> N
     sent = [{"id": 1, "method": "session/new", "params": {"mcpServers": servers}}]
     result = replace(run([], sent=sent), scenario=Path("/fixtures/mcp/tools"))
     assert normalize_run(result).transcript == [
-        '>> {"id":1,"method":"session/new","params":{"mcpServers":[{"command":"{{python}}","args":["{{scenario}}/../server.py"]},'
+        '>> {"id":1,"method":"session/new","params":{"mcpServers":['
+        '{"command":"{{python}}","args":["{{scenario}}/../server.py"]},'
         '{"url":"http://127.0.0.1:{{port:1}}/mcp"},{"url":"http://127.0.0.1:{{port:2}}/sse"},{"url":"http://127.0.0.1:{{port:1}}/x"}]}}'
     ]
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from acp_agent.permissions import texts
 from acp_agent.snapshot.frames import is_response, session_update
-from acp_agent.snapshot.runner import RunResult
+from acp_agent.snapshot.result import RunResult
 from acp_agent.tools.scratch import PREFIX as SCRATCH_PREFIX
 from tests.paths import FIXTURES
 

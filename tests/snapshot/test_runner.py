@@ -11,7 +11,9 @@ import pytest
 
 from acp_agent.snapshot.client import Client
 from acp_agent.snapshot.errors import InvalidScenario, ServerGone
-from acp_agent.snapshot.runner import RunResult, read_logs, route_key, run_scenario
+from acp_agent.snapshot.result import RunResult
+from acp_agent.snapshot.runner import read_logs, route_key, run_scenario
+from acp_agent.snapshot.scenario import ClientCapabilities
 from tests.snapshot.conftest import fake_server, write_scenario
 
 pytestmark = pytest.mark.anyio
@@ -81,11 +83,14 @@ async def test_wrong_answers_are_failures_and_the_run_goes_on(tmp_path: Path) ->
     result = await run_fake(tmp_path, steps)
     assert result.failures == [
         "step 1 (prompt): no session yet: a newSession step must come first",
-        'step 4 (newSessionExpectError): expected an error, got the result {"sessionId":"11111111-2222-3333-4444-555555555555"}',
+        ('step 4 (newSessionExpectError): expected an error, got the result '
+         '{"sessionId":"11111111-2222-3333-4444-555555555555"}'),
         "step 5 (prompt): unexpected error -32603: Internal error: boom",
         'step 6 (promptExpectError): expected an error, got the result {"stopReason":"end_turn"}',
-        'step 8 (promptAndCancel): answered before any agent_message_chunk: {"jsonrpc":"2.0","id":7,"result":{"stopReason":"end_turn"}}',
-        'step 9 (promptAndCancel): expected the result {"stopReason":"cancelled"}, got {"jsonrpc":"2.0","id":8,"result":{"stopReason":"end_turn"}}',
+        ('step 8 (promptAndCancel): answered before any agent_message_chunk: '
+         '{"jsonrpc":"2.0","id":7,"result":{"stopReason":"end_turn"}}'),
+        ('step 9 (promptAndCancel): expected the result {"stopReason":"cancelled"}, '
+         'got {"jsonrpc":"2.0","id":8,"result":{"stopReason":"end_turn"}}'),
     ]  # fmt: skip
     sent = json.loads(result.sent[2])["params"]
     assert sent == {"cwd": "relative", "mcpServers": [], "additionalDirectories": ["/x"]}
@@ -107,7 +112,8 @@ async def test_prompt_and_cancel_when_reports_a_prompt_that_answered_first(tmp_p
     steps = [*OPEN, {"op": "promptAndCancelWhen", "text": "quick", "children": 1}]
     result = await run_fake(tmp_path, steps)
     assert result.failures == [
-        'step 3 (promptAndCancelWhen): answered before 1 child agent(s) showed a tool call: {"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}'
+        "step 3 (promptAndCancelWhen): answered before 1 child agent(s) showed a tool call: "
+        '{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}'
     ]
 
 
@@ -272,3 +278,17 @@ def test_route_key_sorts_naturally() -> None:
     assert sorted(["s10", "s2/#2", "s2", "s1/call_10", "s1/call_9"], key=route_key) == [
         "s1/call_9", "s1/call_10", "s2", "s2/#2", "s10",
     ]  # fmt: skip
+
+
+async def test_elicitations_are_answered_from_the_queue_and_a_missing_answer_is_a_failure() -> None:
+    send, receive = anyio.create_memory_object_stream[bytes](10)
+    answers = [{"action": "decline"}, {"action": "accept", "content": {"answer": "x"}}]
+    forms = ClientCapabilities(elicitation={"form": {}})
+    client = Client(send, [], elicitations=answers, capabilities=forms)  # type: ignore[arg-type]
+    for request_id in (1, 2, 3):
+        await client._answer({"id": request_id, "method": "elicitation/create", "params": {"message": "Which?"}}, 0)
+    sent = [json.loads(receive.receive_nowait())["result"] for _ in range(3)]
+    assert sent == [*answers, {"action": "cancel"}]
+    assert client.failures == ["the agent asked 'Which?' and input.json has no answer left"]
+    unused = Client(send, [], elicitations=answers[:1], capabilities=forms)  # type: ignore[arg-type]
+    assert unused.leftovers() == ["elicitation answers left unused: [{'action': 'decline'}]"]

@@ -11,7 +11,7 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 
 from acp_agent.snapshot.normalize import normalize_run
-from acp_agent.snapshot.runner import RunResult
+from acp_agent.snapshot.result import RunResult
 from tests.paths import FIXTURES
 from tests.runs import ScenarioRuns
 from tests.snapshot.scenarios import RUNS, SCENARIOS, run_id
@@ -57,6 +57,7 @@ def test_the_expected_scenarios_exist() -> None:
         "compaction-load", "compaction-child", "background-wakes-parent", "background-second-prompt",
         "background-report", "background-message", "background-message-busy", "background-stop",
         "background-close-load", "background-interrupted-load", "hooks", "session-delete", "plan-operations",
+        "acp-child-permission", "acp-child-crash", "acp-child-background",
     }  # fmt: skip
 
 

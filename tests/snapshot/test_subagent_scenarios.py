@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from acp_agent.snapshot.frames import child_route, is_response, session_update
-from acp_agent.snapshot.runner import RunResult
+from acp_agent.snapshot.result import RunResult
 from tests.paths import FIXTURES
 
 Run = Callable[[Path], RunResult]

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from acp_agent.snapshot.normalize import normalize_run
-from acp_agent.snapshot.runner import RunResult
+from acp_agent.snapshot.result import RunResult
 
 
 def update(kind: str, **fields: Any) -> dict[str, Any]:

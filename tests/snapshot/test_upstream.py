@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from acp_agent.snapshot.compare import compare, read_frames
-from acp_agent.snapshot.runner import RunResult
+from acp_agent.snapshot.result import RunResult
 from tests.paths import UPSTREAM
 
 pytestmark = pytest.mark.skipif(not UPSTREAM.is_dir(), reason="../shared/upstream is absent")

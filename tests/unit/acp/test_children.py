@@ -200,7 +200,8 @@ def test_the_task_goes_out_on_both_sessions_once_and_usage_adds_up() -> None:
           " `structured_output`", "data": {"code": "structured_output_missing"}}),
         (TurnAborted(reason="cancelled by the client"), result("Error: subagent run was cancelled", error=True),
          "cancelled", None),
-        (TurnMaxSteps(), result("Error: subagent run ended abnormally (max-steps)", error=True), "max_turn_requests", None),
+        (TurnMaxSteps(), result("Error: subagent run ended abnormally (max-steps)", error=True),
+         "max_turn_requests", None),
         (None, None, "cancelled", None),  # stopped before its turn began, and the call had no result
     ],
 )  # fmt: skip
@@ -264,14 +265,16 @@ def test_the_answer_grows_on_the_card_at_block_ends_only_without_a_period() -> N
     events = [
         message(TextContent(text="Count.")),
         delta("Let me ", 1), delta("count.", 2), block_end("Let me count.", 3),
-        AssistantChunkEvent(seq=0, time=4, data=AssistantChunkData(turn=1, step=1, chunk=BlockStart(index=1, block_type="text"))),
+        AssistantChunkEvent(seq=0, time=4,
+                            data=AssistantChunkData(turn=1, step=1, chunk=BlockStart(index=1, block_type="text"))),
         block_end("Whole.", 5, index=1),  # a block that came only whole
         model_call(None),
         delta("3", 7), block_end("3", 8),  # the next model call's text replaces it
         block_end("3", 9),  # nothing new: no update
     ]  # fmt: skip
     assert card_texts([m.map(e) for e in events]) == [
-        None, None, None, ["Count.", "Let me count."], None, ["Count.", "Let me count.Whole."], None, None, ["Count.", "3"], None,
+        None, None, None, ["Count.", "Let me count."], None, ["Count.", "Let me count.Whole."], None, None,
+        ["Count.", "3"], None,
     ]  # fmt: skip
 
 

@@ -60,6 +60,23 @@ def test_tool_calls_take_the_stand_ins_ids_and_meta_and_keep_the_fields_modelled
         "_meta": CARD.meta(),
     }
     assert shown({"sessionUpdate": "tool_call_update", "toolCallId": "t1", "status": "exploded"}) is None
+    # A terminal of the child's is one this server ran for it: the editor knows no such terminal.
+    said = {"type": "content", "content": {"type": "text", "text": "ran"}}
+    ran = {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": "t1",
+        "content": [said, {"type": "terminal", "terminalId": "term-1"}],
+    }
+    ran_alone = {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "content": [ran["content"][1]]}
+    assert shown(ran_alone) is None  # nothing else changed: nothing to show
+    cleared = {"sessionUpdate": "tool_call_update", "toolCallId": "t1", "content": []}
+    assert shown(cleared) == {**cleared, "toolCallId": "s1/call_a/t1", "_meta": CARD.meta()}
+    assert shown(ran) == {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": "s1/call_a/t1",
+        "content": [said],
+        "_meta": CARD.meta(),
+    }
 
 
 OPTIONS = [

@@ -37,6 +37,18 @@ from acp_agent.session import (
     UserMessageData,
     default_registry,
 )
+from acp_agent.session.events import (
+    AssistantChunkEvent,
+    AssistantMessageEvent,
+    CompactionEvent,
+    StepEndEvent,
+    StepStartEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    TurnEndEvent,
+    TurnStartEvent,
+    UserMessageEvent,
+)
 from acp_agent.tools.bash import BashTool
 
 TOOLS = {"bash": BashTool()}
@@ -59,8 +71,8 @@ class Log:
     def user(self, *content: Any, source: str = "user") -> Log:
         if source in ("user", "plugin") and self.step == 0:
             self.turn = self.session.next_turn
-            self.session.append("turn/start", TurnStartData(turn=self.turn, trigger=Trigger(kind="message")))
-        self.session.append("user/message", UserMessageData(content=list(content), source=Source(kind=source)))
+            self.session.append(TurnStartEvent, TurnStartData(turn=self.turn, trigger=Trigger(kind="message")))
+        self.session.append(UserMessageEvent, UserMessageData(content=list(content), source=Source(kind=source)))
         return self
 
     def model(self, *, thought: str = "", text: str = "", calls: tuple[tuple[str, str], ...] = ()) -> Log:
@@ -68,34 +80,34 @@ class Log:
         self._close_step()
         self.step += 1
         turn, step = self.turn, self.step
-        self.session.append("step/start", StepData(turn=turn, step=step))
+        self.session.append(StepStartEvent, StepData(turn=turn, step=step))
         chunks: list[Any] = [ReasoningDelta(index=0, text=thought)] if thought else []
         chunks += [TextDelta(index=1, text=word) for word in re.findall(r"\S+\s*", text)]
         chunks.append(Finish(reason=FinishReason(kind="tool-calls" if calls else "stop")))
         for chunk in chunks:
-            self.session.append("assistant/chunk", AssistantChunkData(turn=turn, step=step, chunk=chunk))
+            self.session.append(AssistantChunkEvent, AssistantChunkData(turn=turn, step=step, chunk=chunk))
         blocks: list[Any] = [ReasoningBlock(text=thought)] if thought else []
         blocks += [TextBlock(text=text)] if text else []
         message = AssistantMessageData(turn=turn, step=step, content=blocks)
-        self.session.append("assistant/message", message)
+        self.session.append(AssistantMessageEvent, message)
         for call_id, name in calls:
             data = ToolCallData(turn=turn, step=step, call_id=call_id, name=name, arguments='{"command": "ls"}')
-            self.session.append("tool/call", data)
+            self.session.append(ToolCallEvent, data)
         for call_id, _ in calls:
             content = [TextContent(text=f"ok {call_id}")]
             result = ToolResultData(turn=turn, step=step, call_id=call_id, content=content, is_error=False)
-            self.session.append("tool/result", result)
+            self.session.append(ToolResultEvent, result)
         return self
 
     def end(self) -> Log:
         self._close_step()
-        self.session.append("turn/end", TurnEndData(turn=self.turn, reason=TurnCompleted()))
+        self.session.append(TurnEndEvent, TurnEndData(turn=self.turn, reason=TurnCompleted()))
         self.step = 0
         return self
 
     def _close_step(self) -> None:
         if self.step:
-            self.session.append("step/end", StepData(turn=self.turn, step=self.step))
+            self.session.append(StepEndEvent, StepData(turn=self.turn, step=self.step))
 
     def stored(self, *children: StoredLog) -> StoredLog:
         return StoredLog(self.session.header, self.session.events, list(children))
@@ -295,14 +307,14 @@ def test_a_loaded_log_shows_each_message_block_whole_and_the_deltas_of_a_step_cu
     log = Log("p", route="s1").user(TextContent(text="Look.")).model(thought="Hmm, ", text="On it.").end()
     log.user(TextContent(text="More."))
     session, turn = log.session, log.turn
-    session.append("step/start", StepData(turn=turn, step=1))
+    session.append(StepStartEvent, StepData(turn=turn, step=1))
     for chunk in [
         ReasoningDelta(index=0, text="So "),
         ReasoningDelta(index=0, text="then"),
         TextDelta(index=1, text="Cut "),
     ]:
-        session.append("assistant/chunk", AssistantChunkData(turn=turn, step=1, chunk=chunk))
-    session.append("assistant/chunk", AssistantChunkData(turn=turn, step=1, chunk=TextDelta(index=1, text="short")))
+        session.append(AssistantChunkEvent, AssistantChunkData(turn=turn, step=1, chunk=chunk))
+    session.append(AssistantChunkEvent, AssistantChunkData(turn=turn, step=1, chunk=TextDelta(index=1, text="short")))
     store = SessionStore(tmp_path, registry=default_registry())
     store.attach(session)
     store.close()
@@ -325,7 +337,7 @@ def test_a_child_sessions_compaction_is_replayed_as_it_showed_live() -> None:
     parent = Log("p", route="s1").user(TextContent(text="Go.")).model(calls=(("call_k", "subagent"),)).end()
     kid = Log("k", route="s1/call_k", spawn_call_id="call_k", parent="p").user(TextContent(text="Task."))
     kid.session.append(
-        "compaction", CompactionData(turn=kid.turn, summary="Sum", cut_seq=0, tokens=42, trigger="threshold")
+        CompactionEvent, CompactionData(turn=kid.turn, summary="Sum", cut_seq=0, tokens=42, trigger="threshold")
     )
     kid.model(text="Done").end()
     stored = parent.stored(kid.stored())

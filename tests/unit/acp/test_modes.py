@@ -163,7 +163,8 @@ async def test_the_thought_level_select_follows_the_current_model(tmp_path: Path
         with pytest.raises(JsonRpcError) as unknown:
             await modes.set_config_option(server.wire, level(session, "max"))
         assert codes(unknown) == (
-            -32602, "Invalid params: value: unknown thought level 'max' for the model 'small'; its levels are 'low', 'high'"
+            -32602,
+            "Invalid params: value: unknown thought level 'max' for the model 'small'; its levels are 'low', 'high'",
         )  # fmt: skip
         await modes.set_config_option(
             server.wire, SetSessionConfigOptionParams(session_id=session, config_id="model", value="large")
@@ -196,7 +197,10 @@ async def test_images_need_a_vision_model_and_attachments_fit_the_cap(tmp_path: 
             (image, "Invalid params: model small does not take images"),
             (
                 blob,
-                "Invalid params: prompt[1]: the attachment is 70 bytes, more than the 64 a prompt may attach (maxAttachmentBytes)",
+                (
+                    "Invalid params: prompt[1]: the attachment is 70 bytes, "
+                    "more than the 64 a prompt may attach (maxAttachmentBytes)"
+                ),
             ),
         ]:
             with pytest.raises(JsonRpcError) as refused:

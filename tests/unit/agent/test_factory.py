@@ -56,3 +56,16 @@ async def test_a_loaded_session_on_a_taken_or_missing_route_gets_the_next_free_o
         stored = [ctx.get(SESSIONS).load(i).header.route for i in "abc"]
     assert (live.route, routes, newer.route) == ("s1", ["s2", "s3", "s4"], "s5")
     assert stored == routes  # written into the headers
+
+
+async def test_a_process_with_a_route_base_names_its_top_level_routes_under_it(
+    scripted: Callable[..., Context], tmp_path: Path
+) -> None:
+    """Run as another's ACP child, this server's sessions are routed under that child agent's."""
+    ctx = scripted([])
+    async with ctx.running():
+        factory = ctx.get(AGENTS)
+        factory.route_base = "s1/call_a"
+        first = await factory.create(cwd=str(tmp_path))
+        second = await factory.create(cwd=str(tmp_path))
+    assert (first.route, second.route) == ("s1/call_a/s1", "s1/call_a/s2")

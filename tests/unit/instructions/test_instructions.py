@@ -195,3 +195,19 @@ def test_a_directory_that_cannot_be_looked_into_holds_no_instructions(
     monkeypatch.setattr(Path, "is_file", refuse)
     monkeypatch.setattr(Path, "exists", refuse)
     assert instruction_files(tmp_path, tmp_path / "config") == []
+
+
+def test_an_additional_roots_project_instructions_follow_the_cwds_each_confined_to_its_project(
+    tmp_path: Path,
+) -> None:
+    config, cwd, lib = tmp_path / "config", tmp_path / "app", tmp_path / "lib"
+    (lib / ".git").mkdir(parents=True)
+    app_rules = write(cwd / "AGENTS.md", "The app's rules.")
+    lib_rules = write(lib / "pkg" / "AGENTS.md", "The library's rules.")
+    write(lib / "AGENTS.md", "The repository's rules.")
+    (lib / "CLAUDE.local.md").symlink_to(write(tmp_path / "secret", "SECRET"))  # out of lib's project
+    files = instruction_files(cwd, config, [lib / "pkg", cwd])  # the cwd again: listed once
+    assert files == [app_rules, lib / "AGENTS.md", lib / "CLAUDE.local.md", lib_rules]
+    found = read_instructions(files, project_root(cwd), project_root(lib / "pkg"))
+    assert "The library's rules." in found.text and "The repository's rules." in found.text
+    assert "SECRET" not in found.text

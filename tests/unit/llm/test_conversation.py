@@ -3,32 +3,46 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeVar
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from acp_agent.kernel.models import Model
 from acp_agent.llm.conversation import Conversation
 from acp_agent.llm.request import Messages, derive_messages
 from acp_agent.session import Session, SessionHeader, default_registry
 from acp_agent.session.content import TextBlock, TextContent, TextDelta, ToolCallBlock
 from acp_agent.session.events import (
     AssistantChunkData,
+    AssistantChunkEvent,
     AssistantMessageData,
+    AssistantMessageEvent,
+    EventOf,
     Source,
     StepData,
+    StepEndEvent,
+    StepStartEvent,
     ToolCallData,
+    ToolCallEvent,
     ToolResultData,
+    ToolResultEvent,
     Trigger,
     TurnCompleted,
     TurnEndData,
+    TurnEndEvent,
     TurnStartData,
+    TurnStartEvent,
     UserMessageData,
+    UserMessageEvent,
 )
 
 SOURCES = st.sampled_from(["user", "steer", "command", "plugin"])
 STEP = st.tuples(st.text(max_size=3), st.lists(st.booleans(), max_size=2))
 """A model call: its text (empty: a message with no content) and its tool calls (is each an error)."""
 TURN = st.tuples(SOURCES, st.text(max_size=3), st.lists(STEP, min_size=1, max_size=3))
+
+D = TypeVar("D", bound=Model)
 
 
 Turn = tuple[str, str, list[tuple[str, list[bool]]]]
@@ -47,28 +61,28 @@ def play(session: Session, turn: Turn, check: Callable[[], None] | None = None) 
     source, text, steps = turn
     number = session.next_turn
 
-    def add(type: str, data: object) -> None:
-        session.append(type, data)  # type: ignore[arg-type]
+    def add(event_cls: type[EventOf[D]], data: D) -> None:
+        session.append(event_cls, data)
         if check is not None:
             check()
 
-    add("turn/start", TurnStartData(turn=number, trigger=Trigger(kind="message")))
-    add("user/message", UserMessageData(content=[TextContent(text=text)], source=Source(kind=source)))
+    add(TurnStartEvent, TurnStartData(turn=number, trigger=Trigger(kind="message")))
+    add(UserMessageEvent, UserMessageData(content=[TextContent(text=text)], source=Source(kind=source)))
     for step, (said, calls) in enumerate(steps, start=1):
-        add("step/start", StepData(turn=number, step=step))
-        add("assistant/chunk", AssistantChunkData(turn=number, step=step, chunk=TextDelta(index=0, text=said)))
+        add(StepStartEvent, StepData(turn=number, step=step))
+        add(AssistantChunkEvent, AssistantChunkData(turn=number, step=step, chunk=TextDelta(index=0, text=said)))
         blocks = [TextBlock(text=said)] if said else []
         blocks += [ToolCallBlock(id=f"c{i}", name="t", arguments="{}") for i in range(len(calls))]
-        add("assistant/message", AssistantMessageData(turn=number, step=step, content=blocks))
+        add(AssistantMessageEvent, AssistantMessageData(turn=number, step=step, content=blocks))
         for i in range(len(calls)):
-            add("tool/call", ToolCallData(turn=number, step=step, call_id=f"c{i}", name="t", arguments="{}"))
+            add(ToolCallEvent, ToolCallData(turn=number, step=step, call_id=f"c{i}", name="t", arguments="{}"))
         for i, failed in enumerate(calls):
             result = ToolResultData(
                 turn=number, step=step, call_id=f"c{i}", content=[TextContent(text="r")], is_error=failed
             )
-            add("tool/result", result)
-        add("step/end", StepData(turn=number, step=step))
-    add("turn/end", TurnEndData(turn=number, reason=TurnCompleted()))
+            add(ToolResultEvent, result)
+        add(StepEndEvent, StepData(turn=number, step=step))
+    add(TurnEndEvent, TurnEndData(turn=number, reason=TurnCompleted()))
 
 
 @settings(max_examples=30, deadline=None)
@@ -91,6 +105,6 @@ def test_after_every_append_the_kept_messages_are_the_messages_derived_anew(
         play(log, turn, check)
     assert earlier == kept  # what a request took is its own: later appends leave it as it was
     stop()
-    log.append("turn/start", TurnStartData(turn=log.next_turn, trigger=Trigger(kind="message")))
-    log.append("user/message", UserMessageData(content=[TextContent(text="late")], source=Source(kind="user")))
+    log.append(TurnStartEvent, TurnStartData(turn=log.next_turn, trigger=Trigger(kind="message")))
+    log.append(UserMessageEvent, UserMessageData(content=[TextContent(text="late")], source=Source(kind="user")))
     assert conversation.messages() != derive_messages(log.events)  # it follows no more once stopped

@@ -247,7 +247,10 @@ OVERFLOW = (
             401,
             "Authentication Fails, Your api key: ****cdef is invalid",
             codes.AUTH,
-            "deepseek answered HTTP 401: Authentication Fails, Your api key: ****cdef is invalid (check the API key in DEEPSEEK_API_KEY)",
+            (
+                "deepseek answered HTTP 401: Authentication Fails, Your api key: ****cdef is invalid "
+                "(check the API key in DEEPSEEK_API_KEY)"
+            ),
         ),
         (403, "forbidden", codes.AUTH, "deepseek answered HTTP 403: forbidden (check the API key in DEEPSEEK_API_KEY)"),
         (

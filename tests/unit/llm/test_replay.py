@@ -290,6 +290,40 @@ async def test_report_names_every_route_with_calls_left() -> None:
 
 
 @pytest.mark.anyio
+async def test_a_process_replays_and_answers_for_its_own_routes_only(caplog: pytest.LogCaptureFixture) -> None:
+    """An ACP child's process (route base `s1/call_a`) and its parent's replay one scenario's
+    fixtures: each plays the routes of its own agents, and holds only those to be consumed."""
+    scripts = {"s1": [entry("a")], "s1/call_a": [], "s1/call_a/s1": [entry("b")], "s1/call_a/s1/call_c": []}
+    parent, child = ReplayModel(scripts), ReplayModel(scripts, route_base="s1/call_a")
+    assert (sorted(parent.scripts), sorted(child.scripts)) == (
+        ["s1", "s1/call_a"],
+        ["s1/call_a/s1", "s1/call_a/s1/call_c"],
+    )
+    assert dumped(await play(parent)) == text_chunks("a")
+    assert parent.report() is None  # the child process's route is not the parent's to consume
+    assert dumped(await play(child, "s1/call_a/s1")) == text_chunks("b")
+    with pytest.raises(UnknownRoute):
+        await play(child)
+
+
+def test_a_notice_from_an_agent_that_asks_no_model_holds_only_its_parent(tmp_path: Path) -> None:
+    """An ACP child's stand-in ends its turns without a model call: its notice gates the parent's
+    call that reads it, and no call of the stand-in."""
+    parent = Log("p", route="s1").turn("go", spawn("call_a", "work"), Step(text_chunks("started")))
+    notice = {"agentId": "a", "route": "s1/call_a", "kind": "settled", "turn": 1, "text": "done", "isError": False}
+    parent.add("turn/start", turn=2, trigger={"kind": "message", "source": {"kind": "subagent"}})
+    parent.add("step/start", turn=2, step=1).add("subagent/notice", **notice)
+    for chunk in text_chunks("read it"):
+        parent.add("assistant/chunk", turn=2, step=1, chunk=chunk)
+    parent.add("step/end", turn=2, step=1).add("turn/end", turn=2, reason={"kind": "completed"})
+    stand_in = Log("a", parentSession="p", route="s1/call_a", spawnCallId="call_a").turn("work")
+    parent.write(tmp_path)
+    stand_in.write(tmp_path, "session.1.jsonl")
+    _, gates, _ = replay.load_fixtures(tmp_path)
+    assert gates == {"s1": {2: replay.Gate(notices=1)}}
+
+
+@pytest.mark.anyio
 @pytest.mark.parametrize("calls", [1, 0])
 async def test_unconsumed_fixtures_are_logged_at_shutdown_by_a_process_that_asked_for_any(
     calls: int, caplog: pytest.LogCaptureFixture

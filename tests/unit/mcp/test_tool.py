@@ -17,7 +17,9 @@ def test_every_mcp_tool_asks_unless_the_deployment_trusts_a_read_only_hint() -> 
 
 
 def test_the_card_comes_from_the_title_and_the_hints() -> None:
-    assert [kind_of(info(**h)) for h in ({}, {"read_only": True}, {"read_only": True, "open_world": True}, {"destructive": True})] == [
+    assert [kind_of(info(**h)) for h in (
+        {}, {"read_only": True}, {"read_only": True, "open_world": True}, {"destructive": True},
+    )] == [
         "other", "read", "fetch", "delete",
     ]  # fmt: skip
     tool = McpTool(info(title="Nice title"), None, Limits())

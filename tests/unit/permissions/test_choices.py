@@ -23,12 +23,12 @@ def mode(value: str) -> dict[str, object]:
 def test_the_last_mode_and_the_last_answer_per_tool_hold() -> None:
     log = session()
     assert (choices(log).mode, choices(log).grants) == (None, {})
-    log.append("session/mode", mode("plan"))
-    log.append("permission/grant", {"tool": "bash", "decision": "allow"})
+    log.append(ModeEvent, mode("plan"))
+    log.append(GrantEvent, {"tool": "bash", "decision": "allow"})
     assert (choices(log).mode, choices(log).grants) == ("plan", {"bash": "allow"})
-    log.append("session/mode", mode("auto"))
-    log.append("permission/grant", {"tool": "bash", "decision": "reject"})
-    log.append("permission/grant", {"tool": "write_file", "decision": "allow"})
+    log.append(ModeEvent, mode("auto"))
+    log.append(GrantEvent, {"tool": "bash", "decision": "reject"})
+    log.append(GrantEvent, {"tool": "write_file", "decision": "allow"})
     folded = choices(log)
     assert (folded.mode, folded.grants, folded.read) == ("auto", {"bash": "reject", "write_file": "allow"}, 5)
     assert choices(log) is folded  # one fold per session, read on from where it stopped
@@ -36,9 +36,9 @@ def test_the_last_mode_and_the_last_answer_per_tool_hold() -> None:
 
 def test_a_fork_seed_is_the_parents_history_not_the_childs_choices() -> None:
     parent = session()
-    parent.append("session/mode", mode("plan"))
-    parent.append("permission/grant", {"tool": "bash", "decision": "allow"})
+    parent.append(ModeEvent, mode("plan"))
+    parent.append(GrantEvent, {"tool": "bash", "decision": "allow"})
     child = session(seed_length=2, seed=list(parent.events))
     assert (choices(child).mode, choices(child).grants) == (None, {})
-    child.append("session/mode", mode("auto"))
+    child.append(ModeEvent, mode("auto"))
     assert choices(child).mode == "auto"

@@ -1,4 +1,5 @@
-"""Saved command rules: the prefix an answer saves, how a command matches, the file they live in."""
+"""Saved rules: the prefix an answer saves, how a command matches, the file they live in (command
+and scope rules)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from acp_agent.permissions.rules import CommandRule, RuleFile, command_prefix, match
+from acp_agent.permissions.rules import CommandRule, RuleFile, ScopeRule, command_prefix, match
 
 
 @pytest.mark.parametrize(
@@ -86,3 +87,37 @@ def test_the_file_is_private_kept_by_project_and_read_as_edited(tmp_path: Path) 
 def test_the_rule_that_decided_is_named() -> None:
     assert match(RULES, "npm test; git push origin") == CommandRule("deny", "git push")
     assert match(RULES, "git status && npm test") == CommandRule("allow", "git status")
+
+
+def test_scope_rules_live_beside_the_command_rules_and_older_files_still_load(tmp_path: Path) -> None:
+    path = tmp_path / "permissions.json"
+    older = {"version": 1, "projects": {"/p/one": {"allow": ["make"]}, "/p/two": ["wrong shape"]}}
+    path.write_text(json.dumps(older))  # written before scope rules existed
+    rules = RuleFile(path)
+    project = Path("/p/one")
+    assert rules.scope_rules(project) == []
+    assert rules.saved(project) == [CommandRule("allow", "make")]
+    rules.add(project, ScopeRule("web_fetch", "127.0.0.1"))
+    rules.add(project, ScopeRule("web_fetch", "127.0.0.1"))  # once only
+    rules.add(project, ScopeRule("web_fetch", "docs.python.org"))
+    rules.add(Path("/p/two"), ScopeRule("web_fetch", "example.com"))  # its damaged entry is replaced
+    data = json.loads(path.read_text())
+    assert data["projects"]["/p/one"] == {"allow": ["make"], "scopes": {"web_fetch": ["127.0.0.1", "docs.python.org"]}}
+    assert rules.saved(project) == [
+        CommandRule("allow", "make"),
+        ScopeRule("web_fetch", "127.0.0.1"),
+        ScopeRule("web_fetch", "docs.python.org"),
+    ]
+    rules.remove(project, ScopeRule("web_fetch", "127.0.0.1"))
+    rules.remove(project, ScopeRule("web_fetch", "never.saved"))
+    rules.remove(Path("/p/none"), ScopeRule("web_fetch", "example.com"))
+    assert rules.scope_rules(project) == [ScopeRule("web_fetch", "docs.python.org")]
+    assert rules.scope_rules(Path("/p/two")) == [ScopeRule("web_fetch", "example.com")]
+    data = json.loads(path.read_text())
+    data["projects"]["/p/one"]["scopes"] = ["wrong shape"]  # edited by hand
+    data["projects"]["/p/two"]["scopes"]["web_fetch"].append(7)  # not a scope: ignored
+    path.write_text(json.dumps(data))
+    assert rules.scope_rules(project) == []
+    assert rules.scope_rules(Path("/p/two")) == [ScopeRule("web_fetch", "example.com")]
+    rules.add(project, ScopeRule("web_fetch", "127.0.0.1"))  # the damaged part is replaced
+    assert rules.scope_rules(project) == [ScopeRule("web_fetch", "127.0.0.1")]

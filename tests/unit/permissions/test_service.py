@@ -13,7 +13,8 @@ from pydantic import BaseModel
 from acp_agent.agent.factory import Lineage
 from acp_agent.agent.keys import AGENTS
 from acp_agent.permissions import AskFailed, UnknownMode, texts
-from acp_agent.permissions.rules import CommandRule
+from acp_agent.permissions.events import ModeEvent
+from acp_agent.permissions.rules import CommandRule, ScopeRule
 from acp_agent.subagents.driver import PARENT_CANCELLED
 from acp_agent.tools import Tool, ToolCallContext, ToolPresentation, ToolResult
 from acp_agent.tools.base import GrantScope
@@ -162,7 +163,7 @@ async def test_modes_are_presets_ask_auto_plan_full(harness: Make, tmp_path: Pat
         ):
             h.permissions.set_mode(agent, "yolo")
         # A mode this deployment does not offer (written by another version) is ignored.
-        agent.session.append("session/mode", {"modeId": "yolo", "source": {"kind": "user"}})
+        agent.session.append(ModeEvent, {"modeId": "yolo", "source": {"kind": "user"}})
         assert (h.permissions.mode(agent), h.permissions.explicit_mode(agent)) == ("ask", None)
     assert asker.asked == []  # auto: the edit and the command ran unasked; plan: the command too
     assert codes(agent) == [None, None, "plan_mode", None, None]
@@ -186,7 +187,7 @@ async def test_full_access_is_offered_only_when_the_deployment_allows_it(harness
         agent = await h.ctx.get(AGENTS).create(cwd=str(h.workspace))
         with pytest.raises(UnknownMode):
             h.permissions.set_mode(agent, "full")
-        agent.session.append("session/mode", {"modeId": "full", "source": {"kind": "user"}})  # an older grant of it
+        agent.session.append(ModeEvent, {"modeId": "full", "source": {"kind": "user"}})  # an older grant of it
         assert h.permissions.mode(agent) == "ask"
 
 
@@ -423,7 +424,8 @@ async def test_the_auto_mode_runs_unasked_what_declares_it_edits_files_not_what_
 
 async def test_saved_rules_reject_and_allow_commands_of_the_project(harness: Make, tmp_path: Path) -> None:
     script = {"s1": [{"toolCalls": [bash("a", "git push --force")]}, {"toolCalls": [bash("b", "git push origin")]},
-                     {"toolCalls": [bash("c", "make test")]}, {"toolCalls": [bash("d", "make test && make docs")]}, DONE]}  # fmt: skip
+                     {"toolCalls": [bash("c", "make test")]}, {"toolCalls": [bash("d", "make test && make docs")]},
+                     DONE]}  # fmt: skip
     h = harness(script)
     asker = ScriptedAsker(["reject_prefix", "allow_once"])
     h.permissions.use_asker(asker)
@@ -482,27 +484,50 @@ class _Peek(Tool[_Params]):
         return ToolResult.text(f"peeked {params.path}")
 
 
-async def test_a_scope_grant_holds_for_that_scope_only_and_reading_tools_run_unasked_in_auto_and_plan(
-    harness: Make,
+async def test_a_scope_answer_is_saved_for_the_project_and_reading_tools_run_unasked_in_auto_and_plan(
+    harness: Make, tmp_path: Path
 ) -> None:
     peeks = [{"toolCalls": [call(f"p{n}", "peek", path=path)]} for n, path in enumerate(["a/1", "a/2", "b/1"])]
-    h = harness({"s1": [*peeks, DONE], "s2": [{"toolCalls": [call("q", "peek", path="c/1")]}, DONE]})
+    again = {"toolCalls": [call("q", "peek", path="a/3")]}
+    h = harness({"s1": [*peeks, DONE], "s2": [again, DONE], "s3": [again, DONE], "s4": [again, DONE]})
     h.ctx.get(TOOLS).register(_Peek())
-    asker = ScriptedAsker(["allow_scope_always", "allow_once"])
+    asker = ScriptedAsker(["allow_scope_always", "allow_once", "allow_once"])
     h.permissions.use_asker(asker)
+    other = tmp_path / "other"
+    other.mkdir()
     async with h.ctx.running():
         agent = await h.run()
-        planning = await h.ctx.get(AGENTS).create(cwd=str(h.workspace))
+        same_project = await h.run()  # a new thread of the project: the saved rule holds
+        elsewhere = await h.run(agent=await h.ctx.get(AGENTS).create(cwd=str(other)))
+        planning = await h.ctx.get(AGENTS).create(cwd=str(other))
         h.permissions.set_mode(planning, "plan")
         await h.run(agent=planning)
-    assert [r.call.block.id for r in asker.asked] == ["p0", "p2"]
+    assert [r.call.block.id for r in asker.asked] == ["p0", "p2", "q"]
+    assert asker.asked[2].context.cwd == other  # another project is asked
     assert [(o.id, o.kind, o.name) for o in asker.asked[0].options()][:3] == [
         ("allow_once", "allow_once", "Allow once"),
         ("allow_always", "allow_always", "Always allow peek"),
         ("allow_scope_always", "allow_always", "Always allow peeking at a"),
     ]
     assert results(agent) == ["peeked a/1", "peeked a/2", "peeked b/1"]
+    assert results(same_project) == results(elsewhere) == ["peeked a/3"]
+    assert of_type(agent, "permission/grant") == []  # kept in the project's rules, not the thread
+    assert h.permissions.rules is not None
+    assert h.permissions.rules.scope_rules(h.workspace) == [ScopeRule("peek", "a")]
+    assert h.permissions.rules.scope_rules(other) == []
+    assert results(planning) == ["peeked a/3"]  # plan mode: it only reads, nobody was asked
+
+
+async def test_without_a_rule_file_a_scope_answer_holds_for_the_thread(harness: Make) -> None:
+    peeks = [{"toolCalls": [call(f"p{n}", "peek", path=path)]} for n, path in enumerate(["a/1", "a/2"])]
+    h = harness({"s1": [*peeks, DONE]})
+    h.ctx.get(TOOLS).register(_Peek())
+    h.permissions.rules = None
+    asker = ScriptedAsker(["allow_scope_always"])
+    h.permissions.use_asker(asker)
+    async with h.ctx.running():
+        agent = await h.run()
+    assert [r.call.block.id for r in asker.asked] == ["p0"]
     assert [g.dump() for g in of_type(agent, "permission/grant")] == [
         {"tool": "peek", "decision": "allow", "callId": "p0", "scope": "a"}
     ]
-    assert results(planning) == ["peeked c/1"]  # plan mode: it only reads, nobody was asked

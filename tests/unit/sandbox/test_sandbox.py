@@ -179,9 +179,9 @@ def test_a_denied_write_gets_a_line_the_model_can_act_on(output: str, line: str)
 
 def test_a_read_only_session_is_not_told_to_escalate() -> None:
     hint = texts.denied_write("bash: x: Permission denied", POLICY._replace(kind=READ_ONLY, writable=()), "/w")
-    assert (
-        hint
-        == "[sandbox: writing /w/x is not allowed in read-only mode; the session is read-only, so describe the change instead]"
+    assert hint == (
+        "[sandbox: writing /w/x is not allowed in read-only mode; "
+        "the session is read-only, so describe the change instead]"
     )
 
 

@@ -34,6 +34,17 @@ from acp_agent.session import (
     UserMessageData,
     default_registry,
 )
+from acp_agent.session.events import (
+    AssistantChunkEvent,
+    AssistantMessageEvent,
+    StepEndEvent,
+    StepStartEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    TurnEndEvent,
+    TurnStartEvent,
+    UserMessageEvent,
+)
 
 
 class RetryData(Model):
@@ -75,34 +86,36 @@ def new_session(
 
 def start_turn(session: Session, text: str = "hi") -> int:
     turn = session.next_turn
-    session.append("turn/start", TurnStartData(turn=turn, trigger=Trigger(kind="message", source={"kind": "user"})))
-    session.append("user/message", UserMessageData(content=[TextContent(text=text)], source=Source(kind="user")))
+    session.append(TurnStartEvent, TurnStartData(turn=turn, trigger=Trigger(kind="message", source={"kind": "user"})))
+    session.append(UserMessageEvent, UserMessageData(content=[TextContent(text=text)], source=Source(kind="user")))
     return turn
 
 
 def open_step(session: Session, turn: int, step: int, *, calls: Sequence[str] = (), chunks: int = 1) -> None:
     """A step up to its tool calls, which stay pending."""
-    session.append("step/start", StepData(turn=turn, step=step))
+    session.append(StepStartEvent, StepData(turn=turn, step=step))
     for _ in range(chunks):
-        session.append("assistant/chunk", AssistantChunkData(turn=turn, step=step, chunk=TextDelta(index=0, text="x")))
+        session.append(
+            AssistantChunkEvent, AssistantChunkData(turn=turn, step=step, chunk=TextDelta(index=0, text="x"))
+        )
     finish = FinishReason(kind="tool-calls" if calls else "stop")
-    session.append("assistant/chunk", AssistantChunkData(turn=turn, step=step, chunk=Finish(reason=finish)))
+    session.append(AssistantChunkEvent, AssistantChunkData(turn=turn, step=step, chunk=Finish(reason=finish)))
     blocks = [ToolCallBlock(id=call_id, name="bash", arguments="{}") for call_id in calls]
     content = [TextBlock(text="x" * chunks), *blocks]
-    session.append("assistant/message", AssistantMessageData(turn=turn, step=step, content=content))
+    session.append(AssistantMessageEvent, AssistantMessageData(turn=turn, step=step, content=content))
     for call_id in calls:
-        session.append("tool/call", ToolCallData(turn=turn, step=step, call_id=call_id, name="bash", arguments="{}"))
+        session.append(ToolCallEvent, ToolCallData(turn=turn, step=step, call_id=call_id, name="bash", arguments="{}"))
 
 
 def close_step(session: Session, turn: int, step: int, *, calls: Sequence[str] = ()) -> None:
     for call_id in calls:
         result = ToolResultData(turn=turn, step=step, call_id=call_id, content=[TextContent(text="ok")], is_error=False)
-        session.append("tool/result", result)
-    session.append("step/end", StepData(turn=turn, step=step))
+        session.append(ToolResultEvent, result)
+    session.append(StepEndEvent, StepData(turn=turn, step=step))
 
 
 def end_turn(session: Session, turn: int, reason: TurnEndReason | None = None) -> None:
-    session.append("turn/end", TurnEndData(turn=turn, reason=reason or TurnCompleted()))
+    session.append(TurnEndEvent, TurnEndData(turn=turn, reason=reason or TurnCompleted()))
 
 
 def complete_turn(session: Session, *, calls: Sequence[str] = ()) -> int:

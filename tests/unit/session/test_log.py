@@ -22,6 +22,7 @@ from acp_agent.session import (
 )
 from acp_agent.session.content import TextDelta
 from acp_agent.session.errors import TurnsOutOfRange
+from acp_agent.session.events import AssistantChunkEvent, StepEndEvent, StepStartEvent, TurnStartEvent, UserMessageEvent
 from acp_agent.session.log import closing_events
 from tests.unit.session.builders import (
     close_step,
@@ -43,7 +44,7 @@ def test_append_stamps_seq_and_clock_time() -> None:
 def test_the_default_clock_is_epoch_milliseconds() -> None:
     before = time.time_ns() // 1_000_000
     session = Session(SessionHeader(id="a", created_at=0), registry=default_registry())
-    event = session.append("turn/start", {"turn": 1, "trigger": {"kind": "message"}})
+    event = session.append(TurnStartEvent, {"turn": 1, "trigger": {"kind": "message"}})
     assert before <= event.time <= now_ms()
 
 
@@ -59,12 +60,12 @@ def test_subscribers_see_each_kept_event_in_registration_order() -> None:
     seen: list[tuple[str, int]] = []
     session.subscribe(lambda event: seen.append(("a", event.seq)))
     dispose_b = session.subscribe(lambda event: seen.append(("b", event.seq)))
-    session.append("turn/start", {"turn": 1, "trigger": {"kind": "message"}})
+    session.append(TurnStartEvent, {"turn": 1, "trigger": {"kind": "message"}})
     with pytest.raises(InvariantViolation):
-        session.append("turn/start", {"turn": 2, "trigger": {"kind": "message"}})
+        session.append(TurnStartEvent, {"turn": 2, "trigger": {"kind": "message"}})
     dispose_b()
     dispose_b()
-    session.append("user/message", {"content": [], "source": {"kind": "user"}})
+    session.append(UserMessageEvent, {"content": [], "source": {"kind": "user"}})
     assert seen == [("a", 0), ("b", 0), ("a", 1)]
 
 
@@ -111,7 +112,7 @@ def test_each_disposer_removes_one_subscription() -> None:
     session.subscribe(lambda event: None, chunks=fields.append)
     dispose_chunks()
     dispose_chunks()
-    session.append("step/start", StepData(turn=1, step=1))
+    session.append(StepStartEvent, StepData(turn=1, step=1))
     session.append_chunk(1, 1, TextDelta(index=0, text="x"))
     assert [streamed[0] for streamed in fields] == [3]
 
@@ -216,12 +217,12 @@ def test_events_appended_by_a_subscriber_reach_every_subscriber_in_order() -> No
     def first(event: SessionEvent) -> None:
         seen["first"].append(event.seq)
         if event.type == "turn/start":  # e.g. a plugin reacting to the turn
-            session.append("user/message", {"content": [], "source": {"kind": "plugin"}})
-            session.append("user/message", {"content": [], "source": {"kind": "plugin"}})
+            session.append(UserMessageEvent, {"content": [], "source": {"kind": "plugin"}})
+            session.append(UserMessageEvent, {"content": [], "source": {"kind": "plugin"}})
 
     session.subscribe(first)
     session.subscribe(lambda event: seen["second"].append(event.seq))
-    event = session.append("turn/start", {"turn": 1, "trigger": {"kind": "message"}})
+    event = session.append(TurnStartEvent, {"turn": 1, "trigger": {"kind": "message"}})
     assert event.seq == 0
     assert seen == {"first": [0, 1, 2], "second": [0, 1, 2]}
 
@@ -232,25 +233,25 @@ def test_a_failing_subscriber_does_not_keep_events_from_the_others() -> None:
 
     def failing(event: SessionEvent) -> None:
         if event.type == "turn/start":
-            session.append("user/message", {"content": [], "source": {"kind": "plugin"}})
+            session.append(UserMessageEvent, {"content": [], "source": {"kind": "plugin"}})
         raise RuntimeError(f"listener bug at {event.seq}")
 
     session.subscribe(failing)
     session.subscribe(lambda event: seen.append(event.seq))
     with pytest.raises(RuntimeError, match="listener bug at 0"):  # the first failure
-        session.append("turn/start", {"turn": 1, "trigger": {"kind": "message"}})
+        session.append(TurnStartEvent, {"turn": 1, "trigger": {"kind": "message"}})
     assert len(session.events) == 2
     assert seen == [0, 1]
     with pytest.raises(RuntimeError, match="listener bug at 2"):
-        session.append("step/start", {"turn": 1, "step": 1})
+        session.append(StepStartEvent, {"turn": 1, "step": 1})
     assert seen == [0, 1, 2]
 
 
 def test_an_ignorable_append_is_marked_so() -> None:
     session = Session(SessionHeader(id="s", created_at=0), registry=default_registry())
-    event = session.append("turn/start", {"turn": 1, "trigger": {"kind": "message"}}, ignorable=True)
+    event = session.append(TurnStartEvent, {"turn": 1, "trigger": {"kind": "message"}}, ignorable=True)
     assert event.dump()["ignorable"] is True
-    assert "ignorable" not in session.append("user/message", {"content": [], "source": {"kind": "user"}}).dump()
+    assert "ignorable" not in session.append(UserMessageEvent, {"content": [], "source": {"kind": "user"}}).dump()
 
 
 # --- memory: what a session holds once a store holds its log ---------------------------------
@@ -287,7 +288,7 @@ def test_a_session_that_left_events_on_disk_needs_its_store_to_read_them() -> No
     kept = [event for event in source.events if event.type != "assistant/chunk"]
     session = Session(source.header, registry=default_registry(), seed=kept, state=source.state)
     assert session.next_seq == source.next_seq and list(session.events) == kept
-    session.append("turn/start", {"turn": 2, "trigger": {"kind": "message"}})
+    session.append(TurnStartEvent, {"turn": 2, "trigger": {"kind": "message"}})
     assert source.next_seq == session.next_seq - 1  # the state was copied, not shared
     with pytest.raises(RuntimeError, match="no store holds it"):
         session.all_events()
@@ -298,7 +299,7 @@ def test_append_chunk_logs_and_shows_what_append_does() -> None:
     for by_chunk in (False, True):
         session = new_session()
         start_turn(session)
-        session.append("step/start", StepData(turn=1, step=1))
+        session.append(StepStartEvent, StepData(turn=1, step=1))
         seen: list[SessionEvent] = []
         fields: list[StreamedChunk] = []
         session.subscribe(seen.append)
@@ -308,7 +309,7 @@ def test_append_chunk_logs_and_shows_what_append_does() -> None:
         if by_chunk:
             session.append_chunk(1, 1, chunk)
         else:
-            session.append("assistant/chunk", {"turn": 1, "step": 1, "chunk": chunk})
+            session.append(AssistantChunkEvent, {"turn": 1, "step": 1, "chunk": chunk})
         assert len(seen) == 2 and seen[0] is seen[1]
         made.append((seen[0], fields, session.next_seq, list(session.events)))
     assert made[0] == made[1]
@@ -329,7 +330,7 @@ def test_a_chunk_subscriber_is_shown_no_event_and_the_others_are_made_one_when_t
     session = new_session()
     session.archive(list)  # a store holds the log: the chunks are not kept in memory
     start_turn(session)
-    session.append("step/start", StepData(turn=1, step=1))
+    session.append(StepStartEvent, StepData(turn=1, step=1))
     fields: list[StreamedChunk] = []
     others: list[SessionEvent] = []
     order: list[str] = []
@@ -353,7 +354,7 @@ def test_a_chunk_appended_by_a_chunk_subscriber_is_delivered_after_the_current_o
     if archived:  # the chunks are delivered as their fields, the one appended meanwhile too
         session.archive(list)
     start_turn(session)
-    session.append("step/start", StepData(turn=1, step=1))
+    session.append(StepStartEvent, StepData(turn=1, step=1))
     seen: list[tuple[str, int]] = []
 
     def echo(streamed: StreamedChunk) -> None:
@@ -371,9 +372,11 @@ def test_a_chunk_appended_by_a_chunk_subscriber_is_delivered_after_the_current_o
 def test_a_chunk_marked_ignorable_is_refused() -> None:
     session = new_session()
     start_turn(session)
-    session.append("step/start", StepData(turn=1, step=1))
+    session.append(StepStartEvent, StepData(turn=1, step=1))
     with pytest.raises(ValueError, match="never ignorable"):
-        session.append("assistant/chunk", {"turn": 1, "step": 1, "chunk": TextDelta(index=0, text="x")}, ignorable=True)
+        session.append(
+            AssistantChunkEvent, {"turn": 1, "step": 1, "chunk": TextDelta(index=0, text="x")}, ignorable=True
+        )
     assert session.next_seq == 3
 
 
@@ -384,7 +387,7 @@ def test_append_chunk_refuses_a_chunk_outside_the_open_step_and_logs_nothing() -
     session.subscribe(seen.append)
     with pytest.raises(InvariantViolation, match="no open step"):
         session.append_chunk(1, 1, TextDelta(index=0, text="x"))
-    session.append("step/start", StepData(turn=1, step=1))
+    session.append(StepStartEvent, StepData(turn=1, step=1))
     with pytest.raises(InvariantViolation, match="turn 1 step 2"):
         session.append_chunk(1, 2, TextDelta(index=0, text="x"))
     assert session.next_seq == 3 and [event.type for event in seen] == ["step/start"]
@@ -416,12 +419,12 @@ def test_an_event_its_writer_refuses_is_neither_kept_nor_shown_and_the_log_goes_
     open_step(session, 1, 1)
     writer.failing = OSError(28, "No space left on device")
     with pytest.raises(OSError, match="No space"):
-        session.append("step/end", StepData(turn=1, step=1))
+        session.append(StepEndEvent, StepData(turn=1, step=1))
     with pytest.raises(OSError, match="No space"):
         session.append_chunk(1, 1, TextDelta(index=0, text="a"))
     with pytest.raises(OSError, match="No space"):  # a chunk appended as an event is held too
         session.append(
-            "assistant/chunk", {"turn": 1, "step": 1, "chunk": {"type": "text-delta", "index": 0, "text": "a"}}
+            AssistantChunkEvent, {"turn": 1, "step": 1, "chunk": {"type": "text-delta", "index": 0, "text": "a"}}
         )
     assert session.state.open_step == 1 and session.next_seq == len(seen) == len(writer.lines)
     writer.failing = None  # the disk is back

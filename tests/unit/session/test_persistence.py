@@ -43,6 +43,7 @@ from acp_agent.session import (
     persistence,
     read_log,
 )
+from acp_agent.session.events import AssistantChunkEvent, AssistantMessageEvent, StepEndEvent, StepStartEvent
 from acp_agent.session.index import INDEX_DIR
 from acp_agent.session.persistence import _delta_line, _line, read_events
 from tests.paths import UPSTREAM
@@ -127,8 +128,8 @@ def test_a_streamed_chunk_is_held_until_the_stores_flush_or_its_logs_next_other_
     path = store.path_of(session.id)
     for log in (session, other):
         start_turn(log)
-        log.append("step/start", StepData(turn=1, step=1))
-        log.append("assistant/chunk", AssistantChunkData(turn=1, step=1, chunk=TextDelta(index=0, text="a")))
+        log.append(StepStartEvent, StepData(turn=1, step=1))
+        log.append(AssistantChunkEvent, AssistantChunkData(turn=1, step=1, chunk=TextDelta(index=0, text="a")))
     on_disk = read_json_lines(path)
     assert on_disk == dumps(session)[:-1]  # held (`dumps` reads the log back: that flushed it)
     assert read_json_lines(path) == dumps(session)
@@ -136,12 +137,12 @@ def test_a_streamed_chunk_is_held_until_the_stores_flush_or_its_logs_next_other_
     assert read_json_lines(other_path)[-1]["type"] == "step/start"
     store.flush()  # every log's held lines
     assert read_json_lines(other_path)[-1]["type"] == "assistant/chunk"
-    session.append("assistant/chunk", AssistantChunkData(turn=1, step=1, chunk=TextDelta(index=0, text="b")))
-    session.append("assistant/chunk", AssistantChunkData(turn=1, step=1, chunk=TextDelta(index=0, text="c")))
+    session.append(AssistantChunkEvent, AssistantChunkData(turn=1, step=1, chunk=TextDelta(index=0, text="b")))
+    session.append(AssistantChunkEvent, AssistantChunkData(turn=1, step=1, chunk=TextDelta(index=0, text="c")))
     session.append(
-        "assistant/chunk", AssistantChunkData(turn=1, step=1, chunk=Finish(reason=FinishReason(kind="stop")))
+        AssistantChunkEvent, AssistantChunkData(turn=1, step=1, chunk=Finish(reason=FinishReason(kind="stop")))
     )
-    session.append("assistant/message", AssistantMessageData(turn=1, step=1, content=[TextBlock(text="abc")]))
+    session.append(AssistantMessageEvent, AssistantMessageData(turn=1, step=1, content=[TextBlock(text="abc")]))
     assert read_json_lines(path)[-5:] == [e.dump() for e in session.all_events()[-5:]]  # with the next event
 
 
@@ -151,8 +152,8 @@ def test_a_held_line_that_cannot_be_written_fails_the_sessions_next_line_not_the
     session = new_session()
     store.attach(session)
     start_turn(session)
-    session.append("step/start", StepData(turn=1, step=1))
-    session.append("assistant/chunk", AssistantChunkData(turn=1, step=1, chunk=TextDelta(index=0, text="a")))
+    session.append(StepStartEvent, StepData(turn=1, step=1))
+    session.append(AssistantChunkEvent, AssistantChunkData(turn=1, step=1, chunk=TextDelta(index=0, text="a")))
     fd = store._attached[session.id].file._fd
     saved, full = os.dup(fd), os.open("/dev/full", os.O_WRONLY)
     os.dup2(full, fd)  # the disk is full from here on
@@ -161,15 +162,15 @@ def test_a_held_line_that_cannot_be_written_fails_the_sessions_next_line_not_the
         store.flush()  # the server's writer goes on
         assert "cannot write a session log" in caplog.text
         with pytest.raises(LogUnwritable, match=r"in .*/s-1: No space left on device \(ENOSPC\)"):
-            session.append("assistant/message", AssistantMessageData(turn=1, step=1, content=[TextBlock(text="a")]))
+            session.append(AssistantMessageEvent, AssistantMessageData(turn=1, step=1, content=[TextBlock(text="a")]))
         assert session.events[-1].type == "step/start"  # refused: not kept, shown to nobody
         with pytest.raises(LogUnwritable):  # the next chunk is not held while writes fail
-            session.append("assistant/chunk", AssistantChunkData(turn=1, step=1, chunk=TextDelta(index=0, text="b")))
+            session.append(AssistantChunkEvent, AssistantChunkData(turn=1, step=1, chunk=TextDelta(index=0, text="b")))
     finally:
         os.dup2(saved, fd)
         os.close(saved)
-    session.append("assistant/message", AssistantMessageData(turn=1, step=1, content=[TextBlock(text="a")]))
-    session.append("step/end", StepData(turn=1, step=1))  # room again: what was held is written once, in order
+    session.append(AssistantMessageEvent, AssistantMessageData(turn=1, step=1, content=[TextBlock(text="a")]))
+    session.append(StepEndEvent, StepData(turn=1, step=1))  # room again: what was held is written once, in order
     assert read_json_lines(store.path_of(session.id)) == dumps(session)
 
 
@@ -404,7 +405,8 @@ def test_a_sessions_directory_that_cannot_hold_logs_is_refused_at_construction_s
         with pytest.raises(UnusableSessionsDirectory) as refused:
             SessionStore(directory, registry=default_registry())
         assert str(refused.value) == (
-            f"sessions directory {directory} cannot hold session logs: {why} (set ACP_AGENT_SESSIONS to a directory of your own)"
+            f"sessions directory {directory} cannot hold session logs: {why} "
+            "(set ACP_AGENT_SESSIONS to a directory of your own)"
         )
 
 
@@ -668,7 +670,7 @@ def test_a_complete_log_is_not_repaired_by_a_free_tail(tmp_path: Path) -> None:
     registry.register(TitleEvent, "free")
     session = new_session(registry=registry)
     complete_turn(session)
-    session.append("note/label", TitleData(title="t"))
+    session.append(TitleEvent, TitleData(title="t"))
     loaded = read_log(write_lines(tmp_path / "s.jsonl", jsonl(session)), registry)
     assert not loaded.repaired
     assert isinstance(loaded.events[-1], TitleEvent)
@@ -874,7 +876,7 @@ def test_delete_takes_a_claim_and_removes_the_session_and_its_children(store: Se
     with pytest.raises(SessionNotFound, match="not claimed here"):
         store.delete(parent.id)  # only under its lock
     with pytest.raises(SessionNotFound, match="not claimed here"):
-        store.log_stored(parent.id, "note/label", TitleData(title="t"))
+        store.log_stored(parent.id, TitleEvent, TitleData(title="t"))
     anyio.run(store.claim, parent.id)
     store.delete(parent.id)
     assert sorted(p.name for p in store.root.iterdir()) == [INDEX_DIR]

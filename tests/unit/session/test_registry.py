@@ -60,6 +60,21 @@ def test_a_stale_disposer_leaves_a_later_registration_alone() -> None:
     registry.register(OtherRetryEvent, "free")
     dispose()
     assert registry.invariant_class("llm/retry") == "free"
+    assert registry.type_of(OtherRetryEvent) == "llm/retry"
+
+
+def test_type_of_names_a_registered_class_only() -> None:
+    registry = default_registry()
+    assert registry.type_of(StepStartEvent) == "step/start"
+    with pytest.raises(UnknownEventType, match="unknown session event type 'RetryEvent'"):
+        registry.type_of(RetryEvent)
+    dispose = registry.register(RetryEvent, "turn")
+    assert registry.type_of(RetryEvent) == "llm/retry"
+    with pytest.raises(UnknownEventType, match="'OtherRetryEvent'"):  # its name is taken, by another class
+        registry.type_of(OtherRetryEvent)
+    dispose()
+    with pytest.raises(UnknownEventType, match="'RetryEvent'"):
+        registry.type_of(RetryEvent)
 
 
 def test_a_type_is_registered_once() -> None:

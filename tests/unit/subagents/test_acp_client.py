@@ -5,6 +5,7 @@ ways it ends."""
 from __future__ import annotations
 
 import sys
+import tempfile
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -16,13 +17,15 @@ from acp_agent.agent.keys import AGENTS
 from acp_agent.kernel import Context
 from acp_agent.mcp.servers import HttpServer, StdioServer
 from acp_agent.mcp.session import MCP
+from acp_agent.sandbox.service import SANDBOX, Sandbox
 from acp_agent.session.events import TurnAborted, TurnCompleted, TurnFailed, TurnMaxSteps, TurnMaxTokens
 from acp_agent.subagents import acp_client, texts
-from acp_agent.subagents.acp import _ending, _mcp_servers
+from acp_agent.subagents.acp import AcpUpdateEvent, StandIn, _ending, _mcp_servers
 from acp_agent.subagents.acp_client import AcpChild, AcpChildError, Handlers
 from acp_agent.subagents.acp_files import READ, WRITE, serve_fs
+from acp_agent.tools.scratch import scratch_dir
 from tests.paths import FIXTURES
-from tests.unit.tools.helpers import call_context
+from tests.unit.tools.helpers import call_context, logged_call
 
 pytestmark = pytest.mark.anyio
 
@@ -170,6 +173,46 @@ async def test_an_acp_childs_file_access_stays_inside_the_cwd(tmp_path: Path) ->
             await serve_fs(agent, method, params)
         assert caught.value.code == code
     assert not (tmp_path.parent / "outside.txt").exists()
+
+
+async def test_an_acp_childs_writes_reach_the_roots_the_file_tools_may_write_and_no_other(tmp_path: Path) -> None:
+    """One rule of where may be written: `tools.sandboxing.writable_roots`, as for `write_file`."""
+    (tmp_path / "work").mkdir()
+    extra, outside = tmp_path / "cache", tmp_path / "outside"
+    extra.mkdir()
+    outside.mkdir()
+    call = logged_call(tmp_path / "work")
+    call.ctx.provide(SANDBOX, Sandbox("landlock", extra_writable=[str(extra)]))
+    agent = call.agent
+    assert await serve_fs(agent, WRITE, {"path": f"{extra}/notes.txt", "content": "a\n"}) is None
+    assert await serve_fs(agent, READ, {"path": f"{extra}/notes.txt"}) == {"content": "a\n"}
+    scratch = scratch_dir(call)
+    assert await serve_fs(agent, WRITE, {"path": f"{scratch}/t", "content": "t"}) is None
+    assert (scratch / "t").read_text() == "t"
+    for path in (f"{outside}/x", "../cache/y"):  # outside every root; a relative path stays in the cwd
+        with pytest.raises(acp_client.Refused) as caught:
+            await serve_fs(agent, WRITE, {"path": path, "content": "x"})
+        assert caught.value.code == -32603
+    assert not (outside / "x").exists() and not (extra / "y").exists()
+    with pytest.raises(acp_client.Refused) as caught:  # a closed session's scratch directory
+        await serve_fs(agent, READ, {"path": f"{tempfile.gettempdir()}/acp-agent-gone-{tmp_path.name}/x"})
+    assert caught.value.code == -32002
+
+
+async def test_a_turn_whose_child_said_no_text_ends_without_an_answer(tmp_path: Path) -> None:
+    """The stand-in logs every update; only text chunks make the turn's answer (none: no step)."""
+    call = logged_call(tmp_path, AcpUpdateEvent)
+    image = {"sessionUpdate": "agent_message_chunk", "content": {"type": "image", "data": "", "mimeType": "image/png"}}
+
+    class Child:
+        async def prompt(self, session_id: str, text: str, handlers: Handlers) -> str:
+            assert (session_id, text) == ("child-1", "")  # the turn's last event is no user message
+            handlers.updates(image)
+            return "end_turn"
+
+    ending = await StandIn(Child(), "child-1").turn(call.agent, 1)  # type: ignore[arg-type]
+    assert ending == TurnCompleted()
+    assert [(e.type, e.data.update) for e in call.session.events[1:]] == [("acp/update", image)]
 
 
 def test_the_child_gets_the_mcp_servers_of_the_threads_top_level_session() -> None:

@@ -110,7 +110,8 @@ async def test_disposing_the_parent_disposes_its_running_children_first(harness:
 async def test_the_limit_and_a_schema_refuse_a_background_start(harness: Callable[..., Harness]) -> None:
     schema = {"type": "object", "properties": {"x": {"type": "string"}}}
     h = harness({
-        "s1": [{"toolCalls": [background("a", "wait"), background("b", "more"), background("c", "typed", outputSchema=schema)]}, {"text": "ok"}],
+        "s1": [{"toolCalls": [background("a", "wait"), background("b", "more"),
+                              background("c", "typed", outputSchema=schema)]}, {"text": "ok"}],
         "s1/a": [{"hang": True}],
     })  # fmt: skip
     h.ctx.get(BACKGROUND).limit = 1
@@ -128,8 +129,10 @@ async def test_the_agent_tools_name_an_unknown_id_and_a_child_that_does_not_run(
     h = with_tools(harness({
         "s1": [
             {"toolCalls": [background("a", "pick")]},
-            {"after": {"s1/a": 1}, "toolCalls": [call("m", "send_message", agent_id="nobody", message="hi"), call("s", "stop_agent", agent_id="nobody")]},
-            {"notices": 1, "toolCalls": [call("s2", "stop_agent", agent_id="{{agent:s1/a}}"), call("m2", "send_message", agent_id="{{agent:s1/a}}", message="again")]},
+            {"after": {"s1/a": 1}, "toolCalls": [call("m", "send_message", agent_id="nobody", message="hi"),
+                                                 call("s", "stop_agent", agent_id="nobody")]},
+            {"notices": 1, "toolCalls": [call("s2", "stop_agent", agent_id="{{agent:s1/a}}"),
+                                         call("m2", "send_message", agent_id="{{agent:s1/a}}", message="again")]},
             {"text": "done"},
             {"notices": 2, "toolCalls": [call("l", "list_agents")]},
             {"text": "listed"},

@@ -11,7 +11,7 @@ from acp_agent.agent.agent import Agent
 from acp_agent.agent.options import AgentOptions
 from acp_agent.kernel.context import Context
 from acp_agent.kernel.scope import Scope
-from acp_agent.session.events import SessionEvent, SessionHeader, Trigger, TurnStartData
+from acp_agent.session.events import SessionEvent, SessionHeader, Trigger, TurnStartData, TurnStartEvent
 from acp_agent.session.log import Session
 from acp_agent.session.registry import default_registry
 from acp_agent.tools import Tool, ToolCallContext, ToolDisplayEvent, ToolResult
@@ -53,7 +53,7 @@ def logged_call(cwd: Path, *event_types: type[SessionEvent], call_id: str = "cal
     for event_type in (ToolDisplayEvent, *event_types):
         registry.register(event_type, "turn")
     session = Session(SessionHeader(id="session-1", created_at=0, cwd=str(cwd)), registry=registry)
-    session.append("turn/start", TurnStartData(turn=1, trigger=Trigger(kind="message")))
+    session.append(TurnStartEvent, TurnStartData(turn=1, trigger=Trigger(kind="message")))
     return ToolCallContext(call_id=call_id, cwd=cwd, agent=caller(session))
 
 

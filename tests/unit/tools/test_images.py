@@ -82,7 +82,10 @@ async def test_refusals_name_the_model_the_file_and_the_limit(tmp_path: Path) ->
     refused(
         result,
         "no_vision",
-        "the model test does not take images (its models entry does not declare vision: true), so read_image cannot show you one",
+        (
+            "the model test does not take images (its models entry does not declare vision: true), "
+            "so read_image cannot show you one"
+        ),
     )
     assert logged(call, "tool/display") == []
     refused(

@@ -84,9 +84,9 @@ async def test_a_job_answers_its_id_and_first_output_and_reads_take_what_is_new(
     first = started.partition("\n")[2]
     rest = await kit.until_end()
     status, _, later = rest.partition("|")
-    assert status == "Job-1 exited with code 3." or "exited with code 3" in started
+    assert status == "job-1 exited with code 3." or "exited with code 3" in started
     assert (("" if first == "(no new output)" else first) + later) == "one\ntwo\n"
-    assert await kit.read() in ("Job-1 exited with code 3.\n(no new output)",)
+    assert await kit.read() in ("job-1 exited with code 3.\n(no new output)",)
 
 
 async def test_kill_ends_the_group_and_answers_the_final_state(ctx: Context, tmp_path: Path) -> None:
@@ -96,7 +96,7 @@ async def test_kill_ends_the_group_and_answers_the_final_state(ctx: Context, tmp
         await anyio.sleep(0.01)
     child = int((tmp_path / "child.pid").read_text())
     killed = await JobKillTool(kit.jobs).run(JobParams(job_id="job-1"), kit.call)
-    assert killed.plain_text() == "Job-1 was killed.\n(no new output)"
+    assert killed.plain_text() == "job-1 was killed.\n(no new output)"
     with anyio.fail_after(10):  # the signal reached it; it ends as the kernel gets to it
         while alive(child):
             await anyio.sleep(0.01)
@@ -110,7 +110,7 @@ async def test_a_job_that_ignores_sigterm_is_killed_after_the_grace(ctx: Context
     while "ready" not in seen:
         seen = await kit.read(wait=60)
     killed = await JobKillTool(kit.jobs, grace_seconds=0.2).run(JobParams(job_id="job-1"), kit.call)
-    assert killed.plain_text() == "Job-1 was killed.\n(no new output)"
+    assert killed.plain_text() == "job-1 was killed.\n(no new output)"
 
 
 async def test_the_ninth_job_is_refused_and_unknown_ids_are_errors(ctx: Context, tmp_path: Path) -> None:
@@ -173,3 +173,10 @@ async def test_bash_starts_jobs_only_where_the_service_is(ctx: Context, tmp_path
         refused.plain_text()
         == "Error: background jobs are not available here: run the command without run_in_background"
     )
+
+
+async def test_a_job_whose_directory_is_gone_does_not_start(ctx: Context, tmp_path: Path) -> None:
+    kit = Kit(ctx, tmp_path / "gone")
+    refused = await kit.jobs.start("true", kit.call)
+    assert refused.error is not None and refused.error.code == "not_started"
+    assert kit.jobs.of(kit.call.agent).jobs == {}

@@ -53,7 +53,10 @@ async def test_a_long_output_is_kept_whole_and_read_back_until_the_session_close
     result = await BashTool(max_output_bytes=100).run(BashParams(command="seq 1 2000"), call)
     text = result.plain_text()
     found = re.search(
-        r"\[\.\.\. (\d+) bytes of output omitted here; all (\d+) bytes are in (\S+): read_file \(offset, limit\) or grep it \.\.\.\]",
+        (
+            r"\[\.\.\. (\d+) bytes of output omitted here; all (\d+) bytes are in (\S+): "
+            r"read_file \(offset, limit\) or grep it \.\.\.\]"
+        ),
         text,
     )
     assert found is not None, text

@@ -82,6 +82,20 @@ def test_unknown_tool() -> None:
     assert prepared.error.error is not None and prepared.error.error.code == "unknown_tool"
 
 
+def test_a_withheld_tool_answers_its_note_until_the_note_is_disposed() -> None:
+    registry = ToolRegistry()
+    owner = Scope()
+    registry.register(EchoTool("ask"), owner=owner)
+    dispose = registry.withhold("ask", "not for you: answer instead")
+    assert prepare(block("ask", {"text": "hi"}), registry, owner).error is None  # who has it calls it
+    prepared = prepare(block("ask"), registry, Scope())
+    assert prepared.error is not None and text(prepared.error) == "Error: not for you: answer instead"
+    assert prepared.error.error is not None and prepared.error.error.code == "unknown_tool"
+    dispose()
+    forgotten = prepare(block("ask"), registry, Scope()).error
+    assert forgotten is not None and text(forgotten) == "Error: unknown tool 'ask'"
+
+
 def test_tool_of_another_scope_or_filtered_out_is_unknown() -> None:
     registry = ToolRegistry()
     owner = Scope()

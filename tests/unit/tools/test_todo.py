@@ -11,6 +11,7 @@ from acp_agent.agent.keys import AGENTS
 from acp_agent.kernel import Row, compose
 from acp_agent.session.content import TextContent, ToolCallBlock
 from acp_agent.session.errors import InvariantViolation
+from acp_agent.session.events import TurnEndEvent
 from acp_agent.session.persistence import SESSIONS
 from acp_agent.tools import (
     Todo,
@@ -22,6 +23,7 @@ from acp_agent.tools import (
     ToolRegistry,
     prepare,
 )
+from acp_agent.tools.todo import TodoUpdateEvent
 
 from .helpers import logged, logged_call
 
@@ -77,9 +79,9 @@ def test_the_call_shows_the_plan_as_a_checklist() -> None:
 
 def test_the_event_type_belongs_in_a_turn(tmp_path: Path) -> None:
     call = logged_call(tmp_path, TodoUpdateEvent)
-    call.session.append("turn/end", {"turn": 1, "reason": {"kind": "completed"}})
+    call.session.append(TurnEndEvent, {"turn": 1, "reason": {"kind": "completed"}})
     with pytest.raises(InvariantViolation, match="turn-enclosed"):
-        call.session.append("todo/update", TodoUpdateData(todos=[]))
+        call.session.append(TodoUpdateEvent, TodoUpdateData(todos=[]))
 
 
 @pytest.mark.anyio

@@ -7,6 +7,7 @@ import json
 import socket
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -20,7 +21,10 @@ from .helpers import call_context
 pytestmark = pytest.mark.anyio
 
 PAGES = Path(__file__).parent / "pages"
-PAGE = "<html><head><title>T</title><script>var secret = 1;</script></head><body><h1>Hello</h1><p>A <a href='/x'>link</a>.</p></body></html>"
+PAGE = (
+    "<html><head><title>T</title><script>var secret = 1;</script></head>"
+    "<body><h1>Hello</h1><p>A <a href='/x'>link</a>.</p></body></html>"
+)
 SEEN: list[dict[str, str]] = []
 RELEASE = threading.Event()
 """Set when the tests are done: the slow page answers then (its client has given up)."""
@@ -66,15 +70,24 @@ class Handler(BaseHTTPRequestHandler):
             self.send(404, "text/plain", b"no such page")
 
 
-@pytest.fixture(scope="module")
-def base() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+@contextmanager
+def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """An HTTP server on 127.0.0.1 answering with `handler`, in a thread: its base URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    RELEASE.set()
-    server.shutdown()
-    server.server_close()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="module")
+def base() -> Iterator[str]:
+    with serving(Handler) as url:
+        yield url
+        RELEASE.set()  # before the shutdown waits for the slow page's answer
 
 
 async def fetch(url: str, **kw: object) -> str:
