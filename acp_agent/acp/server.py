@@ -877,7 +877,7 @@ class _Forward:
         mapper = self.mapper
         if mapper.summarizing:  # a compaction's summary, as its event maps
             self.event(AssistantChunkEvent.streamed(streamed))
-        elif (shown := mapper.text(streamed[4])) is not None:
+        elif (shown := mapper.text(streamed.chunk)) is not None:
             self.wire.chunk(self.shown_on, shown)
         elif (card := mapper.answer(streamed)) is not None:  # a child's answer, on its card
             self.wire.update(self.session_id, card)

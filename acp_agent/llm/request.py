@@ -7,7 +7,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidatorFunctionWrapHandler, field_validator
 
-from acp_agent.kernel.models import Model, compacted
+from acp_agent.kernel._compact import compacted
+from acp_agent.kernel.models import Model
 from acp_agent.llm.retry import RetryData
 from acp_agent.llm.texts import framed_summary
 from acp_agent.session.content import AssistantBlock, ContentBlock, TextContent

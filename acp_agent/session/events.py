@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Protocol, TypeVar
+from typing import Annotated, Any, Literal, NamedTuple, Protocol, TypeVar
 
 from pydantic import ConfigDict, Field, field_validator
 
-from acp_agent.kernel.models import Model, assembled, shared_fields
+from acp_agent.kernel._compact import assembled, shared_fields
+from acp_agent.kernel.models import Model
 from acp_agent.session.content import AssistantBlock, ContentBlock, StreamChunk, Usage
 from acp_agent.session.errors import UnsupportedVersion
 
@@ -245,9 +246,15 @@ class StepEndEvent(SessionEvent):
     data: StepData
 
 
-StreamedChunk = tuple[int, int, int, int, StreamChunk]
-"""A streamed chunk's fields, as `Session.append_chunk` logs it: its event's seq, time, turn, step
-and chunk (`AssistantChunkEvent.fields`)."""
+class StreamedChunk(NamedTuple):
+    """A streamed chunk's fields, as `Session.append_chunk` logs it (`AssistantChunkEvent.fields`):
+    a tuple, made once per streamed chunk (with `tuple.__new__`, without the generated `__new__`)."""
+
+    seq: int
+    time: int
+    turn: int
+    step: int
+    chunk: StreamChunk
 
 
 class AssistantChunkEvent(SessionEvent):
@@ -258,7 +265,7 @@ class AssistantChunkEvent(SessionEvent):
     def fields(self) -> StreamedChunk:
         """What `streamed` makes this event of."""
         data = self.data
-        return self.seq, self.time, data.turn, data.step, data.chunk
+        return StreamedChunk(self.seq, self.time, data.turn, data.step, data.chunk)
 
     @classmethod
     def streamed(cls, fields: StreamedChunk) -> AssistantChunkEvent:
@@ -272,7 +279,7 @@ class AssistantChunkEvent(SessionEvent):
         return assembled(cls, values, _CHUNK_EVENT_FIELDS)
 
 
-# The sets of field names validation would share with every chunk (see `Model`).
+# The sets of field names every chunk's event shares with the other compacted models.
 _CHUNK_DATA_FIELDS = shared_fields({"turn", "step", "chunk"})
 _CHUNK_EVENT_FIELDS = shared_fields({"type", "seq", "time", "data"})
 

@@ -30,8 +30,8 @@ inode and the bytes of it the file holds), then one line per working directory (
 `cwds`), an object of columns (one array per field). A listing of one working directory parses
 only its line, and a write of the file serializes only the lines that changed (the others are
 written back as they were read). A journal line is an entry's fields as one JSON array, its cwd
-second. An entry in memory is a plain tuple of plain values, which the cyclic collector stops
-tracking: 5,000 entries make a few dozen containers, not tens of thousands (see `gc_paused`).
+second. An entry in memory is a named tuple of plain values (`_Row`): one container an entry,
+which holds no other (see `gc_paused`).
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ import os
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from itertools import repeat
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
@@ -75,8 +76,6 @@ _RACY_NS = 2_000_000_000
 seconds covers the coarsest file systems) without its time changing: not recorded."""
 Stamp = tuple[int, int]
 """A log's (size, modification time in ns): a summary taken at that stamp is still true."""
-_Row = tuple[str, str | None, str | None, int, int, str | None, bool, int, int]
-"""An entry in memory: a `SessionSummary`'s fields, then the stamp of its log."""
 _Key = str | None
 """A line of the file: the working directory its sessions' headers name, as they name it."""
 
@@ -95,6 +94,24 @@ class SessionSummary(NamedTuple):
     """From the first `user/message` of a `USER_SOURCES` source (`session_title`)."""
     prompted: bool
     """Whether the session has such a message (a listing shows only sessions someone prompted)."""
+
+
+class _Row(NamedTuple):
+    """An entry in memory: a `SessionSummary`'s fields, then the stamp of its log (made with
+    `tuple.__new__` where thousands are read at once)."""
+
+    id: str
+    cwd: str | None
+    parent_session: str | None
+    created_at: int
+    updated_at: int
+    title: str | None
+    prompted: bool
+    size: int
+    mtime_ns: int
+
+
+_new_tuple = tuple.__new__
 
 
 class SessionIndex:
@@ -133,7 +150,7 @@ class SessionIndex:
         with gc_paused():
             for key in [key for key in self._keys() if wanted(key)]:
                 for session_id, row in list(self._group(key).items()):
-                    if row[2] is not None:
+                    if row.parent_session is not None:
                         continue  # a child
                     try:
                         log_stat = stat(
@@ -141,9 +158,9 @@ class SessionIndex:
                         )  # a str: pathlib costs more than the stat
                     except FileNotFoundError:
                         continue  # gone: not listed (its entry goes once its directory does)
-                    if log_stat.st_size != row[7] or log_stat.st_mtime_ns != row[8]:
+                    if log_stat.st_size != row.size or log_stat.st_mtime_ns != row.mtime_ns:
                         fresh = self._summarize(session_id)
-                        if fresh is None or fresh[2] is not None or not wanted(fresh[1]):
+                        if fresh is None or fresh.parent_session is not None or not wanted(fresh.cwd):
                             continue  # gone, or no longer what this listing shows (its header changed)
                         row = fresh
                     listed[session_id] = make(SessionSummary, row[:7])
@@ -158,7 +175,12 @@ class SessionIndex:
             listed = (self.root / session_id / CHILDREN_FILE).read_text(encoding="utf-8").split()
         except FileNotFoundError:
             self._sync()
-            children = {child for rows in self._all().values() for child, row in rows.items() if row[2] == session_id}
+            children = {
+                child
+                for rows in self._all().values()
+                for child, row in rows.items()
+                if row.parent_session == session_id
+            }
             self._save_if_changed()
             return sorted(children)
         return sorted(child for child in set(listed) if os.path.isdir(self.root / child))
@@ -240,7 +262,7 @@ class SessionIndex:
             except ValueError as exc:
                 log.warning("skipping a line of the session index journal %s: %s", self._journal, exc)
                 continue
-            read[row[0]] = row  # a session's latest entry
+            read[row.id] = row  # a session's latest entry
         self._pending.update(read)
         for key, rows in self._groups.items():
             self._apply(key, rows, read.values())
@@ -276,7 +298,7 @@ class SessionIndex:
         self._sync()  # lists the root: every session is summarized from its log
 
     def _keys(self) -> list[_Key]:
-        return list(dict.fromkeys([*self._raw, *self._groups, *(row[1] for row in self._pending.values())]))
+        return list(dict.fromkeys([*self._raw, *self._groups, *(row.cwd for row in self._pending.values())]))
 
     def _group(self, key: _Key) -> dict[str, _Row]:
         """The entries of one working directory, its line parsed on first use (an unreadable line
@@ -298,10 +320,10 @@ class SessionIndex:
         sessions now of another cwd; a line so changed is no longer the one the file has."""
         changed = False
         for row in entries:
-            if row[1] == key:
-                changed |= rows.get(row[0]) != row
-                rows[row[0]] = row
-            elif rows.pop(row[0], None) is not None:
+            if row.cwd == key:
+                changed |= rows.get(row.id) != row
+                rows[row.id] = row
+            elif rows.pop(row.id, None) is not None:
                 changed = True
         if changed:
             self._raw.pop(key, None)
@@ -325,14 +347,14 @@ class SessionIndex:
             log.warning("not listing %s: %s", path, exc)
             self._drop(session_id)
             return None
-        row: _Row = (*summary, *stamp)
+        row = _Row(*summary, *stamp)
         self._put(row)
         return row
 
     def _put(self, row: _Row) -> None:
-        self._drop(row[0])  # from any line it was in: a load may give a session another cwd
-        self._group(row[1])[row[0]] = row
-        self._touch(row[1])
+        self._drop(row.id)  # from any line it was in: a load may give a session another cwd
+        self._group(row.cwd)[row.id] = row
+        self._touch(row.cwd)
 
     def _drop(self, session_id: str) -> None:
         """Drop an entry from the lines parsed here (a line not parsed yet may still hold it: a
@@ -361,7 +383,7 @@ class SessionIndex:
         if not (self._changed or grown) or not self.root.is_dir():
             return
         self._changed = False
-        for key in {row[1] for row in self._pending.values()}:
+        for key in {row.cwd for row in self._pending.values()}:
             self._group(key)  # parsed with the journal's entries, so written with them
         self._pending = {}
         keys, lines = [], []
@@ -477,10 +499,8 @@ def _rows(data: Any, cwd: _Key) -> dict[str, _Row]:
         not set(map(type, c)) <= t for c, t in zip(columns, expected, strict=False)
     ):
         raise ValueError(f"the line of {cwd!r} is not one this version wrote: its columns")
-    cwds = [cwd] * len(ids)
-    return dict(
-        zip(ids, zip(ids, cwds, parents, created, updated, titles, prompted, sizes, mtimes, strict=True), strict=True)
-    )
+    fields = zip(ids, [cwd] * len(ids), parents, created, updated, titles, prompted, sizes, mtimes, strict=True)
+    return dict(zip(ids, map(_new_tuple, repeat(_Row), fields), strict=True))
 
 
 def _journal_row(data: Any) -> _Row:
@@ -491,7 +511,7 @@ def _journal_row(data: Any) -> _Row:
         or any(type(v) not in t for v, t in zip(data, _ROW_TYPES, strict=False))
     ):
         raise ValueError("not an entry this version wrote")
-    return tuple(data)
+    return _new_tuple(_Row, data)
 
 
 # -- a summary from the log itself ------------------------------------------------------------

@@ -15,6 +15,7 @@ from typing import Any, BinaryIO, Final, NamedTuple, TypeVar
 import anyio
 from pydantic import BaseModel
 
+from acp_agent.kernel._compact import compacted
 from acp_agent.kernel.context import ServiceKey
 from acp_agent.kernel.scope import Disposer
 from acp_agent.kernel.tables import take
@@ -541,7 +542,7 @@ class _LogReader:
             self._step_chunks, self._step_message = [], True
         elif event.type == "step/end":
             self._keep_step_chunks()
-        self.events.append(event)
+        self.events.append(compacted(event, split=False))  # thousands at once: see kernel/_compact.py
         return None
 
     def finish(self) -> tuple[list[SessionEvent], LogState]:

@@ -6,9 +6,11 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from acp_agent.kernel._compact import compacted
 from acp_agent.session import (
     AssistantChunkEvent,
     SessionHeader,
+    StreamedChunk,
     TurnEndEvent,
     UnsupportedVersion,
     default_registry,
@@ -141,14 +143,15 @@ def test_optional_fields_are_dumped_only_when_set() -> None:
 )
 def test_a_streamed_chunk_event_is_the_event_validation_makes(chunk: StreamChunk) -> None:
     validated = default_registry().build("assistant/chunk", 7, 1234, {"turn": 2, "step": 3, "chunk": chunk})
-    streamed = AssistantChunkEvent.streamed((7, 1234, 2, 3, chunk))
+    streamed = AssistantChunkEvent.streamed(StreamedChunk(7, 1234, 2, 3, chunk))
     assert streamed.fields == validated.fields == (7, 1234, 2, 3, chunk)
     assert type(streamed) is type(validated) and type(streamed.data) is type(validated.data)
     assert streamed == validated and repr(streamed) == repr(validated)
     assert streamed.model_dump_json() == validated.model_dump_json() and streamed.dump() == validated.dump()
+    compacted(validated)  # as the log keeps it
     for made in (streamed, streamed.data):  # what pydantic keeps beside the fields, as validation sets it
         twin = validated if made is streamed else validated.data
-        assert made.model_fields_set is twin.model_fields_set  # one set shared (see `Model`)
+        assert made.model_fields_set is twin.model_fields_set  # one set shared (see `kernel._compact`)
         assert (
             made.__pydantic_extra__ == twin.__pydantic_extra__
             and made.__pydantic_private__ == twin.__pydantic_private__
