@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import acp_agent
 
 if TYPE_CHECKING:
-    from acp_agent.kernel import Context
+    from acp_agent.kernel.context import Context
 
 PACKAGED_CONFIG = "cordis.yml"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
@@ -89,7 +89,8 @@ def main(argv: list[str] | None = None) -> int:
 def _composed(config: Path | None) -> Context | None:
     """The composition of `config` (the packaged one by default); None once a configuration
     problem was said plainly, without a traceback."""
-    from acp_agent.kernel import LoaderError, compose
+    from acp_agent.kernel.errors import LoaderError
+    from acp_agent.kernel.loader import compose
 
     try:
         return compose(config or packaged(PACKAGED_CONFIG))

@@ -10,7 +10,8 @@ from __future__ import annotations
 from acp_agent.acp import errors
 from acp_agent.acp.jsonrpc import JsonRpcError
 from acp_agent.acp.schema import AgentAuthCapabilities, ClientCapabilities, Supported, TerminalAuthMethod
-from acp_agent.credentials import Credentials, CredentialsError, MissingKey
+from acp_agent.credentials.keys import Credentials, MissingKey
+from acp_agent.credentials.store import CredentialsError
 
 LOGIN_METHOD_ID = "login"
 LOGIN_ARGS = ["login"]

@@ -40,7 +40,7 @@ from acp_agent.acp.schema import (
     TerminalOutputResult,
     TerminalParams,
 )
-from acp_agent.environ import credential_names
+from acp_agent.environ.variables import credential_names
 from acp_agent.tools.base import ToolCallContext
 from acp_agent.tools.errors import TerminalFailed
 from acp_agent.tools.runner import CommandOutcome, CommandRunner, JobTerminal, TerminalRead

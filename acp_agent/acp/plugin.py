@@ -11,7 +11,9 @@ from typing import Final
 from pydantic import PositiveInt
 
 from acp_agent.acp.frames import MAX_FRAME_BYTES
-from acp_agent.kernel import Context, Disposer, PluginConfig, ServiceKey
+from acp_agent.kernel.context import Context, ServiceKey
+from acp_agent.kernel.plugin import PluginConfig
+from acp_agent.kernel.scope import Disposer
 
 name = "connection"
 inject: tuple[str, ...] = ()

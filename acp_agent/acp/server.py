@@ -82,7 +82,8 @@ from acp_agent.agent.config import model_entry
 from acp_agent.agent.factory import PUBLISHED, AgentFactory
 from acp_agent.agent.keys import AGENTS
 from acp_agent.agent.prompt import ClientPromptMode, use_client_prompt
-from acp_agent.commands import COMMANDS, Announcer, Command
+from acp_agent.commands.announce import Announcer
+from acp_agent.commands.registry import COMMANDS, Command
 from acp_agent.kernel.context import Context
 from acp_agent.kernel.scope import Disposer, Scope
 from acp_agent.kernel.tables import take

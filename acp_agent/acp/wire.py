@@ -21,7 +21,7 @@ from acp_agent.kernel.scope import Disposer, Removal
 
 if TYPE_CHECKING:
     from acp_agent.agent.agent import Agent, Ticket
-    from acp_agent.commands import Announcer
+    from acp_agent.commands.announce import Announcer
 
 
 @dataclass(eq=False)

@@ -9,7 +9,9 @@ from acp_agent.agent.factory import DEFAULT_MAX_ATTACHMENT_BYTES, AgentFactory
 from acp_agent.agent.keys import AGENTS, PROMPT
 from acp_agent.agent.options import AgentDefaults, AgentOptions
 from acp_agent.agent.prompt import PERSONA_SECTION, ClientPromptEvent, Section, SystemPrompt
-from acp_agent.kernel import SHUTDOWN, Context, Disposer, PluginConfig, combine
+from acp_agent.kernel.context import SHUTDOWN, Context
+from acp_agent.kernel.plugin import PluginConfig
+from acp_agent.kernel.scope import Disposer, combine
 from acp_agent.session.persistence import SESSIONS
 
 PERSONA = (

@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING
 from weakref import WeakSet
 
 from acp_agent.agent.loop import TURN_ENDED
-from acp_agent.kernel import Context, Disposer, PluginConfig
+from acp_agent.kernel.context import Context
+from acp_agent.kernel.plugin import PluginConfig
+from acp_agent.kernel.scope import Disposer
 from acp_agent.llm.errors import LlmError
 from acp_agent.llm.request import LlmRequest, UserMessage
 from acp_agent.llm.service import LLM

@@ -9,7 +9,9 @@ from __future__ import annotations
 from acp_agent.commands.builtins import BUILTINS
 from acp_agent.commands.events import CommandReplyEvent
 from acp_agent.commands.registry import COMMANDS, CommandRegistry
-from acp_agent.kernel import Context, Disposer, PluginConfig, combine
+from acp_agent.kernel.context import Context
+from acp_agent.kernel.plugin import PluginConfig
+from acp_agent.kernel.scope import Disposer, combine
 from acp_agent.session.persistence import SESSIONS
 
 name = "commands"

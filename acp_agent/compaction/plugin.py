@@ -13,10 +13,13 @@ from typing import TYPE_CHECKING
 from pydantic import Field
 
 from acp_agent.agent.keys import COMPACTION
-from acp_agent.commands import COMMANDS, Command, CommandRegistry, Invocation, reply
+from acp_agent.commands.builtins import reply
+from acp_agent.commands.registry import COMMANDS, Command, CommandRegistry, Invocation
 from acp_agent.compaction import texts
 from acp_agent.compaction.compactor import Compactor
-from acp_agent.kernel import Context, Disposer, PluginConfig, combine
+from acp_agent.kernel.context import Context
+from acp_agent.kernel.plugin import PluginConfig
+from acp_agent.kernel.scope import Disposer, combine
 from acp_agent.session.events import COMMAND_SOURCE, TurnCompleted, TurnEndReason
 
 if TYPE_CHECKING:

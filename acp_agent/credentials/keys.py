@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from typing import Literal, NamedTuple
 
 from acp_agent.credentials.store import CredentialsError, CredentialStore
-from acp_agent.kernel import Disposer
+from acp_agent.kernel.scope import Disposer
 
 
 class KeyCheck(NamedTuple):

@@ -13,7 +13,9 @@ from acp_agent.agent.factory import PUBLISHED
 from acp_agent.agent.keys import TURN_HOOKS
 from acp_agent.hooks.events import HookRunEvent
 from acp_agent.hooks.service import HOOKS, Hooks
-from acp_agent.kernel import Context, Disposer, PluginConfig, combine
+from acp_agent.kernel.context import Context
+from acp_agent.kernel.plugin import PluginConfig
+from acp_agent.kernel.scope import Disposer, combine
 from acp_agent.permissions.service import PERMISSIONS
 from acp_agent.session.persistence import SESSIONS
 from acp_agent.tools.registry import TOOLS

@@ -30,10 +30,11 @@ from pydantic import ValidationError
 
 from acp_agent.agent.calling import calling_agent
 from acp_agent.agent.keys import AGENTS
-from acp_agent.commands import COMMANDS, Command, Invocation, answer
+from acp_agent.commands.builtins import answer
 from acp_agent.commands.events import CommandReplyData, CommandReplyEvent, NoticeSeverity
+from acp_agent.commands.registry import COMMANDS, Command, Invocation
 from acp_agent.config_dir import config_dir
-from acp_agent.environ import child_environment
+from acp_agent.environ.variables import child_environment
 from acp_agent.hooks import texts
 from acp_agent.hooks.config import HookEvent, HookHandler, HookSet, hook_sources, load_hooks
 from acp_agent.hooks.events import HookRunData, HookRunEvent

@@ -21,8 +21,9 @@ from acp_agent.config_dir import config_dir
 from acp_agent.instructions.events import InstructionFile, InstructionsData, InstructionsEvent
 from acp_agent.instructions.files import instruction_files, nested_files, project_root, read_instructions
 from acp_agent.instructions.texts import INSTRUCTIONS_ORDER
-from acp_agent.kernel import Context, Disposer, PluginConfig, combine
-from acp_agent.kernel.scope import Scope
+from acp_agent.kernel.context import Context
+from acp_agent.kernel.plugin import PluginConfig
+from acp_agent.kernel.scope import Disposer, Scope, combine
 from acp_agent.session.events import SessionEvent
 from acp_agent.session.persistence import SESSIONS
 from acp_agent.tools.base import ToolCallContext

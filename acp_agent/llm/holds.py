@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Final, Protocol
 
-from acp_agent.kernel import EventKey
+from acp_agent.kernel.events import EventKey
 
 
 class Routed(Protocol):

@@ -35,9 +35,12 @@ import anyio
 from pydantic import Field, field_validator
 
 import acp_agent
-from acp_agent.credentials import ApiKey, Credentials, KeyCheck, MissingKey, scrub
-from acp_agent.environ import hide_variables
-from acp_agent.kernel import SHUTDOWN, Context, Disposer, Next, PluginConfig, combine
+from acp_agent.credentials.keys import ApiKey, Credentials, KeyCheck, MissingKey, scrub
+from acp_agent.environ.variables import hide_variables
+from acp_agent.kernel.context import SHUTDOWN, Context
+from acp_agent.kernel.events import Next
+from acp_agent.kernel.plugin import PluginConfig
+from acp_agent.kernel.scope import Disposer, combine
 from acp_agent.llm import codes
 from acp_agent.llm.errors import LlmError
 from acp_agent.llm.openai_wire import (

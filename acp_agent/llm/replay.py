@@ -18,8 +18,11 @@ from typing import Annotated, Any, Literal
 import anyio
 from pydantic import Field, TypeAdapter, field_validator
 
-from acp_agent.kernel import SHUTDOWN, Context, Disposer, Next, PluginConfig, combine
+from acp_agent.kernel.context import SHUTDOWN, Context
+from acp_agent.kernel.events import Next
 from acp_agent.kernel.models import Model
+from acp_agent.kernel.plugin import PluginConfig
+from acp_agent.kernel.scope import Disposer, combine
 from acp_agent.llm.errors import (
     FixtureNotFound,
     FixturesNotConsumed,

@@ -20,8 +20,11 @@ from typing import Any, Literal
 
 from pydantic import Field, TypeAdapter
 
-from acp_agent.kernel import Context, Disposer, Next, PluginConfig
+from acp_agent.kernel.context import Context
+from acp_agent.kernel.events import Next
 from acp_agent.kernel.models import Model
+from acp_agent.kernel.plugin import PluginConfig
+from acp_agent.kernel.scope import Disposer
 from acp_agent.llm.replay import ChunksEntry, Gate, Gates, HangEntry, ReplayEntry, ReplayModel, ThrowEntry, install
 from acp_agent.llm.request import LlmRequest
 from acp_agent.llm.service import ModelStream

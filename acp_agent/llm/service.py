@@ -5,8 +5,11 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Awaitable
 from typing import Final, Protocol
 
-from acp_agent.credentials import Credentials
-from acp_agent.kernel import Context, Disposer, EventKey, Next, PluginConfig, ServiceKey, combine
+from acp_agent.credentials.keys import Credentials
+from acp_agent.kernel.context import Context, ServiceKey
+from acp_agent.kernel.events import EventKey, Next
+from acp_agent.kernel.plugin import PluginConfig
+from acp_agent.kernel.scope import Disposer, combine
 from acp_agent.llm.pricing import Pricing
 from acp_agent.llm.request import LlmRequest
 from acp_agent.llm.retry import RetryEvent

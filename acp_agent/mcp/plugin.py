@@ -13,8 +13,9 @@ trusted (the trust row comes first).
 from __future__ import annotations
 
 from acp_agent.agent.loop import BEFORE_MODEL_CALL
-from acp_agent.environ import credential_names
-from acp_agent.kernel import SHUTDOWN, Context, Disposer, combine
+from acp_agent.environ.variables import credential_names
+from acp_agent.kernel.context import SHUTDOWN, Context
+from acp_agent.kernel.scope import Disposer, combine
 from acp_agent.mcp.events import StatusEvent, ToolsEvent
 from acp_agent.mcp.limits import Limits
 from acp_agent.mcp.session import MCP, McpService

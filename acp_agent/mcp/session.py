@@ -26,7 +26,8 @@ from weakref import WeakKeyDictionary
 import anyio
 
 from acp_agent.agent.keys import AGENTS
-from acp_agent.commands import COMMANDS, Command, Invocation, reply
+from acp_agent.commands.builtins import reply
+from acp_agent.commands.registry import COMMANDS, Command, Invocation
 from acp_agent.kernel.context import ServiceKey
 from acp_agent.kernel.scope import Disposer, Scope
 from acp_agent.kernel.tables import take

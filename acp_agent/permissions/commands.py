@@ -7,7 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from acp_agent.commands import Command, Invocation, answer
+from acp_agent.commands.builtins import answer
+from acp_agent.commands.registry import Command, Invocation
 from acp_agent.instructions.files import project_root
 from acp_agent.permissions import texts
 from acp_agent.permissions.modes import SANDBOX_OF

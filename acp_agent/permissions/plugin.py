@@ -11,9 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from acp_agent.commands import COMMANDS
+from acp_agent.commands.registry import COMMANDS
 from acp_agent.config_dir import config_dir
-from acp_agent.kernel import Context, Disposer, PluginConfig, combine
+from acp_agent.kernel.context import Context
+from acp_agent.kernel.plugin import PluginConfig
+from acp_agent.kernel.scope import Disposer, combine
 from acp_agent.permissions.commands import permissions_command, sandbox_command
 from acp_agent.permissions.events import GrantEvent, ModeEvent
 from acp_agent.permissions.policy import Policy, Rule

@@ -12,7 +12,9 @@ import os
 from pydantic import field_validator
 
 from acp_agent.config_dir import config_dir
-from acp_agent.kernel import Context, Disposer, PluginConfig
+from acp_agent.kernel.context import Context
+from acp_agent.kernel.plugin import PluginConfig
+from acp_agent.kernel.scope import Disposer
 from acp_agent.sandbox.backends import Setting
 from acp_agent.sandbox.policy import Network
 from acp_agent.sandbox.service import SANDBOX, Sandbox

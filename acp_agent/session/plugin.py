@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from acp_agent.kernel import Context, Disposer, PluginConfig, combine
+from acp_agent.kernel.context import Context
+from acp_agent.kernel.plugin import PluginConfig
+from acp_agent.kernel.scope import Disposer, combine
 from acp_agent.session.persistence import SESSIONS, SessionStore
 from acp_agent.session.registry import default_registry
 

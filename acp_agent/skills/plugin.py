@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from acp_agent.agent.factory import PUBLISHED
 from acp_agent.agent.loop import TURN_STARTING
-from acp_agent.kernel import Context, Disposer, PluginConfig, combine
+from acp_agent.kernel.context import Context
+from acp_agent.kernel.plugin import PluginConfig
+from acp_agent.kernel.scope import Disposer, combine
 from acp_agent.session.persistence import SESSIONS
 from acp_agent.skills.events import SkillsEvent
 from acp_agent.skills.service import SKILLS, Skills

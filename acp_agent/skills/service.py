@@ -20,8 +20,8 @@ from pydantic import Field
 from acp_agent.agent.calling import calling_agent
 from acp_agent.agent.keys import AGENTS, PROMPT
 from acp_agent.agent.prompt import Section
-from acp_agent.commands import COMMANDS, Command, Invocation
 from acp_agent.commands.files import CommandFile
+from acp_agent.commands.registry import COMMANDS, Command, Invocation
 from acp_agent.kernel.context import Context, ServiceKey
 from acp_agent.kernel.scope import Scope
 from acp_agent.session.content import TextContent

@@ -20,9 +20,11 @@ import anyio
 from acp_agent.agent.agent import DISPOSING, Agent
 from acp_agent.agent.factory import Lineage
 from acp_agent.agent.keys import AGENTS
-from acp_agent.environ import child_environment
-from acp_agent.kernel import Context, Disposer, PluginConfig, combine
+from acp_agent.environ.variables import child_environment
+from acp_agent.kernel.context import Context
 from acp_agent.kernel.models import Model
+from acp_agent.kernel.plugin import PluginConfig
+from acp_agent.kernel.scope import Disposer, combine
 from acp_agent.llm.holds import AGENT_KNOWN
 from acp_agent.mcp.session import MCP
 from acp_agent.processes.registry import PROCESSES

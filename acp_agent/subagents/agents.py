@@ -7,7 +7,9 @@ import anyio
 from pydantic import Field
 
 from acp_agent.agent.calling import calling_agent
-from acp_agent.kernel import Context, Disposer, PluginConfig, combine
+from acp_agent.kernel.context import Context
+from acp_agent.kernel.plugin import PluginConfig
+from acp_agent.kernel.scope import Disposer, combine
 from acp_agent.session.content import TextContent
 from acp_agent.subagents import texts
 from acp_agent.subagents.background import BackgroundChild

@@ -18,7 +18,7 @@ import anyio
 from acp_agent.agent.factory import Lineage
 from acp_agent.agent.keys import AGENTS, PROMPT
 from acp_agent.agent.prompt import Section
-from acp_agent.kernel import EventKey
+from acp_agent.kernel.events import EventKey
 from acp_agent.session.content import TextBlock, TextContent
 from acp_agent.session.events import SessionEvent, TurnEndReason, TurnFailed
 from acp_agent.session.routes import call_key, route_under, unspawned_key

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from acp_agent.kernel import Context, Disposer, PluginConfig
+from acp_agent.kernel.context import Context
+from acp_agent.kernel.plugin import PluginConfig
+from acp_agent.kernel.scope import Disposer
 from acp_agent.session.events import SessionEvent
 from acp_agent.session.log import completed_turn_prefix
 from acp_agent.subagents.driver import InProcessProvider

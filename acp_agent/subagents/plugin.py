@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from acp_agent.agent.agent import CANCELLING, DISPOSING
 from acp_agent.agent.loop import BEFORE_MODEL_CALL
-from acp_agent.kernel import Context, Disposer, PluginConfig, combine
+from acp_agent.kernel.context import Context
+from acp_agent.kernel.plugin import PluginConfig
+from acp_agent.kernel.scope import Disposer, combine
 from acp_agent.session.persistence import SESSIONS
 from acp_agent.subagents.acp import AcpUpdateEvent
 from acp_agent.subagents.background import DEFAULT_LIMIT, Background, NoticeEvent

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from acp_agent.kernel import Context, Disposer, PluginConfig
+from acp_agent.kernel.context import Context
+from acp_agent.kernel.plugin import PluginConfig
+from acp_agent.kernel.scope import Disposer
 from acp_agent.subagents.driver import InProcessProvider
 from acp_agent.subagents.registry import SUBAGENTS
 

@@ -8,8 +8,10 @@ from typing import Any
 from pydantic import Field
 
 from acp_agent.agent.calling import calling_agent
-from acp_agent.kernel import Context, Disposer, PluginConfig
+from acp_agent.kernel.context import Context
 from acp_agent.kernel.models import Model
+from acp_agent.kernel.plugin import PluginConfig
+from acp_agent.kernel.scope import Disposer
 from acp_agent.subagents import texts
 from acp_agent.subagents.driver import InProcessRun, describe
 from acp_agent.subagents.errors import SubagentError

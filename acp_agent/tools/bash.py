@@ -23,7 +23,7 @@ import anyio
 from anyio.abc import ByteReceiveStream, Process
 from pydantic import Field, model_validator
 
-from acp_agent.environ import child_environment, hide_variables
+from acp_agent.environ.variables import child_environment, hide_variables
 from acp_agent.kernel.context import Context
 from acp_agent.kernel.plugin import PluginConfig
 from acp_agent.kernel.scope import Disposer, combine

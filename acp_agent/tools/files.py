@@ -20,7 +20,9 @@ from typing import TypeVar
 
 from pydantic import Field
 
-from acp_agent.kernel import Context, Disposer, PluginConfig, combine
+from acp_agent.kernel.context import Context
+from acp_agent.kernel.plugin import PluginConfig
+from acp_agent.kernel.scope import Disposer, combine
 from acp_agent.tools import reads, texts
 from acp_agent.tools.base import (
     Diff,

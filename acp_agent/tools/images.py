@@ -13,7 +13,9 @@ import base64
 import anyio
 from pydantic import Field
 
-from acp_agent.kernel import Context, Disposer, PluginConfig
+from acp_agent.kernel.context import Context
+from acp_agent.kernel.plugin import PluginConfig
+from acp_agent.kernel.scope import Disposer
 from acp_agent.session.content import ImageContent, TextContent
 from acp_agent.tools import texts
 from acp_agent.tools.base import Image, Location, ToolCallContext, ToolPresentation, ToolResult

@@ -29,8 +29,10 @@ import anyio
 from anyio.abc import Process
 from pydantic import Field
 
-from acp_agent.environ import child_environment
-from acp_agent.kernel import Context, Disposer, PluginConfig, combine
+from acp_agent.environ.variables import child_environment
+from acp_agent.kernel.context import Context
+from acp_agent.kernel.plugin import PluginConfig
+from acp_agent.kernel.scope import Disposer, combine
 from acp_agent.kernel.tables import take
 from acp_agent.processes.registry import PROCESSES, CommandGroup
 from acp_agent.session.content import TextContent

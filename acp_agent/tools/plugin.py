@@ -4,7 +4,9 @@
 
 from __future__ import annotations
 
-from acp_agent.kernel import Context, Disposer, PluginConfig, combine
+from acp_agent.kernel.context import Context
+from acp_agent.kernel.plugin import PluginConfig
+from acp_agent.kernel.scope import Disposer, combine
 from acp_agent.session.persistence import SESSIONS
 from acp_agent.tools.base import ToolDisplayEvent
 from acp_agent.tools.registry import TOOLS, ToolRegistry

@@ -18,7 +18,9 @@ import anyio.to_thread
 import pathspec
 from pydantic import Field
 
-from acp_agent.kernel import Context, Disposer, PluginConfig, combine
+from acp_agent.kernel.context import Context
+from acp_agent.kernel.plugin import PluginConfig
+from acp_agent.kernel.scope import Disposer, combine
 from acp_agent.tools import confined, texts
 from acp_agent.tools.base import Location, Tool, ToolCallContext, ToolParams, ToolPresentation, ToolResult, code_block
 from acp_agent.tools.confined import Target

@@ -11,8 +11,10 @@ from typing import Final, Literal
 
 from pydantic import ConfigDict, Field
 
-from acp_agent.kernel import Context, Disposer, PluginConfig, combine
+from acp_agent.kernel.context import Context
 from acp_agent.kernel.models import Model
+from acp_agent.kernel.plugin import PluginConfig
+from acp_agent.kernel.scope import Disposer, combine
 from acp_agent.session.events import SessionEvent
 from acp_agent.session.persistence import SESSIONS
 from acp_agent.tools.base import Tool, ToolCallContext, ToolParams, ToolPresentation, ToolResult

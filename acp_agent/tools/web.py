@@ -20,7 +20,9 @@ from urllib.parse import urlsplit
 
 from pydantic import Field
 
-from acp_agent.kernel import Context, Disposer, PluginConfig
+from acp_agent.kernel.context import Context
+from acp_agent.kernel.plugin import PluginConfig
+from acp_agent.kernel.scope import Disposer
 from acp_agent.tools import texts
 from acp_agent.tools.base import GrantScope, Tool, ToolCallContext, ToolParams, ToolPresentation, ToolResult
 from acp_agent.tools.registry import TOOLS

@@ -6,7 +6,9 @@ rows that need trust (`hooks`, ...).
 
 from __future__ import annotations
 
-from acp_agent.kernel import Context, Disposer, PluginConfig
+from acp_agent.kernel.context import Context
+from acp_agent.kernel.plugin import PluginConfig
+from acp_agent.kernel.scope import Disposer
 from acp_agent.trust.service import TRUST, Trust
 from acp_agent.trust.store import TrustStore
 

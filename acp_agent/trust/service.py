@@ -21,7 +21,8 @@ from weakref import WeakKeyDictionary
 import anyio
 
 from acp_agent.agent.keys import AGENTS
-from acp_agent.commands import COMMANDS, Command, Invocation, answer
+from acp_agent.commands.builtins import answer
+from acp_agent.commands.registry import COMMANDS, Command, Invocation
 from acp_agent.kernel.context import Context, ServiceKey
 from acp_agent.kernel.scope import Disposer, Scope
 from acp_agent.trust import texts
