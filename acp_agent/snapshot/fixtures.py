@@ -5,7 +5,8 @@ request (DESIGN §8). So fixtures whose routes are mixed up (two concurrent chil
 their routes exchanged, a child matched to the wrong spawn call) replay without a replay error,
 each agent reading another's answers. The harness closes that gap: after a replayed run, the user
 messages of each route's log (after a fork's seed) must be those of the fixture the replay model
-routed there, else the run fails with a `FixtureMismatch`.
+routed there, else the run fails with a `FixtureMismatch`. A recorded prompt naming the recording's
+cwd (`{{cwd}}`: a skill's directory, say) names the run's.
 """
 
 from __future__ import annotations
@@ -18,13 +19,15 @@ from acp_agent.llm.errors import ReplayError
 from acp_agent.llm.replay import PRIMARY, read_jsonl
 from acp_agent.llm.routes import assign_routes
 from acp_agent.snapshot.errors import FixtureMismatch
+from acp_agent.snapshot.normalize import CWD
 
 REPORT = "replay: "
 """How a failure of the replay is reported (as the server reports its own replay errors)."""
 
 
-def check_fixtures(directory: Path, logs: Mapping[str, list[Any]]) -> list[str]:
-    """A failure for every route whose run log was prompted otherwise than its fixture."""
+def check_fixtures(directory: Path, logs: Mapping[str, list[Any]], cwd: Path) -> list[str]:
+    """A failure for every route whose run log (of a run in `cwd`) was prompted otherwise than its
+    fixture."""
     fixtures = _fixture_logs(directory)
     if PRIMARY not in fixtures:
         return []  # nothing is replayed (or the server reports the missing fixture itself)
@@ -37,7 +40,8 @@ def check_fixtures(directory: Path, logs: Mapping[str, list[Any]]) -> list[str]:
         run = logs.get(route)
         if run is None:
             continue  # an agent the run never created: unconsumed calls are the server's to report
-        recorded, asked = prompts(fixtures[name]), prompts(run)
+        recorded = [prompt.replace(CWD, str(cwd)) for prompt in prompts(fixtures[name])]
+        asked = prompts(run)
         if recorded != asked:
             error = FixtureMismatch(route, name, recorded, asked)
             failures.append(f"{REPORT}{type(error).__name__}: {error}")

@@ -135,7 +135,7 @@ async def run_scenario(
     failures += client.failures + client.leftovers() + log_problems
     failures += [f"server stderr: {line}" for line in stderr_text.splitlines() if REPLAY_PROBLEM in line]
     if check_fixtures:
-        failures += fixtures.check_fixtures(directory, logs)
+        failures += fixtures.check_fixtures(directory, logs, cwd)
     return RunResult(
         client.stdout,
         stderr_text,
