@@ -8,7 +8,8 @@ requests and the client's answers to them), session ids become `{{sessionId:N}}`
 `{{uuid:N}}` by first appearance, the run's temp cwd becomes `{{cwd}}`, its user configuration
 directory `{{config}}`, the scenario directory `{{scenario}}`, the harness's interpreter
 `{{python}}`, the sandbox's launcher `{{launcher}}`, the directory the cwd is in `{{workdir}}`, a
-session's private temporary directory `{{tmpdir:N}}` and a loopback port `{{port:N}}`, inside any
+session's private temporary directory `{{tmpdir:N}}`, a command's overflow file in it
+`{{tmpdir:N}}/{{tmpfile:M}}` and a loopback port `{{port:N}}`, inside any
 string, and log times, `createdAt` and an event's `durationMs` become 0. Everything else is kept,
 key order included, so a snapshot reads as what the editor saw.
 """
@@ -37,6 +38,9 @@ PYTHON = "{{python}}"
 LAUNCHER_PATH = "{{launcher}}"
 WORKDIR = "{{workdir}}"
 SCRATCH = re.compile(re.escape(os.path.join(tempfile.gettempdir(), SCRATCH_PREFIX)) + r"\w+")
+SCRATCH_FILE = re.compile(r"(\{\{tmpdir:\d+\}\}/)(output-\w+\.txt)")
+"""A file a command's output overflowed to, in a session's directory once that has its placeholder
+(`tools/overflow.py` names it by `mkstemp`: new each run)."""
 LOOPBACK_PORT = re.compile(r"(127\.0\.0\.1:)(\d+)")
 """A port the run's loopback servers (MCP over HTTP) were given: free ports, new each run."""
 LONG_LINE, CUT = 2000, 100
@@ -79,6 +83,7 @@ class Placeholders:
         self.uuids: dict[str, str] = {}
         self.ports: dict[str, str] = {}
         self.scratch: dict[str, str] = {}
+        self.scratch_files: dict[str, str] = {}
 
     def learn_session(self, session_id: Any) -> None:
         if isinstance(session_id, str) and session_id not in self.sessions:
@@ -89,7 +94,7 @@ class Placeholders:
             text = text.replace(path, placeholder)
         for session_id, placeholder in self.sessions.items():
             text = text.replace(session_id, placeholder)
-        text = SCRATCH.sub(self._scratch, text)
+        text = SCRATCH_FILE.sub(self._scratch_file, SCRATCH.sub(self._scratch, text))
         text = LOOPBACK_PORT.sub(self._port, text)
         return UUID.sub(self._uuid, text)
 
@@ -98,6 +103,9 @@ class Placeholders:
 
     def _scratch(self, match: re.Match[str]) -> str:
         return self.scratch.setdefault(match[0], f"{{{{tmpdir:{len(self.scratch) + 1}}}}}")
+
+    def _scratch_file(self, match: re.Match[str]) -> str:
+        return match[1] + self.scratch_files.setdefault(match[2], f"{{{{tmpfile:{len(self.scratch_files) + 1}}}}}")
 
     def _port(self, match: re.Match[str]) -> str:
         return match[1] + self.ports.setdefault(match[2], f"{{{{port:{len(self.ports) + 1}}}}}")

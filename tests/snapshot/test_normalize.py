@@ -195,3 +195,13 @@ def test_the_sandboxs_launcher_a_sessions_temporary_directory_and_the_cwds_direc
     ]
     at_root = RunResult([json.dumps(frame)], "", {}, Path("/cwd"), [], 0, [], sent_after=[])
     assert '"out":"/' in normalize_run(at_root).transcript[0]  # `/` is every path's start: no placeholder
+
+
+def test_a_commands_overflow_file_gets_a_placeholder_in_its_sessions_directory() -> None:
+    directory = os.path.join(tempfile.gettempdir(), f"{SCRATCH_PREFIX}ab_1")
+    files = [f"{directory}/output-{name}.txt" for name in ("k3_x9q1z", "p0_q7w2e", "k3_x9q1z")]
+    frame = {"id": 1, "result": {"kept": files, "elsewhere": f"{CWD}/output-k3_x9q1z.txt"}}
+    assert normalize_run(run([frame])).transcript == [
+        '<< {"id":1,"result":{"kept":["{{tmpdir:1}}/{{tmpfile:1}}","{{tmpdir:1}}/{{tmpfile:2}}",'
+        '"{{tmpdir:1}}/{{tmpfile:1}}"],"elsewhere":"{{cwd}}/output-k3_x9q1z.txt"}}'
+    ]
