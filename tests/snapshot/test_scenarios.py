@@ -58,7 +58,7 @@ def test_the_expected_scenarios_exist() -> None:
         "background-report", "background-message", "background-message-busy", "background-stop",
         "background-close-load", "background-interrupted-load", "hooks", "session-delete", "plan-operations",
         "acp-child-permission", "acp-child-crash", "acp-child-background",
-        "skills", "project-trust", "nested-instructions",
+        "skills", "project-trust", "nested-instructions", "coding-guards",
     }  # fmt: skip
 
 
