@@ -361,8 +361,8 @@ class AcpServer:
         return any(entry.vision for entry in self.ctx.get(AGENTS).models)
 
     def _tool_of(self, scope: Scope, name: str) -> Tool[Any] | None:
-        """The tool `name` as the agent of `scope` sees it (bound to a scope: each open session's
-        mapper holds a partial of this rather than a closure, a third of its size)."""
+        """The tool `name` as the agent of `scope` sees it (each open session's mapper holds a
+        partial of this bound to its scope, not a closure: README, Performance)."""
         return self.ctx.get(TOOLS).get(name, scope)
 
     def _on_published(self, agent: Agent) -> None:
@@ -617,7 +617,7 @@ METHODS: Methods = {
 
 class _Forward:
     """What `AcpServer._watch` subscribes to an agent's log: its events and chunks, to the wire.
-    One small object rather than two closures and their cells: every open session has one."""
+    One small object, not two closures: every open session has one (README, Performance)."""
 
     __slots__ = ("wire", "session_id", "mapper", "shown_on", "child", "top_level", "woken")
 

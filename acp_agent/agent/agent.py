@@ -139,10 +139,11 @@ class Agent:
         self.conversation = Conversation(session)
         """What the model sees of the session (the factory has it follow the log once published)."""
         self._inbox: list[Ticket] = []
-        """A list, not a deque: it holds a message or two, and an empty deque costs 760 bytes."""
+        """The turns queued behind the running one, oldest first (a list: it holds one or two;
+        README, Performance, on what an idle session keeps)."""
         self._busy: anyio.Event | None = None
-        """Set when the agent is idle again; None while it is. Events are made only for a wait: an
-        anyio event holds a 760-byte deque, and a server keeps hundreds of idle sessions."""
+        """Set when the agent is idle again; None while it is. Made only for a wait, so an idle
+        agent holds no event (README, Performance, on what an idle session keeps)."""
         self._turn: TurnControl | None = None
         """The running turn's cancel scope and steering: this agent owns them (see `_run`)."""
         self._running: Ticket | None = None
