@@ -3,16 +3,12 @@ session lifecycle: session/load, session/list, session/resume, session/close, se
 
 from __future__ import annotations
 
-import gc
 import logging
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import Any, NamedTuple, TypeVar
 
-import anyio
 from pydantic import BaseModel, ValidationError
 
 import acp_agent
@@ -28,9 +24,8 @@ from acp_agent.acp import (
 )
 from acp_agent.acp.children import ChildSession, stop_reason, woken_turn
 from acp_agent.acp.connection import Connection
-from acp_agent.acp.history import StoredLog, history_updates
 from acp_agent.acp.jsonrpc import JsonRpcError, Methods, Success
-from acp_agent.acp.listing import list_page, listed_cwd
+from acp_agent.acp.lifecycle import LIST_PAGE_SIZE, Lifecycle
 from acp_agent.acp.plugin import CONNECTION, ConnectionConfig
 from acp_agent.acp.schema import (
     PROTOCOL_VERSION,
@@ -79,19 +74,17 @@ from acp_agent.acp.updates import ChildOrigin, UpdateMapper
 from acp_agent.acp.wire import AcpSession, AgentWire, Wire
 from acp_agent.agent.agent import Agent
 from acp_agent.agent.config import model_entry
-from acp_agent.agent.factory import PUBLISHED, AgentFactory
+from acp_agent.agent.factory import PUBLISHED
 from acp_agent.agent.keys import AGENTS
 from acp_agent.agent.prompt import ClientPromptMode, use_client_prompt
 from acp_agent.commands.announce import Announcer
 from acp_agent.commands.registry import COMMANDS, Command
 from acp_agent.kernel.context import Context
-from acp_agent.kernel.scope import Disposer, Scope
-from acp_agent.kernel.tables import take
+from acp_agent.kernel.scope import Scope
 from acp_agent.llm.codes import MISSING_CREDENTIAL
 from acp_agent.llm.service import LLM
 from acp_agent.mcp.servers import ServerSpec, UnsupportedServer, parse_servers
 from acp_agent.mcp.session import MCP
-from acp_agent.mcp.session import logged_tools as mcp_logged_tools
 from acp_agent.session.content import (
     CONTENT_BLOCK_ADAPTER,
     BlobResourceContents,
@@ -102,28 +95,18 @@ from acp_agent.session.content import (
     is_blank,
 )
 from acp_agent.session.errors import (
-    InvalidSessionId,
     LogUnwritable,
-    MisplacedLog,
-    SessionBusy,
-    SessionLogDamaged,
-    SessionNotFound,
     TurnsOutOfRange,
-    UnknownEventType,
-    UnsupportedVersion,
 )
 from acp_agent.session.events import (
     AssistantChunkEvent,
     SessionEvent,
-    SessionHeader,
     StreamedChunk,
     ToolResultEvent,
     TurnEndReason,
 )
-from acp_agent.session.index import gc_paused
 from acp_agent.session.log import completed_turn_prefix
-from acp_agent.session.persistence import SESSIONS, LoadedSession, read_events
-from acp_agent.session.titles import TitleData, TitleEvent, one_line
+from acp_agent.session.titles import TitleData, one_line
 from acp_agent.subagents.driver import INHERIT
 from acp_agent.tools.base import Tool
 from acp_agent.tools.registry import TOOLS
@@ -135,9 +118,6 @@ log = logging.getLogger(__name__)
 P = TypeVar("P", bound=BaseModel)
 
 PROMPT_BLOCK_TYPES = ("text", "resource_link", "resource", "image")
-LIST_PAGE_SIZE = 50
-"""Sessions per `session/list` page."""
-CLOSED_BY_CLIENT = "the client closed the session"
 CANCELLED_BY_CLIENT = "cancelled by the client"
 EXTENSIONS = {"acpAgent": {"promptQueueing": True}}
 """`agentCapabilities._meta`: what this agent does beyond the protocol. `promptQueueing`: a prompt
@@ -147,26 +127,18 @@ INITIALIZE_META = {"steering": {"supported": True}}
 agents (codex-acp, claude-agent-acp) announce it."""
 
 
-@dataclass(eq=False)
-class _Turns:
-    lock: anyio.Lock = field(default_factory=anyio.Lock)
-    users: int = 0
-    """Tasks holding or waiting for `lock`."""
-
-
 class AcpServer:
     """One client's view of the agents: its sessions and what it said it can do."""
 
     def __init__(self, ctx: Context, conn: Connection, *, list_page_size: int = LIST_PAGE_SIZE) -> None:
         self.ctx = ctx
         self.conn = conn
-        self.list_page_size = list_page_size
         self.wire = Wire(conn)
         """The connection as the helpers see it: its client, sessions, where agents show (wire.py)."""
         self.auth_methods: list[TerminalAuthMethod] = []
         """The authentication methods `initialize` offered this client."""
-        self._lifecycle: dict[str, _Turns] = {}
-        """Per session id being opened or closed now: its lock (see `_one_at_a_time`)."""
+        self.lifecycle = Lifecycle(ctx, self.wire, list_page_size=list_page_size)
+        """Opening, closing, deleting and naming its sessions (lifecycle.py)."""
         ctx.scope.add(ctx.events.on(PUBLISHED, self._on_published))
         # File tools and bash go through the client for what it advertises (client_services.py).
         ctx.scope.add(client_services.install(ctx, self.wire))
@@ -247,7 +219,7 @@ class AcpServer:
         if mcp is not None:  # the project's own servers (`.mcp.json`) may come beside the client's
             self.conn.when_answered(lambda: mcp.open(agent, servers))
 
-    # -- the session lifecycle ----------------------------------------------------------------
+    # -- the session lifecycle (lifecycle.py) ---------------------------------------------------
 
     async def load_session(self, params: LoadSessionParams) -> OpenSessionResult:
         """Reopen a stored session and replay it as `session/update`s before answering."""
@@ -265,71 +237,14 @@ class AcpServer:
             raise errors.subagent_session(session_id)
         workspace = self._check_workspace(cwd, params.additional_directories, params.mcp_servers)
         instructions = self._client_prompt(params.system_prompt)
-        async with self._one_at_a_time(session_id):
-            if session_id in self.wire.sessions:  # open here already: reopened from what it wrote
-                await self._close(session_id)
-            unclaim = await self._claim(session_id)
-            try:  # read under the lock, so what another process wrote last is in
-                loaded = self._read(session_id)
-                agent = await self._restore(session_id, cwd, loaded, replay)
-            finally:
-                unclaim()  # a no-op once the agent's log took the lock over
+        async with self.lifecycle.one_at_a_time(session_id):
+            agent = await self.lifecycle.reopen(session_id, cwd, replay=replay)
             use_roots(agent, workspace.roots)  # as the request names them (none: the cwd alone)
             if instructions is not None:  # as the request names it: the log's earlier ones are history
                 use_client_prompt(agent, *instructions)
             self._connect(agent, workspace.servers)
             self._open(agent)
             return agent
-
-    async def _restore(self, session_id: str, cwd: str, loaded: LoadedSession, replay: bool) -> Agent:
-        """Check a stored session against the request, re-create its agent, replay it if asked."""
-        header = loaded.header
-        if header.parent_session is not None:
-            raise errors.invalid_params(
-                f"session {session_id!r} is a subagent's session; load its top-level session"
-                f" {header.parent_session!r} instead"
-            )
-        if header.cwd is None:  # a log from before cwds were recorded: it takes the client's
-            loaded = loaded._replace(header=header.model_copy(update={"cwd": cwd}))
-        elif os.path.normpath(header.cwd) != os.path.normpath(cwd):
-            raise errors.invalid_params(
-                f"cwd {cwd!r} is not the cwd of session {session_id!r}, which was created in {header.cwd!r}"
-            )
-        stored = StoredLog(header, loaded.events, self._children(session_id)) if replay else None
-        factory: AgentFactory = self.ctx.get(AGENTS)
-        try:
-            agent = await factory.restore(loaded)
-        except LogUnwritable as exc:
-            raise errors.internal_error(f"cannot open session {session_id!r}: {exc}") from None
-        try:
-            self._replay(agent, stored, session_id)
-        except BaseException:  # the session is not opened: its agent goes, and its lock with it
-            with anyio.CancelScope(shield=True):
-                await agent.dispose()
-            raise
-        return agent
-
-    def _replay(self, agent: Agent, stored: StoredLog | None, session_id: str) -> None:
-        """Replay a stored session (`stored`, when asked) and note the ids of its children."""
-        if stored is not None:
-            # The session's MCP tools connect after the answer: past calls show as they were logged.
-            logged = logged_tools(self.ctx, stored)
-            frames = history_updates(
-                stored,
-                lambda name: self.ctx.get(TOOLS).get(name, agent.scope) or logged.get(name),
-                lambda name: self.ctx.get(TOOLS).get(name, None) or logged.get(name),
-                context_window=agent.options.context_window,
-                compaction=self.wire.client.compaction,
-                child_sessions=self.wire.client.child_sessions,
-                plans=self.wire.client.plans,
-            )
-            self.wire.send(frames)  # each frame queued as it is built, none kept
-        # Its children take only `session/cancel`, whether this client saw them replayed or not
-        # (a resumed session's client may know their ids from before).
-        if stored is not None:
-            self.wire.child_ids.update(log_.header.id for log_ in stored.descendants())
-        else:
-            self.wire.child_ids.update(self.ctx.get(SESSIONS).descendants_of(session_id))
 
     def _open(self, agent: Agent) -> None:
         """Show a top-level agent as a session of this client; its command list goes out once the
@@ -359,88 +274,20 @@ class AcpServer:
             if entry.commands is not None:
                 entry.commands.refresh()
 
-    async def _claim(self, session_id: str) -> Disposer:
-        """The stored session's lock (see `SessionStore.claim`); errors as the client should see them."""
-        try:
-            return await self.ctx.get(SESSIONS).claim(session_id)
-        except (SessionNotFound, InvalidSessionId):
-            raise errors.session_not_found(session_id) from None
-        except (SessionBusy, MisplacedLog, OSError) as exc:
-            raise errors.internal_error(f"cannot open session {session_id!r}: {exc}") from None
-
-    def _read(self, session_id: str) -> LoadedSession:
-        """A stored log, read back (a torn tail repaired); errors as the client should see them."""
-        try:
-            return self.ctx.get(SESSIONS).load(session_id)
-        except (SessionNotFound, InvalidSessionId):
-            raise errors.session_not_found(session_id) from None
-        except (SessionLogDamaged, UnsupportedVersion, MisplacedLog, OSError) as exc:
-            raise errors.internal_error(f"cannot load session {session_id!r}: {exc}") from None
-
-    def _children(self, session_id: str) -> list[StoredLog]:
-        """The stored logs of the children `session_id` started (the stored sessions whose header
-        names it as `parentSession`), each with its own children, recursively."""
-        store = self.ctx.get(SESSIONS)
-
-        def logs(parent: str, seen: frozenset[str]) -> list[StoredLog]:
-            children = []
-            for child_id in store.children_of(parent):
-                if child_id not in seen:  # a parent cycle, only ever written by hand
-                    try:
-                        child = store.load(child_id)
-                    except (SessionNotFound, SessionLogDamaged, UnsupportedVersion, MisplacedLog, OSError) as exc:
-                        # The thread loads, the child shows as damaged (if its header tells where).
-                        log.warning("session %s: its subagent's log cannot be loaded: %s", session_id, exc)
-                        if (header := store.header_of(child_id)) is not None:
-                            children.append(StoredLog(header, [], damage=str(exc)))
-                        continue
-                    children.append(StoredLog(child.header, child.events, logs(child_id, seen | {child_id})))
-            return children
-
-        return logs(session_id, frozenset({session_id}))
-
     async def list_sessions(self, params: ListSessionsParams) -> ListSessionsResult:
         """The stored top-level sessions someone prompted, most recently active first, a page at a
         time; `cwd` keeps those of one working directory."""
-        cwd = listed_cwd(params.cwd)
-        with gc_paused():  # thousands of summaries made, sorted and dropped, none in a cycle
-            return list_page(self.ctx.get(SESSIONS).summaries(cwd), params.cursor, self.list_page_size)
+        return self.lifecycle.page(params.cwd, params.cursor)
 
     async def close_session(self, params: CloseSessionParams) -> CloseSessionResult:
-        """Cancel what runs, dispose the agent (its log is flushed and closed), forget the session.
-        A request about it read after the close is refused as one to a closed session
-        (`Wire.session`), even while the close still waits for the running turn to end. Once no
-        session is open, a full collection runs before the answer."""
-        self._closing(params.session_id)
-        async with self._one_at_a_time(params.session_id):
-            self.wire.session(params.session_id)  # -32002 for an id not open here, -32602 a child's
-            await self._close(params.session_id)
-        if not self.wire.sessions:
-            # The closed sessions are freed already (by reference counting), but the interpreter
-            # keeps thousands of their tuples, lists and dicts on its free lists for reuse, a few
-            # in every arena (1 MiB) the sessions filled, and an arena goes back to the system
-            # only once all of it is free. A full collection empties those lists; start-up's
-            # objects are frozen (cli.py), so it costs 1-3 ms.
-            gc.collect()
+        """Close an open session (`Lifecycle.close_open`)."""
+        await self.lifecycle.close_open(params.session_id)
         return CloseSessionResult()
 
     async def delete_session(self, params: DeleteSessionParams) -> DeleteSessionResult:
         """Close the session if it is open here, then remove its log and its children's
-        (`SessionStore.delete`) under its lock: a session another process has open is refused
-        with the lock's error, and nothing else on disk is touched."""
-        session_id = params.session_id
-        if session_id in self.wire.child_ids:
-            raise errors.subagent_session(session_id)
-        self._closing(session_id)
-        async with self._one_at_a_time(session_id):
-            if session_id in self.wire.sessions:
-                await self._close(session_id)
-            unclaim = await self._claim(session_id)
-            try:
-                self._top_level(session_id, "delete")  # a log whose header is damaged can still go
-                self.ctx.get(SESSIONS).delete(session_id)
-            finally:
-                unclaim()
+        (`Lifecycle.delete`)."""
+        await self.lifecycle.delete(params.session_id)
         return DeleteSessionResult()
 
     async def set_title(self, params: SetSessionTitleParams) -> SetSessionTitleResult:
@@ -451,22 +298,7 @@ class AcpServer:
         title = one_line(params.title)
         if title is None:
             raise errors.invalid_params("title is empty")
-        if session_id in self.wire.child_ids:
-            raise errors.subagent_session(session_id)
-        named = TitleData(title=title, source="user")
-        async with self._one_at_a_time(session_id):
-            entry = self.wire.sessions.get(session_id)
-            if entry is not None:
-                entry.agent.session.append(TitleEvent, named)  # its mapper sends the update
-                return SetSessionTitleResult(title=title)
-            unclaim = await self._claim(session_id)
-            try:
-                self._top_level(session_id, "name")
-                self.ctx.get(SESSIONS).log_stored(session_id, TitleEvent, named)
-            except (SessionLogDamaged, UnsupportedVersion) as exc:
-                raise errors.internal_error(f"cannot name session {session_id!r}: {exc}") from None
-            finally:
-                unclaim()
+        await self.lifecycle.name(session_id, TitleData(title=title, source="user"))
         return SetSessionTitleResult(title=title)
 
     async def fork_session(self, params: ForkSessionParams) -> ForkSessionResult:
@@ -485,8 +317,8 @@ class AcpServer:
         if entry is not None:  # open here: what it logged so far, its chunks read back
             header, events = entry.agent.session.header, entry.agent.session.all_events()
         else:
-            self._top_level(source_id, "fork")
-            header, events = self._stored_events(source_id)
+            self.lifecycle.top_level(source_id, "fork")
+            header, events = self.lifecycle.stored_events(source_id)
         try:
             seed = completed_turn_prefix(events, turns)
         except TurnsOutOfRange as exc:
@@ -501,61 +333,6 @@ class AcpServer:
         self._connect(agent, workspace.servers)
         self._open(agent)
         return ForkSessionResult(session_id=agent.id, **modes.session_state(self.ctx, agent))
-
-    def _stored_events(self, session_id: str) -> tuple[SessionHeader, list[SessionEvent]]:
-        """Every event of a stored log no agent here holds (its chunks too), read without its
-        lock: a torn last line is left out, and a fork takes only ended turns."""
-        store = self.ctx.get(SESSIONS)
-        header = store.header_of(session_id)
-        try:
-            if header is None:
-                raise ValueError("its header does not read")
-            return header, read_events(store.path_of(session_id), store.registry)
-        except (OSError, ValueError, UnknownEventType) as exc:
-            raise errors.internal_error(f"cannot read session {session_id!r}: {exc}") from None
-
-    def _top_level(self, session_id: str, verb: str) -> None:
-        """Refuse a directory without a log (`-32002`) and a stored subagent's session (`verb` its
-        top-level one instead); a header that does not read is the caller's to meet."""
-        store = self.ctx.get(SESSIONS)
-        if not store.path_of(session_id).is_file():
-            raise errors.session_not_found(session_id)
-        header = store.header_of(session_id)
-        if header is not None and header.parent_session is not None:
-            raise errors.invalid_params(
-                f"session {session_id!r} is a subagent's session; "
-                f"{verb} its top-level session {header.parent_session!r}"
-            )
-
-    def _closing(self, session_id: str) -> None:
-        """Record where the close of `session_id` was read, if it is open and not closing yet."""
-        if (entry := self.wire.sessions.get(session_id)) is not None and entry.closed_at is None:
-            entry.closed_at = Connection.read_at()
-
-    @asynccontextmanager
-    async def _one_at_a_time(self, session_id: str) -> AsyncIterator[None]:
-        """Opening and closing one session id take turns (a load that closes it first included).
-        Its lock is kept only while someone holds it or waits for it: a server that opened and
-        closed many sessions keeps nothing of them."""
-        turns = self._lifecycle.setdefault(session_id, _Turns())
-        turns.users += 1
-        try:
-            async with turns.lock:
-                yield
-        finally:
-            turns.users -= 1
-            if not turns.users:
-                take(self._lifecycle, session_id)
-
-    async def _close(self, session_id: str) -> None:
-        entry = take(self.wire.sessions, session_id)
-        assert entry is not None  # the caller found it open (`Wire.session`)
-        agent = entry.agent
-        agent.cancel(CLOSED_BY_CLIENT)  # a running prompt answers `cancelled`
-        await agent.when_idle()
-        if self.ctx.has(MCP):
-            await self.ctx.get(MCP).close(agent)  # its servers are gone before the answer
-        await agent.dispose()
 
     def _watch(
         self, agent: Agent, session_id: str, origin: ChildOrigin | None = None, child: ChildSession | None = None
@@ -584,8 +361,8 @@ class AcpServer:
         return any(entry.vision for entry in self.ctx.get(AGENTS).models)
 
     def _tool_of(self, scope: Scope, name: str) -> Tool[Any] | None:
-        """The tool `name` as the agent of `scope` sees it (bound to a scope: each open session's
-        mapper holds a partial of this rather than a closure, a third of its size)."""
+        """The tool `name` as the agent of `scope` sees it (each open session's mapper holds a
+        partial of this bound to its scope, not a closure: README, Performance)."""
         return self.ctx.get(TOOLS).get(name, scope)
 
     def _on_published(self, agent: Agent) -> None:
@@ -725,16 +502,6 @@ class _Workspace(NamedTuple):
     servers: list[ServerSpec]
 
 
-def logged_tools(ctx: Context, stored: StoredLog) -> dict[str, Tool[Any]]:
-    """The MCP tools named in a stored session's logs (its children's included)."""
-    if not ctx.has(MCP):
-        return {}
-    found: dict[str, Tool[Any]] = {}
-    for log_ in (stored, *stored.descendants()):
-        found.update(mcp_logged_tools(log_.events, ctx.get(MCP).limits))
-    return found
-
-
 def _content_block(index: int, block: dict[str, Any], images: bool) -> ContentBlock:
     """`block` as stored content; `images`: the agent says it takes them (`promptCapabilities`)."""
     kind = block.get("type")
@@ -850,7 +617,7 @@ METHODS: Methods = {
 
 class _Forward:
     """What `AcpServer._watch` subscribes to an agent's log: its events and chunks, to the wire.
-    One small object rather than two closures and their cells: every open session has one."""
+    One small object, not two closures: every open session has one (README, Performance)."""
 
     __slots__ = ("wire", "session_id", "mapper", "shown_on", "child", "top_level", "woken")
 

@@ -6,17 +6,14 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal, NamedTuple
 
 from acp_agent.acp.cards import text_content, tool_card, wire_diffs, wire_locations
+from acp_agent.acp.compaction_view import CompactionView
 from acp_agent.acp.connection import encode_text
 from acp_agent.acp.foreign import foreign_update
-from acp_agent.acp.notices import told
+from acp_agent.acp.notices import NoticeQueue, told
 from acp_agent.acp.schema import (
-    CompactionStatus,
-    CompactionSummaryChunk,
-    CompactionUpdate,
     ContentChunk,
     Cost,
     ImageBlock,
-    Notice,
     Plan,
     PlanEntry,
     PlanItems,
@@ -28,16 +25,12 @@ from acp_agent.acp.schema import (
     ToolCallContent,
     ToolCallContentItem,
     ToolCallProgress,
-    ToolCallStart,
-    ToolCallStatus,
     ToolCallTerminal,
     UsageUpdate,
 )
 from acp_agent.commands.events import CommandReplyEvent
-from acp_agent.compaction import texts as compaction_texts
 from acp_agent.kernel.tables import take
-from acp_agent.mcp import texts as mcp_texts
-from acp_agent.mcp.events import StatusData, StatusEvent
+from acp_agent.mcp.events import StatusEvent
 from acp_agent.session.content import (
     BlockEnd,
     BlockStart,
@@ -58,7 +51,6 @@ from acp_agent.session.events import (
     CompactionData,
     CompactionEvent,
     SessionEvent,
-    StepData,
     StepEndEvent,
     StepStartEvent,
     StreamedChunk,
@@ -67,7 +59,6 @@ from acp_agent.session.events import (
     ToolResultData,
     ToolResultEvent,
     TurnEndEvent,
-    TurnEndReason,
     UserMessageData,
     UserMessageEvent,
 )
@@ -129,8 +120,7 @@ class UpdateFrames:
     __slots__ = ("_head",)
 
     def __init__(self, session_id: str) -> None:
-        # The session's part only: every open session holds one (the two kinds' whole heads were
-        # 430 bytes a session, against some 70 ns a delta for one concatenation more).
+        # The session's part of the head only: every open session holds one (README, Performance).
         self._head = b'{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":' + encode_text(session_id)
 
     def text(self, shown: ShownText) -> bytes:
@@ -197,23 +187,14 @@ class UpdateMapper:
         self._context_window = context_window
         self._live = live
         self._titled = any(_from_user(event) or isinstance(event, TitleEvent) for event in shown)
-        self._notices = notices
-        self._untold: list[str] = []
-        """MCP failures to say at the next model step, for a client without notices."""
-        self._step_unanswered = False
-        """A model step is open and its call has streamed nothing yet: a failure is said at once."""
+        self._notices = NoticeQueue(notices=notices, live=live)
         self._tools: dict[str, Tool[Any] | None] = {}
         self._shown: dict[str, list[ToolCallContentItem]] = {}
         """Per call: the diffs (and, live, the terminals) it showed so far."""
         self._streamed: set[int] = set()
         """The blocks of the current model call that streamed text (by index)."""
-        self._compaction_updates = compaction
         self._plans = plans
-        self._compaction: str | None = None
-        """The id of the compaction under way (from its first step to its event or its turn's end)."""
-        self._summarizing = False
-        """Inside a compaction step: its text is the summary."""
-        self._compactions = sum(isinstance(event, CompactionEvent) for event in shown)
+        self._compaction = CompactionView(updates=compaction, shown=shown)
         self._costs = _Costs()
         """The session's cost so far, the calls the client saw included (a loaded session's)."""
         for event in shown:
@@ -252,22 +233,23 @@ class UpdateMapper:
         if self._answer is not None and type(event) not in CHILD_SHOWS:
             return self._answer.see(event)
         match event:
-            case AssistantChunkEvent() if self._summarizing:
+            case AssistantChunkEvent() if self._compaction.summarizing:
                 return self._summary_chunk(event)
             case AssistantChunkEvent():
                 shown = self.text(event.data.chunk)
                 return None if shown is None else ContentChunk(session_update=shown[0], content=Text(text=shown[1]))
             case AssistantMessageEvent():
                 self._streamed.clear()  # the call is over; the next one numbers its blocks anew
-                self._step_unanswered = False
+                self._notices.step_answered()
                 self._costs.add(event.data.cost)
-                return None if self._summarizing else self._usage(event.data.usage)
+                return None if self._compaction.summarizing else self._usage(event.data.usage)
             case StepStartEvent() if event.data.purpose == "compaction":
-                return self._compaction_started(event.data)
+                return self._compaction.started(event.data)
             case StepEndEvent():
-                self._summarizing = self._step_unanswered = False
-            case TurnEndEvent() if self._compaction is not None:
-                return self._compaction_ended(event.data.reason)
+                self._compaction.summarizing = False
+                self._notices.step_answered()
+            case TurnEndEvent():
+                return self._compaction.ended(event.data.reason)
             case UserMessageEvent() if self._origin is None:
                 return self._title(event.data)
             case TitleEvent() if self._origin is None:
@@ -280,17 +262,13 @@ class UpdateMapper:
             case ToolResultEvent():
                 return self._result(event.data)
             case CommandReplyEvent() if event.data.notice is not None:  # a hook's message
-                return told(event.data.text, notices=self._notices, severity=event.data.notice)
+                return told(event.data.text, notices=self._notices.notices, severity=event.data.notice)
             case CommandReplyEvent():  # a command's answer, without the model
                 return ContentChunk(session_update="agent_message_chunk", content=Text(text=event.data.text))
             case StatusEvent():
-                return self._status(event.data)
+                return self._notices.server_failed(event.data)
             case StepStartEvent():
-                self._step_unanswered = True
-                if self._untold:
-                    text = "".join(self._untold)
-                    self._untold.clear()
-                    return ContentChunk(session_update="agent_message_chunk", content=Text(text=text))
+                return self._notices.step_started()
             case AcpUpdateEvent():  # what an ACP agent run as a child reported (`foreign.py`)
                 return foreign_update(event.data.update, self.wire_id, self.meta(), text=self._answer is None)
             case TodoUpdateEvent():
@@ -301,7 +279,7 @@ class UpdateMapper:
     def summarizing(self) -> bool:
         """Inside a compaction's step: a chunk is the summary's (`map` shows it), never the
         agent's text (`text`)."""
-        return self._summarizing
+        return self._compaction.summarizing
 
     def updates(self, event: SessionEvent) -> tuple[SessionUpdate, ...]:
         """Every update `event` shows, in order: `map`'s, or for a `compaction` its own three."""
@@ -310,58 +288,17 @@ class UpdateMapper:
         update = self.map(event)
         return () if update is None else (update,)
 
-    def _compaction_started(self, step: StepData) -> SessionUpdate | None:
-        self._summarizing = True
-        if self._compaction is not None:  # a summarization retried with less history: the same one
-            return None
-        compaction_id = self._compaction = f"compaction-{step.turn}-{step.step}"
-        if self._compaction_updates:
-            return CompactionUpdate(compaction_id=compaction_id, status="in_progress")
-        return ToolCallStart(
-            tool_call_id=compaction_id, title=compaction_texts.CARD_TITLE, kind="think", status="in_progress"
-        )
-
     def _summary_chunk(self, event: AssistantChunkEvent) -> SessionUpdate | None:
         shown = self.text(event.data.chunk)  # the summary's text, however it streamed; thoughts are not shown
-        if (
-            shown is None
-            or shown[0] != "agent_message_chunk"
-            or self._compaction is None
-            or not self._compaction_updates
-        ):
+        if shown is None or shown[0] != "agent_message_chunk":
             return None
-        return CompactionSummaryChunk(compaction_id=self._compaction, content=Text(text=shown[1]))
+        return self._compaction.summary_chunk(shown[1])
 
     def _compacted(self, data: CompactionData) -> tuple[SessionUpdate, ...]:
-        compaction_id = self._compaction or f"compaction-{data.turn}"
-        self._compaction = None
-        self._compactions += 1
-        shown: list[SessionUpdate] = [self._compaction_status(compaction_id, "completed", data.summary)]
+        usage = None
         if self._context_window is not None:
-            shown.append(UsageUpdate(used=data.tokens, size=self._context_window, cost=self._costs.total()))
-        if self._compactions > 1:
-            text = Text(text=compaction_texts.repeated(self._compactions))
-            shown.append(ContentChunk(session_update="agent_message_chunk", content=text))
-        return tuple(shown)
-
-    def _compaction_ended(self, reason: TurnEndReason) -> SessionUpdate:
-        """A turn that ended with its compaction under way: it failed, or it was cancelled."""
-        assert self._compaction is not None
-        compaction_id, self._compaction = self._compaction, None
-        if reason.kind == "error":
-            return self._compaction_status(compaction_id, "failed", reason.message)
-        return self._compaction_status(compaction_id, "cancelled", compaction_texts.CANCELLED)
-
-    def _compaction_status(self, compaction_id: str, status: CompactionStatus, text: str) -> SessionUpdate:
-        """The compaction's last update: the summary when it completed, else why it did not."""
-        if self._compaction_updates:
-            if status == "completed":
-                return CompactionUpdate(compaction_id=compaction_id, status=status, summary=[Text(text=text)])
-            return CompactionUpdate(
-                compaction_id=compaction_id, status=status, error=text if status == "failed" else None
-            )
-        card_status: ToolCallStatus = "completed" if status == "completed" else "failed"  # no `cancelled` for a card
-        return ToolCallProgress(tool_call_id=compaction_id, status=card_status, content=text_content([text]))
+            usage = UsageUpdate(used=data.tokens, size=self._context_window, cost=self._costs.total())
+        return self._compaction.completed(data, usage)
 
     def text(self, chunk: StreamChunk) -> ShownText | None:
         """What a chunk shows: the kind of chunk and its text, or None. The hot path, one call
@@ -457,18 +394,6 @@ class UpdateMapper:
             raw_output=data.raw_output,
             meta=self.meta({"childSessionId": child} if child else None),
         )
-
-    def _status(self, status: StatusData) -> SessionUpdate | None:
-        if status.state != "failed" or not self._live:
-            return None
-        title = mcp_texts.could_not_start(status.server)
-        if self._notices:
-            return Notice(severity="warning", title=title, description=status.error)
-        told = f"{title}: {status.error}\n\n"  # a paragraph, apart from what the model says next
-        if self._step_unanswered:
-            return ContentChunk(session_update="agent_message_chunk", content=Text(text=told))
-        self._untold.append(told)
-        return None
 
 
 def _images(images: list[Image]) -> list[ToolCallContentItem]:

@@ -10,10 +10,13 @@ from typing import TYPE_CHECKING, Final
 
 import anyio
 
+from acp_agent.agent.config import model_entry
+from acp_agent.agent.keys import AGENTS, PROMPT
 from acp_agent.agent.loop import TURN_ENDED, TurnControl, failed_turn, run_turn
 from acp_agent.agent.options import AgentOptions
+from acp_agent.agent.prompt import Section
 from acp_agent.kernel.events import EventKey
-from acp_agent.kernel.scope import Scope
+from acp_agent.kernel.scope import Disposer, Scope
 from acp_agent.kernel.states import Moves
 from acp_agent.llm.conversation import Conversation
 from acp_agent.session.content import ContentBlock
@@ -136,10 +139,11 @@ class Agent:
         self.conversation = Conversation(session)
         """What the model sees of the session (the factory has it follow the log once published)."""
         self._inbox: list[Ticket] = []
-        """A list, not a deque: it holds a message or two, and an empty deque costs 760 bytes."""
+        """The turns queued behind the running one, oldest first (a list: it holds one or two;
+        README, Performance, on what an idle session keeps)."""
         self._busy: anyio.Event | None = None
-        """Set when the agent is idle again; None while it is. Events are made only for a wait: an
-        anyio event holds a 760-byte deque, and a server keeps hundreds of idle sessions."""
+        """Set when the agent is idle again; None while it is. Made only for a wait, so an idle
+        agent holds no event (README, Performance, on what an idle session keeps)."""
         self._turn: TurnControl | None = None
         """The running turn's cancel scope and steering: this agent owns them (see `_run`)."""
         self._running: Ticket | None = None
@@ -158,6 +162,16 @@ class Agent:
     @property
     def id(self) -> str:
         return self.session.id
+
+    @property
+    def takes_images(self) -> bool:
+        """Whether its model takes images (`vision` in the agents row; none without the row)."""
+        agents = self.ctx.find(AGENTS)
+        return agents is not None and model_entry(agents.models, self.options.model).vision
+
+    def add_prompt_section(self, order: int, name: str, text: str) -> Disposer:
+        """Add a literal section to its own system prompt while it lives (see `CallingAgent`)."""
+        return self.ctx.get(PROMPT).add(Section(order=order, name=name, text=text, literal=True), owner=self.scope)
 
     @property
     def phase(self) -> Phase:

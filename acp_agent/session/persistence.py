@@ -139,11 +139,11 @@ def _delta_line(streamed: StreamedChunk) -> bytes | None:
 class _Attachment:
     """An attached session's open log: made as the session is attached to it (the chunks leave
     memory, every event from now on is written), and what detaching it lets go of. The session
-    holds its bound methods (`read_back`) and itself as its writer, not closures: a closure and
-    its cells cost about 300 bytes each, and every open session has these. It holds its store but
-    not its session, and its detach is a method of the store bound to it, not a closure that
-    compares itself with the store's entry: such a closure is a reference cycle, which keeps a
-    closed session's objects until the cyclic collector runs.
+    holds its bound methods (`read_back`) and itself as its writer, not closures (README,
+    Performance, on what an open session keeps). It holds its store but not its session, and its
+    detach is a method of the store bound to it, not a closure that compares itself with the
+    store's entry: such a closure is a reference cycle, which keeps a closed session's objects
+    until the cyclic collector runs.
 
     A line that cannot be written refuses its event (`Session.write_with`) with `LogUnwritable`,
     naming the operating system's error and the session's directory."""

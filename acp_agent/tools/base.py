@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Generic, Literal, NamedTuple, Protocol, TypeVar
@@ -13,8 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import to_json
 
 from acp_agent.kernel.context import Context, ServiceKey
+from acp_agent.kernel.events import EventKey
 from acp_agent.kernel.models import Model
-from acp_agent.kernel.scope import Scope
+from acp_agent.kernel.scope import Disposer, Scope
 from acp_agent.llm.request import ToolSchema
 from acp_agent.sandbox.policy import Kind
 from acp_agent.session.content import ContentBlock, TextContent
@@ -214,6 +215,23 @@ class CallingAgent(Protocol):
 
     @property
     def options(self) -> CallerOptions: ...
+
+    @property
+    def takes_images(self) -> bool:
+        """Whether the model its calls go to takes images (a tool returning one checks it)."""
+        ...
+
+    def add_prompt_section(self, order: int, name: str, text: str) -> Disposer:
+        """Add text of the caller's to its own system prompt (sent as it is, never filled in),
+        for as long as the agent lives; the disposer removes it sooner."""
+        ...
+
+
+CALLER_MODEL_CALL: Final[EventKey[Callable[[CallingAgent], Awaitable[object]]]] = EventKey("agent/before-model-call")
+"""The agent loop's `BEFORE_MODEL_CALL` (`agent/loop.py`), under a key whose listeners take the
+agent as tools see it: for a tool package that logs what the next model call should see (the
+background jobs' end notices). One event, one list of listeners, in registration order: the loop
+dispatches it with its `Agent`, which every listener of either key takes."""
 
 
 @dataclass

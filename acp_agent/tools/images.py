@@ -62,14 +62,8 @@ class ReadImageTool(FileTool[ReadImageParams]):
         self.description = texts.image_description(max_bytes)
 
     async def run(self, params: ReadImageParams, call: ToolCallContext) -> ToolResult:
-        # The agent package imports the tools'; by the time a call runs it is loaded.
-        from acp_agent.agent.config import model_entry
-        from acp_agent.agent.keys import AGENTS
-
-        model = call.agent.options.model
-        agents = call.ctx.find(AGENTS)
-        if agents is None or not model_entry(agents.models, model).vision:
-            return ToolResult.failure(texts.no_vision(model), "no_vision")
+        if not call.agent.takes_images:
+            return ToolResult.failure(texts.no_vision(call.agent.options.model), "no_vision")
         return await super().run(params, call)
 
     async def run_on(

@@ -39,6 +39,7 @@ from acp_agent.session.content import TextContent
 from acp_agent.session.events import Source, UserMessageData, UserMessageEvent
 from acp_agent.tools import texts
 from acp_agent.tools.base import (
+    CALLER_MODEL_CALL,
     CallingAgent,
     Tool,
     ToolCallContext,
@@ -487,8 +488,6 @@ class Config(PluginConfig):
 def apply(ctx: Context, config: Config) -> Disposer:
     """Provide `ctx.get(JOBS)` (which `bash {run_in_background}` starts jobs with), register the
     job tools for every agent and the end-of-job notice before each model call."""
-    from acp_agent.agent.loop import BEFORE_MODEL_CALL  # the agent package imports the tools'
-
     jobs = Jobs(ctx, max_running=config.max_running, max_output_bytes=config.max_output_bytes)
     registry = ctx.get(TOOLS)
     return combine(
@@ -501,5 +500,5 @@ def apply(ctx: Context, config: Config) -> Disposer:
                 JobListTool(jobs),
             )
         ),
-        ctx.events.on(BEFORE_MODEL_CALL, jobs.before_model_call),
+        ctx.events.on(CALLER_MODEL_CALL, jobs.before_model_call),
     )

@@ -92,10 +92,6 @@ def use_roots(agent: CallingAgent, roots: Roots) -> None:
     """Give `agent` these roots for as long as it lives (a reopened session gets the ones its
     request names), with a system prompt section naming the additional directories; logged
     when they differ from the set its log holds last."""
-    # The agent package imports the tools': its prompt is reached when a session is given roots.
-    from acp_agent.agent.keys import PROMPT
-    from acp_agent.agent.prompt import Section
-
     directories = [str(path) for path in roots.additional]
     if directories != logged_directories(agent.session.events):
         agent.session.append(RootsEvent, RootsData(directories=directories))
@@ -105,8 +101,8 @@ def use_roots(agent: CallingAgent, roots: Roots) -> None:
     if roots.additional:
         if had is None:
             agent.scope.add(lambda: _forget(agent))
-        section = Section(order=ROOTS_ORDER, name="roots", text=texts.roots_section(directories), literal=True)
-        _ROOTS[agent] = (roots, agent.ctx.get(PROMPT).add(section, owner=agent.scope))
+        section = agent.add_prompt_section(ROOTS_ORDER, "roots", texts.roots_section(directories))
+        _ROOTS[agent] = (roots, section)
 
 
 def _forget(agent: CallingAgent) -> None:

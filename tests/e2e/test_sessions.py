@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from acp_agent.acp.server import LIST_PAGE_SIZE
+from acp_agent.acp.lifecycle import LIST_PAGE_SIZE
 from acp_agent.cli import PACKAGED_CONFIG, packaged
 from acp_agent.session.persistence import INTERRUPTED_MESSAGE
 from acp_agent.snapshot.frames import canonical_order

@@ -62,3 +62,19 @@ def test_nothing_below_the_protocol_imports_it() -> None:
         if module == "acp_agent.acp" or module.startswith("acp_agent.acp.")
     ]
     assert upward == []
+
+
+def test_the_tools_import_nothing_of_the_agents() -> None:
+    """`tools/` sits below `agent/`: what a tool needs of its caller comes through `CallingAgent`
+    and `ToolCallContext`, and an event it listens to is keyed in `tools/` (`CALLER_MODEL_CALL`).
+    Every import counts, a lazy one inside a function or under `TYPE_CHECKING` too."""
+    upward = [
+        f"{relative}:{line}: {module}"
+        for relative, path in modules()
+        if relative.startswith("tools/")
+        for line, module, names in imports(path)
+        if module == "acp_agent.agent"
+        or module.startswith("acp_agent.agent.")
+        or (module == "acp_agent" and "agent" in names)
+    ]
+    assert upward == []

@@ -46,7 +46,7 @@ async def test_loads_and_closes_of_one_session_take_turns_and_leave_no_lock_behi
             for step in (load, close, load, close, close):
                 tg.start_soon(step)
         assert session_id not in server.wire.sessions and unknown == [-32002]
-        assert server._lifecycle == {}  # nobody holds or waits for the id's lock: it is gone
+        assert server.lifecycle.turns == {}  # nobody holds or waits for the id's lock: it is gone
 
 
 @asynccontextmanager
