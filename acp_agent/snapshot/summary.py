@@ -6,9 +6,9 @@ parent's thoughts and messages, each tool call (its name from the session logs, 
 answered when asked), under each delegating call the child's own tool calls (nested by the
 `_meta.acpAgent.parentToolCallId` they carry on the wire; a child session's frames, thoughts and
 messages too, by the delegating call its log's header names) and, last, `└ <status>: <the result the
-parent got>`; where the client cancelled (between prompts, a line of its own); then the stop reason.
-With `requests`, every other request the client sent gets one line with its outcome (what a session
-load replayed below it).
+parent got>`; the session's cost so far where a `usage_update` carries one; where the client
+cancelled (between prompts, a line of its own); then the stop reason. With `requests`, every other
+request the client sent gets one line with its outcome (what a session load replayed below it).
 """
 
 from __future__ import annotations
@@ -225,6 +225,8 @@ class Tree:
             shown = [block.get("text", "") for block in update.get("summary") or []] + [update.get("error") or ""]
             if any(shown):
                 compaction.result = "\n".join(text for text in shown if text).splitlines()
+        elif kind == "usage_update" and isinstance(cost := update.get("cost"), dict):  # priced models only
+            items.append(f"  cost so far: {cost.get('amount')} {cost.get('currency')}")
         elif kind == "tool_call_update" and self._key(session, str(update.get("toolCallId"))) in self._calls:
             call = self._calls[self._key(session, update["toolCallId"])]
             call.status = update.get("status") or call.status
