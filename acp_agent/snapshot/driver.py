@@ -20,6 +20,7 @@ from acp_agent.snapshot.errors import ServerGone
 from acp_agent.snapshot.frames import Frame, child_route, encode, session_update
 from acp_agent.snapshot.mcp_servers import Resolve
 from acp_agent.snapshot.scenario import (
+    AwaitTitle,
     AwaitToolCallOf,
     AwaitTrust,
     AwaitWokenTurn,
@@ -144,6 +145,9 @@ class Driver:
                 return None
             case AwaitTrust():
                 await self._until_line(lambda frame: _trust_answered(frame, self.session_id))
+                return None
+            case AwaitTitle():
+                await self._until_line(lambda frame: _titled(frame, self.session_id, step.title))
                 return None
             case AwaitToolCallOf():
                 # The next lines still follow the last answer: a child's frames move in the
@@ -315,6 +319,17 @@ def _trust_answered(frame: Frame, session_id: str | None) -> bool:
         and frame["params"].get("sessionId") == session_id
         and str(update.get("toolCallId", "")).startswith("trust-")
         and update.get("status") in ("completed", "failed")
+    )
+
+
+def _titled(frame: Frame, session_id: str | None, title: str) -> bool:
+    """Whether a frame shows the session's title as `title`."""
+    update = session_update(frame)
+    return (
+        update is not None
+        and frame["params"].get("sessionId") == session_id
+        and update.get("sessionUpdate") == "session_info_update"
+        and update.get("title") == title
     )
 
 

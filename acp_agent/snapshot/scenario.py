@@ -267,6 +267,16 @@ class AwaitTrust(Model):
     op: Literal["awaitTrust"]
 
 
+class AwaitTitle(Model):
+    """Wait until the newest session shows the title `title` (a `session_info_update`): the
+    model's title comes after the turn that prompted it has answered, from a call of its own, so
+    a user who waits for the thread to be named before typing. The next step's lines are written
+    after that update."""
+
+    op: Literal["awaitTitle"]
+    title: str
+
+
 class CloseSession(Model):
     """`session/close` for the newest session; it must answer a result. Later steps may load it
     (`loadSession` without `sessionId`)."""
@@ -310,6 +320,7 @@ Step = Annotated[
     | AwaitWokenTurn
     | AwaitTrust
     | AwaitToolCallOf
+    | AwaitTitle
     | CloseSession
     | Cancel
     | WriteFile
