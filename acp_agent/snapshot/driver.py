@@ -25,6 +25,7 @@ from acp_agent.snapshot.scenario import (
     AwaitTrust,
     AwaitWokenTurn,
     CloseSession,
+    ForkSession,
     Initialize,
     LoadSession,
     NewSession,
@@ -108,6 +109,8 @@ class Driver:
                 return _expect_error(await client.call("session/new", params))
             case LoadSession():
                 return await self._load_session(step)
+            case ForkSession():
+                return await self._fork_session(step)
             case Raw():
                 return await self._raw(step)
             case WriteFile():
@@ -182,6 +185,17 @@ class Driver:
         if "result" in response:
             self.session_id = session_id
             await self._mcp_settled(session_id, len(step.mcp_servers), before)
+        return _expect_result(response)
+
+    async def _fork_session(self, step: ForkSession) -> str | None:
+        source = step.session_id or self.session_id
+        if source is None:
+            return NO_SESSION
+        response = await self.client.call("session/fork", {"sessionId": source, "cwd": str(self.cwd)})
+        if step.expect_error is not None:
+            return _expect_error(response, step.expect_error)
+        if "result" in response:
+            self.session_id = response["result"]["sessionId"]
         return _expect_result(response)
 
     async def _mcp_settled(self, session_id: str, servers: int, skip: int) -> None:

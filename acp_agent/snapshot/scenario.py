@@ -99,6 +99,17 @@ class LoadSession(Model):
     mcp_servers: list[McpServer] = []
 
 
+class ForkSession(Model):
+    """`session/fork` of the session `session_id` (default: the newest) in the run's cwd: a new
+    thread that starts from the source's ended turns. Later prompts go to the fork (a
+    `loadSession` without `sessionId` then loads it). With `expect_error` it must answer an error
+    of that code."""
+
+    op: Literal["forkSession"]
+    session_id: str | None = None
+    expect_error: int | None = None
+
+
 class Prompt(Model):
     """`session/prompt` with one text block, then the `content` blocks as they are (attachments:
     `resource`, `resource_link`, `image`); it must answer a result."""
@@ -307,6 +318,7 @@ Step = Annotated[
     | NewSession
     | NewSessionExpectError
     | LoadSession
+    | ForkSession
     | Prompt
     | PromptExpectError
     | PromptAndCancel
