@@ -188,6 +188,33 @@ class PromptWhileBusy(Model):
         return self
 
 
+SteeringOutcome = Literal["injected", "startedNewTurn", "promptRequired"]
+
+
+class PromptAndSteer(Model):
+    """`session/prompt`; at the agent's first permission request, the steering message `steer`
+    (`_session/steering`) is written just before the answer, in the same write: the turn waits
+    for that answer, so the message joins the running turn on every run. Its answer must be
+    `{"outcome": "injected"}`, the prompt's `end_turn`. Needs `permissionPolicy: ask` and an
+    answer in `permissions`."""
+
+    op: Literal["promptAndSteer"]
+    text: str
+    steer: str
+
+
+class Steer(Model):
+    """`_session/steering` for the newest session while no turn runs, with `idle_behavior` when
+    given; its answer must be `{"outcome": outcome, ...}`. A message that started a turn is
+    waited for until the session's log says that turn ended (the wire marks no end for it); the
+    next step's lines still follow the steering answer in the transcript."""
+
+    op: Literal["steer"]
+    text: str
+    idle_behavior: Literal["promptRequired"] | None = None
+    outcome: SteeringOutcome
+
+
 class PromptAndCancelAtToolCall(Model):
     """`session/prompt`, then `session/cancel` once the session shows the `tool_call` of id
     `tool_call_id` (the tool is about to run: a slow one is cancelled while it runs); it must
@@ -324,6 +351,8 @@ Step = Annotated[
     | PromptAndCancel
     | PromptAndCancelWhen
     | PromptWhileBusy
+    | PromptAndSteer
+    | Steer
     | PromptAndCancelAtToolCall
     | PromptAndCancelChild
     | ToChild

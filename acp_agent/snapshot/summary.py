@@ -6,9 +6,10 @@ parent's thoughts and messages, each tool call (its name from the session logs, 
 answered when asked), under each delegating call the child's own tool calls (nested by the
 `_meta.acpAgent.parentToolCallId` they carry on the wire; a child session's frames, thoughts and
 messages too, by the delegating call its log's header names) and, last, `└ <status>: <the result the
-parent got>`; the session's cost so far where a `usage_update` carries one; where the client
-cancelled (between prompts, a line of its own); then the stop reason. With `requests`, every other
-request the client sent gets one line with its outcome (what a session load replayed below it).
+parent got>`; the session's cost so far where a `usage_update` carries one; a steering message and
+its outcome; where the client cancelled (between prompts, a line of its own); then the stop reason.
+With `requests`, every other request the client sent gets one line with its outcome (what a session
+load replayed below it).
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ WOKEN = "(a background agent's notice starts a turn)"
 BACKGROUND = "in the background"
 BACKGROUND_RESULT = "what it did after the call answered"
 """How the summary closes a background child's frames, put after the session's own."""
+STEERING = "_session/steering"
+"""A message for the running turn: shown under the prompt it came during, else a line of its own."""
 STRAY = 60
 """How much of a garbage line the summary quotes."""
 TEXTS = {"agent_thought_chunk": "thinking", "agent_message_chunk": "agent", "user_message_chunk": "user"}
@@ -162,6 +165,14 @@ class Tree:
         """The lines for a request the agent answered, with what it showed since the last answer."""
         request = self._sent.get(encode(response.get("id")), {})
         self._prompting.discard(encode(response.get("id")))
+        if request.get("method") == STEERING:
+            result = response.get("result")
+            outcome = result.get("outcome") if isinstance(result, dict) else _outcome(response)
+            line = f"  (the user steers: {_prompt_text(request['params'].get('prompt') or [])}) {outcome}"
+            if self._prompting:  # under the prompt it came during, where the agent then was
+                self._items.append(line)
+                return []
+            return [line.strip(), *self._flush(names, delegations)] if self.requests else []
         items = self._flush(names, delegations)
         if request.get("method") == "session/prompt":
             params = request["params"]
