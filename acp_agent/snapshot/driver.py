@@ -156,7 +156,10 @@ class Driver:
                 await self._until_line(lambda frame: _trust_answered(frame, self.session_id))
                 return None
             case AwaitTitle():
-                await self._until_line(lambda frame: _titled(frame, self.session_id, step.title))
+                titles = _shows(self.session_id, "session_info_update")
+                await self._until_line(
+                    lambda frame: titles(frame) and (session_update(frame) or {}).get("title") == step.title
+                )
                 return None
             case AwaitToolCallOf():
                 # The next lines still follow the last answer: a child's frames move in the
@@ -371,17 +374,6 @@ def _trust_answered(frame: Frame, session_id: str | None) -> bool:
         and frame["params"].get("sessionId") == session_id
         and str(update.get("toolCallId", "")).startswith("trust-")
         and update.get("status") in ("completed", "failed")
-    )
-
-
-def _titled(frame: Frame, session_id: str | None, title: str) -> bool:
-    """Whether a frame shows the session's title as `title`."""
-    update = session_update(frame)
-    return (
-        update is not None
-        and frame["params"].get("sessionId") == session_id
-        and update.get("sessionUpdate") == "session_info_update"
-        and update.get("title") == title
     )
 
 
