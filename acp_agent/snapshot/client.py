@@ -92,6 +92,9 @@ class Client:
         self.waited_for: tuple[int, ...] = ()
         """The stdout lines the driver last waited for: its next lines are written after them."""
         self.failures: list[str] = []
+        self.before_permission_answer: list[str] = []
+        """Lines written with the next answer to `session/request_permission`, just before it in
+        the same write: the turn still waits for that answer when the server reads them."""
 
     async def write(self, *lines: str, after: tuple[int, ...] | None = None) -> None:
         """Write the lines in one go (one write: the server reads them together); `after`: the
@@ -226,8 +229,11 @@ class Client:
                 reply["error"] = {"code": METHOD_NOT_FOUND, "message": f"Method not found: {method}"}
         except RequestFailed as exc:
             reply["error"] = {"code": exc.code, "message": exc.message}
+        ahead: list[str] = []
+        if method == "session/request_permission":
+            ahead, self.before_permission_answer = self.before_permission_answer, []
         try:
-            await self.write(encode(reply), after=(line,))
+            await self.write(*ahead, encode(reply), after=(line,))
         except ServerGone:
             pass  # the server is going away; it will not need the answer
 

@@ -20,10 +20,12 @@ from acp_agent.snapshot.errors import ServerGone
 from acp_agent.snapshot.frames import Frame, child_route, encode, session_update
 from acp_agent.snapshot.mcp_servers import Resolve
 from acp_agent.snapshot.scenario import (
+    AwaitTitle,
     AwaitToolCallOf,
     AwaitTrust,
     AwaitWokenTurn,
     CloseSession,
+    ForkSession,
     Initialize,
     LoadSession,
     NewSession,
@@ -33,12 +35,14 @@ from acp_agent.snapshot.scenario import (
     PromptAndCancelAtToolCall,
     PromptAndCancelChild,
     PromptAndCancelWhen,
+    PromptAndSteer,
     PromptExpectError,
     PromptWhileBusy,
     QueuedPrompt,
     Raw,
     SetConfigOption,
     SetMode,
+    Steer,
     Step,
     ToChild,
     WriteFile,
@@ -107,6 +111,8 @@ class Driver:
                 return _expect_error(await client.call("session/new", params))
             case LoadSession():
                 return await self._load_session(step)
+            case ForkSession():
+                return await self._fork_session(step)
             case Raw():
                 return await self._raw(step)
             case WriteFile():
@@ -131,6 +137,10 @@ class Driver:
                 return await self._prompt_and_cancel(step.text, self.session_id, ready, awaited, needed=step.children)
             case PromptWhileBusy():
                 return await self._prompt_while_busy(step, self.session_id)
+            case PromptAndSteer():
+                return await self._prompt_and_steer(step, self.session_id)
+            case Steer():
+                return await self._steer(step, self.session_id)
             case PromptAndCancelAtToolCall():
                 ready = _shows_tool_call(self.session_id, step.tool_call_id)
                 awaited = f"the tool call {step.tool_call_id!r} showed"
@@ -144,6 +154,12 @@ class Driver:
                 return None
             case AwaitTrust():
                 await self._until_line(lambda frame: _trust_answered(frame, self.session_id))
+                return None
+            case AwaitTitle():
+                titles = _shows(self.session_id, "session_info_update")
+                await self._until_line(
+                    lambda frame: titles(frame) and (session_update(frame) or {}).get("title") == step.title
+                )
                 return None
             case AwaitToolCallOf():
                 # The next lines still follow the last answer: a child's frames move in the
@@ -178,6 +194,17 @@ class Driver:
         if "result" in response:
             self.session_id = session_id
             await self._mcp_settled(session_id, len(step.mcp_servers), before)
+        return _expect_result(response)
+
+    async def _fork_session(self, step: ForkSession) -> str | None:
+        source = step.session_id or self.session_id
+        if source is None:
+            return NO_SESSION
+        response = await self.client.call("session/fork", {"sessionId": source, "cwd": str(self.cwd)})
+        if step.expect_error is not None:
+            return _expect_error(response, step.expect_error)
+        if "result" in response:
+            self.session_id = response["result"]["sessionId"]
         return _expect_result(response)
 
     async def _mcp_settled(self, session_id: str, servers: int, skip: int) -> None:
@@ -278,6 +305,38 @@ class Driver:
             if response.get("result") != {"stopReason": expected}:
                 return f"prompt {number}: expected the stop reason {expected!r}, got {encode(response)[:200]}"
         return None
+
+    async def _prompt_and_steer(self, step: PromptAndSteer, session_id: str) -> str | None:
+        line, steering = self.client.new_request("_session/steering", self._steering(step.steer, session_id))
+        self.client.before_permission_answer = [line]
+        response = await self.client.call("session/prompt", self._prompt(step.text))
+        if self.client.before_permission_answer:
+            self.client.before_permission_answer = []
+            return f"answered before any permission request: {encode(response)[:200]}"
+        steered = await steering.wait()
+        if (steered.get("result") or {}).get("outcome") != "injected":
+            return f'expected the steering outcome "injected", got {encode(steered)[:200]}'
+        return _expect_result(response)
+
+    async def _steer(self, step: Steer, session_id: str) -> str | None:
+        params = self._steering(step.text, session_id)
+        if step.idle_behavior is not None:
+            params["idleBehavior"] = step.idle_behavior
+        ended = self._turns_ended(session_id)
+        response = await self.client.call("_session/steering", params)
+        if (response.get("result") or {}).get("outcome") != step.outcome:
+            return f"expected the steering outcome {step.outcome!r}, got {encode(response)[:200]}"
+        # The turn it started answers nothing on the wire: its end is in the session's log.
+        while step.outcome == "startedNewTurn" and self._turns_ended(session_id) <= ended:
+            await anyio.sleep(0.02)
+        return None
+
+    def _turns_ended(self, session_id: str) -> int:
+        return sum(_parsed(line).get("type") == "turn/end" for line in self._log_lines(session_id))
+
+    @staticmethod
+    def _steering(text: str, session_id: str) -> dict[str, Any]:
+        return {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}
 
     async def _raw(self, step: Raw) -> str | None:
         line = step.line * step.repeat

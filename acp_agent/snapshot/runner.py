@@ -151,13 +151,16 @@ async def run_scenario(
 
 
 def composition(directory: Path, workdir: Path, base: Path) -> Path:
-    """The run's loader config: `base`, then the scenario's own rows (`cordis.yml`) if it has any."""
+    """The run's loader config: `base`, then the scenario's own rows (`cordis.yml`) if it has any.
+    The rows are written in the same file after the include, not included themselves, so a row
+    naming a row of `base` by its id changes it (the model row's prices, say)."""
     rows = directory / ROWS
     if not rows.is_file():
         return base
     composed = workdir / ROWS
     # JSON strings are YAML strings: any path is quoted right.
-    composed.write_text(f"- include: {json.dumps(str(base))}\n- include: {json.dumps(str(rows))}\n", encoding="utf-8")
+    own = rows.read_text(encoding="utf-8")
+    composed.write_text(f"- include: {json.dumps(str(base))}\n{own}", encoding="utf-8")
     return composed
 
 

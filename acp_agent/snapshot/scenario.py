@@ -99,6 +99,17 @@ class LoadSession(Model):
     mcp_servers: list[McpServer] = []
 
 
+class ForkSession(Model):
+    """`session/fork` of the session `session_id` (default: the newest) in the run's cwd: a new
+    thread that starts from the source's ended turns. Later prompts go to the fork (a
+    `loadSession` without `sessionId` then loads it). With `expect_error` it must answer an error
+    of that code."""
+
+    op: Literal["forkSession"]
+    session_id: str | None = None
+    expect_error: int | None = None
+
+
 class Prompt(Model):
     """`session/prompt` with one text block, then the `content` blocks as they are (attachments:
     `resource`, `resource_link`, `image`); it must answer a result."""
@@ -175,6 +186,33 @@ class PromptWhileBusy(Model):
                 f"stopReasons: {prompts} prompt(s) need {prompts} stop reason(s), got {len(self.stop_reasons)}"
             )
         return self
+
+
+SteeringOutcome = Literal["injected", "startedNewTurn", "promptRequired"]
+
+
+class PromptAndSteer(Model):
+    """`session/prompt`; at the agent's first permission request, the steering message `steer`
+    (`_session/steering`) is written just before the answer, in the same write: the turn waits
+    for that answer, so the message joins the running turn on every run. Its answer must be
+    `{"outcome": "injected"}`, the prompt's `end_turn`. Needs `permissionPolicy: ask` and an
+    answer in `permissions`."""
+
+    op: Literal["promptAndSteer"]
+    text: str
+    steer: str
+
+
+class Steer(Model):
+    """`_session/steering` for the newest session while no turn runs, with `idle_behavior` when
+    given; its answer must be `{"outcome": outcome, ...}`. A message that started a turn is
+    waited for until the session's log says that turn ended (the wire marks no end for it); the
+    next step's lines still follow the steering answer in the transcript."""
+
+    op: Literal["steer"]
+    text: str
+    idle_behavior: Literal["promptRequired"] | None = None
+    outcome: SteeringOutcome
 
 
 class PromptAndCancelAtToolCall(Model):
@@ -267,6 +305,16 @@ class AwaitTrust(Model):
     op: Literal["awaitTrust"]
 
 
+class AwaitTitle(Model):
+    """Wait until the newest session shows the title `title` (a `session_info_update`): the
+    model's title comes after the turn that prompted it has answered, from a call of its own, so
+    a user who waits for the thread to be named before typing. The next step's lines are written
+    after that update."""
+
+    op: Literal["awaitTitle"]
+    title: str
+
+
 class CloseSession(Model):
     """`session/close` for the newest session; it must answer a result. Later steps may load it
     (`loadSession` without `sessionId`)."""
@@ -297,11 +345,14 @@ Step = Annotated[
     | NewSession
     | NewSessionExpectError
     | LoadSession
+    | ForkSession
     | Prompt
     | PromptExpectError
     | PromptAndCancel
     | PromptAndCancelWhen
     | PromptWhileBusy
+    | PromptAndSteer
+    | Steer
     | PromptAndCancelAtToolCall
     | PromptAndCancelChild
     | ToChild
@@ -310,6 +361,7 @@ Step = Annotated[
     | AwaitWokenTurn
     | AwaitTrust
     | AwaitToolCallOf
+    | AwaitTitle
     | CloseSession
     | Cancel
     | WriteFile

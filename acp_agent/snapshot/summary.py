@@ -6,7 +6,8 @@ parent's thoughts and messages, each tool call (its name from the session logs, 
 answered when asked), under each delegating call the child's own tool calls (nested by the
 `_meta.acpAgent.parentToolCallId` they carry on the wire; a child session's frames, thoughts and
 messages too, by the delegating call its log's header names) and, last, `└ <status>: <the result the
-parent got>`; where the client cancelled (between prompts, a line of its own); then the stop reason.
+parent got>`; the session's cost so far where a `usage_update` carries one; a steering message and
+its outcome; where the client cancelled (between prompts, a line of its own); then the stop reason.
 With `requests`, every other request the client sent gets one line with its outcome (what a session
 load replayed below it).
 """
@@ -42,6 +43,8 @@ WOKEN = "(a background agent's notice starts a turn)"
 BACKGROUND = "in the background"
 BACKGROUND_RESULT = "what it did after the call answered"
 """How the summary closes a background child's frames, put after the session's own."""
+STEERING = "_session/steering"
+"""A message for the running turn: shown under the prompt it came during, else a line of its own."""
 STRAY = 60
 """How much of a garbage line the summary quotes."""
 TEXTS = {"agent_thought_chunk": "thinking", "agent_message_chunk": "agent", "user_message_chunk": "user"}
@@ -162,6 +165,14 @@ class Tree:
         """The lines for a request the agent answered, with what it showed since the last answer."""
         request = self._sent.get(encode(response.get("id")), {})
         self._prompting.discard(encode(response.get("id")))
+        if request.get("method") == STEERING:
+            result = response.get("result")
+            outcome = result.get("outcome") if isinstance(result, dict) else _outcome(response)
+            line = f"  (the user steers: {_prompt_text(request['params'].get('prompt') or [])}) {outcome}"
+            if self._prompting:  # under the prompt it came during, where the agent then was
+                self._items.append(line)
+                return []
+            return [line.strip(), *self._flush(names, delegations)] if self.requests else []
         items = self._flush(names, delegations)
         if request.get("method") == "session/prompt":
             params = request["params"]
@@ -225,6 +236,8 @@ class Tree:
             shown = [block.get("text", "") for block in update.get("summary") or []] + [update.get("error") or ""]
             if any(shown):
                 compaction.result = "\n".join(text for text in shown if text).splitlines()
+        elif kind == "usage_update" and isinstance(cost := update.get("cost"), dict):  # priced models only
+            items.append(f"  cost so far: {cost.get('amount')} {cost.get('currency')}")
         elif kind == "tool_call_update" and self._key(session, str(update.get("toolCallId"))) in self._calls:
             call = self._calls[self._key(session, update["toolCallId"])]
             call.status = update.get("status") or call.status

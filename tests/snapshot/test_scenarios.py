@@ -57,6 +57,7 @@ def test_the_expected_scenarios_exist() -> None:
         "compaction-load", "compaction-child", "background-wakes-parent", "background-second-prompt",
         "background-report", "background-message", "background-message-busy", "background-stop",
         "background-close-load", "background-interrupted-load", "hooks", "session-delete", "plan-operations",
+        "session-cost", "ask-user-dismissed", "session-titles", "fork-load", "steering",
         "acp-child-permission", "acp-child-crash", "acp-child-background",
         "skills", "project-trust", "nested-instructions", "coding-guards",
     }  # fmt: skip
