@@ -15,10 +15,10 @@ from jsonschema import Draft202012Validator
 from acp_agent.tools.texts import CANNOT_ASK
 from tests.e2e.test_sandbox import Place, results, text
 from tests.e2e.wire import RECORD_CONFIG, Frame, Wire, spawn_server
+from tests.paths import ACP_UNSTABLE_SCHEMA
 
 pytestmark = pytest.mark.anyio
 
-SCHEMA = Path(__file__).parents[1] / "data" / "acp-schema" / "schema.unstable.json"
 FORMS = {"elicitation": {"form": {}}}
 
 
@@ -27,7 +27,7 @@ def ask(call_id: str, question: str, **more: Any) -> dict[str, Any]:
 
 
 def valid_elicitation(params: Any) -> list[str]:
-    defs = json.loads(SCHEMA.read_text())["$defs"]
+    defs = json.loads(ACP_UNSTABLE_SCHEMA.read_text())["$defs"]
     validator = Draft202012Validator({"$defs": defs, "$ref": "#/$defs/CreateElicitationRequest"})
     return [error.message for error in validator.iter_errors(params)]
 
