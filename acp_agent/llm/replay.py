@@ -376,6 +376,7 @@ class ReplayModel:
         gates: Gates | None = None,
         aliases: dict[str, str] | None = None,
         route_base: str = "",
+        places: dict[str, str] | None = None,
     ) -> None:
         # The routes of this process's agents only: another process (an ACP child run in the
         # same scenario) replays its own from the same fixtures (`session.routes.process_base`).
@@ -387,6 +388,10 @@ class ReplayModel:
         """Text that stands for an agent's session id in the streams, and that agent's route: a
         recorded session id (the model named a background child by it), a script's
         `{{agent:<route>}}`. It streams as the id the agent of that route has in this run."""
+        self.places = {text: path for text, path in (places or {}).items() if path}
+        """A directory's placeholder in the recorded streams (`{{cwd}}`, as normalization writes
+        it), and the path it streams as in this run: a path the model wrote in the recording
+        (an extra root's file) names the same file in this one."""
         self.live: dict[str, str] = {}
         """The session id of each route that asked for a call."""
         self.streamed: dict[str, int] = {}
@@ -435,23 +440,26 @@ class ReplayModel:
         except ReplayError as exc:
             log.error("replay: %s: %s", type(exc).__name__, exc)
             raise
-        if self.aliases and not isinstance(entry, HangEntry):
+        if (self.aliases or self.places) and not isinstance(entry, HangEntry):
             entry = await self._named(entry)
         return self._play(entry, request.route)
 
     async def _named(self, entry: ChunksEntry | ThrowEntry) -> ChunksEntry | ThrowEntry:
-        """`entry` with each alias it streams replaced by its agent's session id in this run
-        (waiting until that agent has asked for a call, so its id is known)."""
+        """`entry` with each place it streams replaced by this run's path, and each alias by its
+        agent's session id in this run (waiting until that agent has asked for a call, so its id
+        is known)."""
         joined = _joined(entry.chunks)
-        named = {
-            alias: route for alias, route in self.aliases.items() if any(alias in text for text in joined.values())
-        }
-        if not named:
+
+        def streamed(text: str) -> bool:
+            return any(text in block for block in joined.values())
+
+        named = {alias: route for alias, route in self.aliases.items() if streamed(alias)}
+        places = {text: path for text, path in self.places.items() if streamed(text)}
+        if not named and not places:
             return entry
         await self._until(lambda: all(route in self.live for route in named.values()))
-        return entry.model_copy(
-            update={"chunks": substitute(entry.chunks, {alias: self.live[route] for alias, route in named.items()})}
-        )
+        replacements = places | {alias: self.live[route] for alias, route in named.items()}
+        return entry.model_copy(update={"chunks": substitute(entry.chunks, replacements)})
 
     def _take(self, route: str) -> ReplayEntry:
         script = self.scripts.get(route)
@@ -521,6 +529,10 @@ class Config(PluginConfig):
     route_base: str = ""
     """The route base of this process (the `agents` row's `routeBase`): only the routes of its
     own agents are replayed, and held to be consumed (an ACP child's are its process's)."""
+    places: dict[str, str] = {}
+    """A directory's placeholder in the recorded streams and its path in this run (`{"{{cwd}}":
+    ...}`; an empty path is left alone): the snapshot runner's, so a recorded call naming a file
+    by its absolute path names this run's."""
 
     @field_validator("jitter", mode="before")
     @classmethod
@@ -531,7 +543,7 @@ class Config(PluginConfig):
 
 def apply(ctx: Context, config: Config) -> Disposer:
     scripts, gates, aliases = load_fixtures(Path(config.fixtures))
-    return install(ctx, ReplayModel(scripts, config.jitter, gates, aliases, config.route_base))
+    return install(ctx, ReplayModel(scripts, config.jitter, gates, aliases, config.route_base, config.places))
 
 
 def install(ctx: Context, model: ReplayModel) -> Disposer:

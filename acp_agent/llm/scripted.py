@@ -181,6 +181,8 @@ class Config(PluginConfig):
     script: str = Field(description="Path of the JSON script file.")
     route_base: str = ""
     """As the replay model's: the routes of this process's agents are the ones played."""
+    places: dict[str, str] = {}
+    """As the replay model's: `{{cwd}}` in a call's arguments or text streams as this run's cwd."""
 
 
 MODEL_PLACEHOLDER = "{{model}}"
@@ -211,5 +213,11 @@ async def _fill(stream: ModelStream, model: str) -> ModelStream:
 def apply(ctx: Context, config: Config) -> Disposer:
     data = json.loads(Path(config.script).read_text(encoding="utf-8"))
     aliases = {AGENT_PLACEHOLDER.format(route=route): route for route in _routes(data)}
-    model = ScriptedModel(compile_script(data), gates=script_gates(data), aliases=aliases, route_base=config.route_base)
+    model = ScriptedModel(
+        compile_script(data),
+        gates=script_gates(data),
+        aliases=aliases,
+        route_base=config.route_base,
+        places=config.places,
+    )
     return install(ctx, model)

@@ -4,7 +4,8 @@ It keeps every stdout line as it came and every line it wrote, each with the std
 written after (what its step waited for: the transcript places it there), matches responses to its
 requests, hands the other
 responses to whoever waits for an unclaimed one (raw steps), wakes watchers on notifications and
-answers the agent's own requests: permissions from the scenario's answers, and what the scenario's
+the agent's requests, and answers the agent's own requests: permissions and questions from the
+scenario's answers (a question's form may be left open until the agent withdraws it), and what the scenario's
 `clientCapabilities` advertise (`fs/*` from the run's cwd, `terminal/*` by running the command; a
 request for a method it did not advertise is a failure). The official `acp` package is not used:
 this ships in the product and must run without the test extras.
@@ -25,10 +26,14 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 from acp_agent.snapshot.client_fs import FileServer, RequestFailed
 from acp_agent.snapshot.client_terminal import Terminals
 from acp_agent.snapshot.errors import ServerGone
-from acp_agent.snapshot.frames import Frame, encode, is_agent_request, is_response
+from acp_agent.snapshot.frames import CANCEL_REQUEST, Frame, encode, is_agent_request, is_response
 from acp_agent.snapshot.scenario import ClientCapabilities
 
 METHOD_NOT_FOUND = -32601
+REQUEST_CANCELLED = -32800
+LEFT_OPEN = "open"
+"""An answer to `elicitation/create` that leaves the form open: the request is answered only when
+the agent withdraws it (`$/cancel_request`), with the protocol's `-32800` Request Cancelled."""
 CANCELLED_OUTCOME = {"outcome": {"outcome": "cancelled"}}
 
 
@@ -68,7 +73,7 @@ class Client:
         stdin: ByteSendStream,
         permissions: Sequence[str],
         *,
-        elicitations: Sequence[dict[str, Any]] = (),
+        elicitations: Sequence[dict[str, Any] | str] = (),
         capabilities: ClientCapabilities | None = None,
         files: FileServer | None = None,
         terminals: Terminals | None = None,
@@ -85,6 +90,8 @@ class Client:
         self._watchers: list[Watch] = []
         self._permissions = deque(permissions)
         self._elicitations = deque(elicitations)
+        self._open_forms: dict[object, int] = {}
+        """The questions left open (`LEFT_OPEN`): the request's id, and its stdout line."""
         self.stdout: list[str] = []
         self.sent: list[str] = []
         self.sent_after: list[tuple[int, ...]] = []
@@ -162,6 +169,8 @@ class Client:
             found.append(f"permission answers left unused: {list(self._permissions)}")
         if self._elicitations:
             found.append(f"elicitation answers left unused: {list(self._elicitations)}")
+        if self._open_forms:
+            found.append(f"questions left open that the agent never withdrew: requests {list(self._open_forms)}")
         return found
 
     async def read(self, stdout: ByteReceiveStream) -> None:
@@ -186,6 +195,7 @@ class Client:
         except ValueError:
             self.failures.append(f"stdout line {len(self.stdout)} is not a JSON-RPC frame: {text[:200]!r}")
             return
+        self._wake(frame, line)
         if is_agent_request(frame):
             if self._terminals is not None and str(frame["method"]).startswith("terminal/"):
                 # An answer may wait for the command (wait_for_exit): the reading goes on meanwhile.
@@ -201,13 +211,33 @@ class Client:
             else:
                 pending.response, pending.line = frame, line
                 pending.done.set()
-        else:
-            for watch in self._watchers:
-                if watch.predicate(frame):
-                    watch.lines.append(line)
-                    if len(watch.lines) >= watch.needed:
-                        watch.done.set()
-            self._watchers = [watch for watch in self._watchers if not watch.is_set()]
+        elif isinstance(frame, dict) and frame.get("method") == CANCEL_REQUEST:
+            await self._withdrawn(frame, line)
+
+    def _wake(self, frame: Frame, line: int) -> None:
+        """Wake the watchers a notification or an agent's request matches."""
+        if is_response(frame):
+            return
+        for watch in self._watchers:
+            if watch.predicate(frame):
+                watch.lines.append(line)
+                if len(watch.lines) >= watch.needed:
+                    watch.done.set()
+        self._watchers = [watch for watch in self._watchers if not watch.is_set()]
+
+    async def _withdrawn(self, frame: Frame, line: int) -> None:
+        """`$/cancel_request` for a question left open: the form closes, its request answered
+        `-32800` after the notification."""
+        params = frame.get("params")
+        request_id = params.get("requestId") if isinstance(params, dict) else None
+        if request_id not in self._open_forms:
+            return
+        del self._open_forms[request_id]
+        error = {"code": REQUEST_CANCELLED, "message": "Request cancelled"}
+        try:
+            await self.write(encode({"jsonrpc": "2.0", "id": request_id, "error": error}), after=(line,))
+        except ServerGone:
+            pass  # the server is going away; it will not read the answer
 
     async def _answer(self, request: dict[str, Any], line: int) -> None:
         reply: dict[str, Any] = {"jsonrpc": "2.0", "id": request["id"]}
@@ -216,7 +246,11 @@ class Client:
             if method == "session/request_permission":
                 reply["result"] = self._choose(params or {})
             elif method == "elicitation/create" and self.capabilities.elicitation is not None:
-                reply["result"] = self._elicited(params or {})
+                answer = self._elicited(params or {})
+                if answer == LEFT_OPEN:
+                    self._open_forms[request["id"]] = line
+                    return
+                reply["result"] = answer
             elif method == "fs/read_text_file" and self._files and self.capabilities.fs.read_text_file:
                 reply["result"] = self._files.read(params)
             elif method == "fs/write_text_file" and self._files and self.capabilities.fs.write_text_file:
@@ -237,7 +271,7 @@ class Client:
         except ServerGone:
             pass  # the server is going away; it will not need the answer
 
-    def _elicited(self, params: dict[str, Any]) -> dict[str, Any]:
+    def _elicited(self, params: dict[str, Any]) -> dict[str, Any] | str:
         if not self._elicitations:
             self.failures.append(f"the agent asked {params.get('message')!r} and input.json has no answer left")
             return {"action": "cancel"}

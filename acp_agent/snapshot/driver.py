@@ -17,7 +17,7 @@ import anyio
 from acp_agent.acp.updates import META_KEY
 from acp_agent.snapshot.client import Client
 from acp_agent.snapshot.errors import ServerGone
-from acp_agent.snapshot.frames import Frame, child_route, encode, session_update
+from acp_agent.snapshot.frames import Frame, child_route, encode, is_agent_request, session_update
 from acp_agent.snapshot.mcp_servers import Resolve
 from acp_agent.snapshot.scenario import (
     AwaitTitle,
@@ -98,7 +98,10 @@ class Driver:
             case NewSession():
                 cwd = self.cwd if step.cwd is None else self.cwd / step.cwd
                 cwd.mkdir(parents=True, exist_ok=True)
-                opening = {"cwd": str(cwd), "mcpServers": self.mcp_servers(step.mcp_servers)}
+                opening: dict[str, Any] = {"cwd": str(cwd), "mcpServers": self.mcp_servers(step.mcp_servers)}
+                if step.additional_directories:
+                    roots = [str((self.cwd / root).resolve()) for root in step.additional_directories]
+                    opening["additionalDirectories"] = roots
                 response = await client.call("session/new", opening)
                 if "result" in response:
                     self.session_id = response["result"]["sessionId"]
@@ -353,9 +356,12 @@ class Driver:
 
 def _shows(session_id: str, kind: str = "agent_message_chunk") -> Callable[[Frame], bool]:
     """Whether a notification is an update of `kind` on the session (by default one that streams
-    the agent's message text)."""
+    the agent's message text), or the agent's request of the method `kind` on it."""
 
     def ready(frame: Frame) -> bool:
+        if is_agent_request(frame) and frame["method"] == kind:
+            params = frame.get("params")
+            return isinstance(params, dict) and params.get("sessionId") == session_id
         update = session_update(frame)
         return (
             update is not None

@@ -16,6 +16,9 @@ from acp_agent.session.routes import call_id_of
 Frame = Any
 """A parsed stdout line: usually a dict; a batch response is a list."""
 
+CANCEL_REQUEST = "$/cancel_request"
+"""The notification either side sends to withdraw a request of its own, by id."""
+
 
 def encode(value: Any) -> str:
     """One line of compact JSON, keys in the order they came (as the server writes frames)."""

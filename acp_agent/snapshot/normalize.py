@@ -4,7 +4,8 @@ The document is the run's summary (the tree view), its transcript (both directio
 client and `>>` client to agent, placed by `transcript.interleave`), then each session log.
 Volatile values become stable placeholders: integer JSON-RPC ids are renumbered in order of
 appearance (one numbering for the client's requests and their answers, one for the agent's own
-requests and the client's answers to them), session ids become `{{sessionId:N}}` and other UUIDs
+requests and the client's answers to them, each side's `$/cancel_request` naming its own request
+by the new number), session ids become `{{sessionId:N}}` and other UUIDs
 `{{uuid:N}}` by first appearance, the run's temp cwd becomes `{{cwd}}`, its user configuration
 directory `{{config}}`, the scenario directory `{{scenario}}`, the harness's interpreter
 `{{python}}`, the sandbox's launcher `{{launcher}}`, the directory the cwd is in `{{workdir}}`, a
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from acp_agent.sandbox.backends import LAUNCHER
-from acp_agent.snapshot.frames import Frame, encode, is_agent_request, is_response
+from acp_agent.snapshot.frames import CANCEL_REQUEST, Frame, encode, is_agent_request, is_response
 from acp_agent.snapshot.result import RunResult
 from acp_agent.snapshot.summary import Tree
 from acp_agent.snapshot.transcript import AGENT, Line, Unparsed, interleave
@@ -126,7 +127,17 @@ class _Ids:
         request_id = frame.get("id")
         if type(request_id) is not int:
             return frame
-        return {**frame, "id": self._table.setdefault(request_id, len(self._table) + 1)}
+        return {**frame, "id": self._number(request_id)}
+
+    def withdrawn(self, frame: dict[str, Any]) -> dict[str, Any]:
+        """A `$/cancel_request` naming one of these requests by its renumbered id."""
+        params = frame.get("params")
+        if not isinstance(params, dict) or type(params.get("requestId")) is not int:
+            return frame
+        return {**frame, "params": {**params, "requestId": self._number(params["requestId"])}}
+
+    def _number(self, request_id: int) -> int:
+        return self._table.setdefault(request_id, len(self._table) + 1)
 
 
 @dataclass(frozen=True)
@@ -193,6 +204,8 @@ def normalize_lines(lines: Sequence[Line], placeholders: Placeholders) -> list[L
             frame = [ours(item) for item in frame] if isinstance(frame, list) else ours(frame)
         elif is_agent_request(frame):  # a request, whoever sends it
             frame = theirs(frame)
+        elif isinstance(frame, dict) and frame.get("method") == CANCEL_REQUEST:  # names a request its sender sent
+            frame = theirs.withdrawn(frame)
         out.append(Line(line.direction, placeholders.value(frame)))
     return out
 

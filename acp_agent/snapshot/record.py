@@ -4,7 +4,9 @@ The recorded logs are the replay source (DESIGN §8): `session.jsonl` for the fi
 session (route `s1`), `session.<n>.jsonl` for the others in route order. What a log cannot hold
 (a thrown request, a hang until cancelled) goes to `replay.override.json`: for every route whose
 script throws or hangs, that route's whole compiled script. Logs are kept as written, except
-that the run's temp cwd becomes `{{cwd}}` and its user configuration directory `{{config}}`.
+that the run's temp cwd becomes `{{cwd}}`, its user configuration directory `{{config}}` and the
+directory both are in `{{workdir}}` (where a scenario's other roots are: `roots/<name>/`). The
+replay model streams each placeholder back as the replaying run's path.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from acp_agent.llm.replay import OVERRIDE, PRIMARY, ReplayEntry
 from acp_agent.llm.scripted import compile_script
 from acp_agent.snapshot.errors import InvalidScenario
 from acp_agent.snapshot.frames import encode
-from acp_agent.snapshot.normalize import CONFIG, CWD, map_strings
+from acp_agent.snapshot.normalize import CONFIG, CWD, WORKDIR, map_strings
 from acp_agent.snapshot.result import RunResult
 from acp_agent.snapshot.runner import RECORD_CONFIG, packaged, run_scenario
 
@@ -54,6 +56,7 @@ async def record_scenario(
     for old in [*directory.glob("session*.jsonl"), directory / OVERRIDE]:
         old.unlink(missing_ok=True)
     places = [(str(result.cwd), CWD)] + ([(str(result.config), CONFIG)] if result.config is not None else [])
+    places.append((str(result.cwd.parent), WORKDIR))  # last: it holds the others
 
     def placeholders(text: str) -> str:
         for path, placeholder in places:

@@ -31,7 +31,7 @@ from acp_agent.snapshot.frames import encode
 from acp_agent.snapshot.mcp_servers import serving
 from acp_agent.snapshot.normalize import CWD, map_strings
 from acp_agent.snapshot.result import RunResult
-from acp_agent.snapshot.scenario import CONFIG, ROWS, WORKSPACE, load_scenario
+from acp_agent.snapshot.scenario import CONFIG, ROOTS, ROWS, WORKSPACE, load_scenario
 
 SNAPSHOT_CONFIG = "cordis.snapshot.yml"
 RECORD_CONFIG = "cordis.record.yml"
@@ -48,6 +48,10 @@ PYTHON_VARIABLE = "ACP_AGENT_SNAPSHOT_PYTHON"
 COMPOSITION_VARIABLE = "ACP_AGENT_SNAPSHOT_CONFIG"
 """The interpreter and the composition the run's server was started with (without the scenario's
 rows): what a scenario's rows start this server again with, as an ACP child."""
+CWD_VARIABLE = "ACP_AGENT_SNAPSHOT_CWD"
+WORKDIR_VARIABLE = "ACP_AGENT_SNAPSHOT_WORKDIR"
+"""The run's cwd and the directory it is in: what the replay and scripted models stream for
+`{{cwd}}` and `{{workdir}}` (the snapshot and record configs' `places`)."""
 
 
 def packaged(name: str) -> Path:
@@ -80,6 +84,8 @@ async def run_scenario(
             shutil.copytree(source, target, symlinks=True)
         else:
             target.mkdir()
+    if (directory / ROOTS).is_dir():
+        shutil.copytree(directory / ROOTS, workdir / ROOTS, symlinks=True)
     if scenario.repository:
         (cwd / ".git").mkdir()
     sessions.mkdir()
@@ -95,6 +101,8 @@ async def run_scenario(
         ENV_CONFIG: str(user_config),
         PYTHON_VARIABLE: sys.executable,
         COMPOSITION_VARIABLE: str(base),
+        CWD_VARIABLE: str(cwd),
+        WORKDIR_VARIABLE: str(workdir),
     }
     # The scenario's permission policy and sandbox, never the caller's environment's (a snapshot
     # must not depend on the shell it runs in).

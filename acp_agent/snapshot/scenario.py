@@ -13,6 +13,8 @@ from acp_agent.snapshot.errors import InvalidScenario
 
 INPUT = "input.json"
 WORKSPACE = "workspace"
+ROOTS = "roots"
+"""Directories copied beside the run's cwd (`<workdir>/roots/`): a session's other roots."""
 CONFIG = "config"
 """A scenario's user configuration directory (`ACP_AGENT_CONFIG`): copied for the run, else empty."""
 ROWS = "cordis.yml"
@@ -74,6 +76,9 @@ class NewSession(Model):
     cwd: str | None = None
     """A relative path: the session's cwd is that directory of the run's cwd (created if missing)."""
     mcp_servers: list[McpServer] = []
+    additional_directories: list[str] = []
+    """`additionalDirectories`, each a path relative to the run's cwd sent absolute (a copy of the
+    scenario's `roots/<name>/` is `../roots/<name>`)."""
 
 
 class NewSessionExpectError(Model):
@@ -131,7 +136,9 @@ class PromptExpectError(Model):
 
 class PromptAndCancel(Model):
     """`session/prompt`, then `session/cancel` at its first update of the kind `at` (by default an
-    `agent_message_chunk`); it must answer `{"stopReason": "cancelled"}`."""
+    `agent_message_chunk`), or at the agent's first request of that method on the session
+    (`elicitation/create`: while the question's form is open); it must answer
+    `{"stopReason": "cancelled"}`."""
 
     op: Literal["promptAndCancel"]
     text: str
@@ -402,9 +409,12 @@ class Scenario(Model):
     steps: list[Step]
     permissions: list[PermissionKind] = []
     """Answers to `session/request_permission`, in order, each picking the option of that kind."""
-    elicitations: list[dict[str, Any]] = []
+    elicitations: list[dict[str, Any] | Literal["open"]] = []
     """Answers to `elicitation/create`, in order, each the client's result as written
-    (`{"action": "accept", "content": {...}}`, `{"action": "decline"}`, ...)."""
+    (`{"action": "accept", "content": {...}}`, `{"action": "decline"}`, ...), or `"open"`: the user
+    leaves the form open, and the request is answered (`-32800`) only when the agent withdraws it
+    with `$/cancel_request` (a `promptAndCancel` step `at` `elicitation/create` cancels the turn
+    meanwhile)."""
     permission_policy: PermissionPolicy | None = None
     """The permissions row's default rule for the run (`ACP_AGENT_PERMISSIONS`); unset: the
     config's own default (`allow` in the snapshot and record configs)."""

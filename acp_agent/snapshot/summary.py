@@ -3,11 +3,12 @@
 Read from the interleaved frames (`transcript.interleave`), so it shows what an editor's user saw,
 in the order the snapshot shows it: each prompt (one sent to a child session says so), then the
 parent's thoughts and messages, each tool call (its name from the session logs, and what the user
-answered when asked), under each delegating call the child's own tool calls (nested by the
-`_meta.acpAgent.parentToolCallId` they carry on the wire; a child session's frames, thoughts and
-messages too, by the delegating call its log's header names) and, last, `└ <status>: <the result the
-parent got>`; the session's cost so far where a `usage_update` carries one; a steering message and
-its outcome; where the client cancelled (between prompts, a line of its own); then the stop reason.
+answered when asked, or that the agent withdrew the question), under each delegating call the
+child's own tool calls (nested by the `_meta.acpAgent.parentToolCallId` they carry on the wire; a
+child session's frames, thoughts and messages too, by the delegating call its log's header names)
+and, last, `└ <status>: <the result the parent got>`; the session's cost so far where a
+`usage_update` carries one; a steering message and its outcome; where the client cancelled
+(between prompts, a line of its own); then the stop reason.
 With `requests`, every other request the client sent gets one line with its outcome (what a session
 load replayed below it).
 """
@@ -20,6 +21,7 @@ from typing import Any
 
 from acp_agent.session.routes import process_base, route_under
 from acp_agent.snapshot.frames import (
+    CANCEL_REQUEST,
     FINAL_STATUSES,
     Frame,
     child_route,
@@ -63,7 +65,8 @@ class Call:
     """The calls of the child it started, and (a child session's) its thoughts and messages, and
     where the client cancelled it."""
     asked: str | None = None
-    """What the user answered when asked for permission (an option id, or `cancelled`)."""
+    """What the user answered when asked for permission (an option id, or `cancelled`), or
+    `withdrawn`: the agent took its question (or its permission request) back unanswered."""
     kind: str = "tool"
     """What the line calls it when the logs name no tool for it (a compaction's is `compaction`)."""
 
@@ -122,12 +125,16 @@ class Tree:
                     out += [*items, f"  stop reason: {woken}", ""]
             elif update is not None:
                 self._update(frame, update)
-            elif is_agent_request(frame) and frame["method"] == "session/request_permission":
+            elif is_agent_request(frame) and frame["method"] in ("session/request_permission", "elicitation/create"):
                 params = frame.get("params") or {}
-                tool_call = params.get("toolCall") or {}
-                call = self._calls.get(self._key(str(params.get("sessionId")), str(tool_call.get("toolCallId"))))
+                call_id = (params.get("toolCall") or {}).get("toolCallId") or params.get("toolCallId")
+                call = self._calls.get(self._key(str(params.get("sessionId")), str(call_id)))
                 if call is not None:
                     self._asked[encode(frame["id"])] = call
+            elif isinstance(frame, dict) and frame.get("method") == CANCEL_REQUEST:
+                withdrawn = encode((frame.get("params") or {}).get("requestId"))
+                if withdrawn in self._asked:
+                    self._asked.pop(withdrawn).asked = "withdrawn"
         if self._items:  # shown after the last answer (a child whose delegating call never ended)
             out += [LEFT_OVER, *self._flush(names, delegations)]
         return out

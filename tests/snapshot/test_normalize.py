@@ -54,6 +54,17 @@ def test_ids_are_renumbered_per_direction_in_order_of_appearance() -> None:
     assert ids == [1, 1, 2, 2, 1, None, "chosen", 3]
 
 
+def test_a_cancel_request_names_its_senders_request_by_the_new_number() -> None:
+    frames = [
+        {"jsonrpc": "2.0", "id": 0, "method": "session/request_permission", "params": {}},
+        {"jsonrpc": "2.0", "id": 7, "method": "elicitation/create", "params": {}},
+        {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 7}},
+        {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": "chosen"}},
+    ]
+    withdrawn = [frame["params"] for _, frame in frames_of(normalize_run(run(frames)).transcript)[2:]]
+    assert withdrawn == [{"requestId": 2}, {"requestId": "chosen"}]
+
+
 def test_the_clients_requests_share_the_numbering_of_the_answers_and_its_answers_that_of_the_agents_requests() -> None:
     frames = [
         {"jsonrpc": "2.0", "id": 40, "method": "fs/read_text_file", "params": {"path": f"{CWD}/a"}},

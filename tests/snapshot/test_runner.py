@@ -292,3 +292,21 @@ async def test_elicitations_are_answered_from_the_queue_and_a_missing_answer_is_
     assert client.failures == ["the agent asked 'Which?' and input.json has no answer left"]
     unused = Client(send, [], elicitations=answers[:1], capabilities=forms)  # type: ignore[arg-type]
     assert unused.leftovers() == ["elicitation answers left unused: [{'action': 'decline'}]"]
+
+
+async def test_a_question_left_open_is_answered_cancelled_only_once_the_agent_withdraws_it() -> None:
+    send, receive = anyio.create_memory_object_stream[bytes](10)
+    forms = ClientCapabilities(elicitation={"form": {}})
+    client = Client(send, [], elicitations=["open"], capabilities=forms)  # type: ignore[arg-type]
+    asked = client.watch(lambda frame: frame.get("method") == "elicitation/create")
+    question = {"jsonrpc": "2.0", "id": 4, "method": "elicitation/create", "params": {"message": "Which?"}}
+    await client._receive(json.dumps(question).encode())
+    await client._receive(b'{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":9}}')
+    with pytest.raises(anyio.WouldBlock):
+        receive.receive_nowait()  # the form stays open: nothing answered it, another id withdrawn
+    assert asked.is_set() and asked.lines == [0]
+    assert client.leftovers() == ["questions left open that the agent never withdrew: requests [4]"]
+    await client._receive(b'{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":4}}')
+    answer = json.loads(receive.receive_nowait())
+    assert answer == {"jsonrpc": "2.0", "id": 4, "error": {"code": -32800, "message": "Request cancelled"}}
+    assert client.sent_after == [(2,)] and client.leftovers() == []

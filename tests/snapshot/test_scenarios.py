@@ -57,7 +57,8 @@ def test_the_expected_scenarios_exist() -> None:
         "compaction-load", "compaction-child", "background-wakes-parent", "background-second-prompt",
         "background-report", "background-message", "background-message-busy", "background-stop",
         "background-close-load", "background-interrupted-load", "hooks", "session-delete", "plan-operations",
-        "session-cost", "ask-user-dismissed", "session-titles", "fork-load", "steering",
+        "session-cost", "ask-user-dismissed", "ask-user-cancelled", "two-roots", "session-titles", "fork-load",
+        "steering",
         "acp-child-permission", "acp-child-crash", "acp-child-background",
         "skills", "project-trust", "nested-instructions", "coding-guards",
     }  # fmt: skip
@@ -68,6 +69,16 @@ def test_workspace_edit_changes_the_file_in_the_run_cwd(scenario_run: Run) -> No
     assert (result.cwd / "notes.txt").read_text() == "title: release notes\nstatus: final\n"
     # The fixture's own workspace is a template the run copied, never touched.
     assert (FIXTURES / "workspace-edit" / "workspace" / "notes.txt").read_text().endswith("status: draft\n")
+
+
+def test_two_roots_edits_a_file_in_each_root_of_the_run(scenario_run: Run) -> None:
+    result = scenario_run(FIXTURES / "two-roots")
+    library = result.cwd.parent / "roots" / "textkit" / "textkit.py"  # the extra root, beside the cwd
+    assert library.read_text().startswith("def yell(text):")
+    assert (result.cwd / "main.py").read_text().startswith("from textkit import yell")
+    roots = [e["data"]["directories"] for e in events(result) if e["type"] == "session/roots"]
+    assert roots == [[str(library.parent)]]
+    assert (FIXTURES / "two-roots" / "roots" / "textkit" / "textkit.py").read_text().startswith("def shout")
 
 
 def test_multi_turn_keeps_both_turns_in_one_session(scenario_run: Run) -> None:

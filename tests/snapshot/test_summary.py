@@ -73,6 +73,20 @@ def test_every_request_shows_with_what_the_user_answered_and_where_the_client_ca
     ]
 
 
+def test_a_question_the_agent_withdrew_says_so_on_its_call() -> None:
+    sent = [request(1, "session/prompt", prompt=[{"type": "text", "text": "go"}])]
+    frames = [
+        update("tool_call", toolCallId="q", title="Ask: which?", status="in_progress"),
+        request(4, "elicitation/create", toolCallId="q"),
+        {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 3}},  # nothing it asked
+        {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 4}},
+        update("tool_call_update", toolCallId="q", status="failed"),
+        {"jsonrpc": "2.0", "id": 1, "result": {"stopReason": "cancelled"}},
+    ]
+    shown = summary(frames, sent, [()])[2:4]
+    assert shown == ["  tool q: Ask: which? [failed] (asked: withdrawn)", "  stop reason: cancelled"]
+
+
 def test_a_load_shows_what_it_replayed_under_its_line() -> None:
     sent = [request(1, "session/load", sessionId="aaaaaaaa-0000-4000-8000-000000000001")]
     frames = [

@@ -194,6 +194,17 @@ async def test_chunks_are_replayed_in_order_one_call_after_another() -> None:
 
 
 @pytest.mark.anyio
+async def test_a_recorded_directory_placeholder_streams_as_this_runs_path() -> None:
+    places = {"{{cwd}}": "/run/cwd", "{{workdir}}": "/run", "{{config}}": ""}  # an empty path is left alone
+    model = ReplayModel({"s1": [entry("read {{workdir}}/lib/a.py and {{cwd}}/b.py in {{config}}")]}, places=places)
+
+    streamed = "".join(
+        chunk["text"] for chunk in dumped(await play(model)) if "text" in chunk and chunk["type"] != "block-end"
+    )
+    assert streamed == "read /run/lib/a.py and /run/cwd/b.py in {{config}}"
+
+
+@pytest.mark.anyio
 async def test_each_route_has_its_own_cursor() -> None:
     model = ReplayModel({"s1": [entry("parent")], "s1/call_a": [entry("child")]})
 
