@@ -54,6 +54,7 @@ from acp_agent.acp.schema import (
 from acp_agent.acp.updates import META_KEY, UpdateMapper
 from acp_agent.session.content import TextBlock, TextContent, Usage
 from acp_agent.session.events import (
+    STEER_SOURCE,
     AssistantMessageEvent,
     SessionEvent,
     SessionHeader,
@@ -65,6 +66,7 @@ from acp_agent.session.events import (
     UserMessageEvent,
 )
 from acp_agent.session.titles import brief
+from acp_agent.subagents.background import WOKEN_SOURCE
 from acp_agent.subagents.driver import STRUCTURED_MISSING, STRUCTURED_MISSING_CODE
 
 DESCRIPTION_LENGTH = 200
@@ -82,17 +84,18 @@ STOP_REASONS: dict[str, StopReason] = {
 turn answers a prompt with an error instead, and ends a child `error`)."""
 
 
-WOKEN_SOURCE = "subagent"
-"""The trigger source of a turn a background child's notice started (`subagents.background`)."""
+UNPROMPTED_SOURCES = (WOKEN_SOURCE, STEER_SOURCE)
+"""The trigger sources of turns no prompt started: a background child's notice woke the session, or
+a steering message came while no turn ran (or after the running turn's last step)."""
 
 
 def woken_turn(event: SessionEvent, woken: bool) -> SessionInfoUpdate | None:
-    """A top-level session's turn that no prompt started (a background child's notice woke it)
-    shows its start and end as `session_info_update`s whose `_meta.acpAgent.turn` says so (the
+    """A top-level session's turn that no prompt started (`UNPROMPTED_SOURCES`) shows its start
+    (with its trigger) and end as `session_info_update`s whose `_meta.acpAgent.turn` says so (the
     end with the stop reason): no `session/prompt` answers it. `woken`: the running turn is one."""
     match event:
-        case TurnStartEvent(data=data) if (data.trigger.source or {}).get("kind") == WOKEN_SOURCE:
-            return SessionInfoUpdate(meta={META_KEY: {"turn": "started", "trigger": WOKEN_SOURCE}})
+        case TurnStartEvent(data=data) if (trigger := (data.trigger.source or {}).get("kind")) in UNPROMPTED_SOURCES:
+            return SessionInfoUpdate(meta={META_KEY: {"turn": "started", "trigger": trigger}})
         case TurnEndEvent(data=data) if woken:
             reason = data.reason
             stop = "error" if reason.kind == "error" else stop_reason(reason)

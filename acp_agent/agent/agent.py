@@ -20,7 +20,7 @@ from acp_agent.kernel.scope import Disposer, Scope
 from acp_agent.kernel.states import Moves
 from acp_agent.llm.conversation import Conversation
 from acp_agent.session.content import ContentBlock
-from acp_agent.session.events import TurnDisposed, TurnEndReason, TurnFailed
+from acp_agent.session.events import STEER_SOURCE, TurnDisposed, TurnEndReason, TurnFailed
 from acp_agent.session.log import Session
 
 if TYPE_CHECKING:
@@ -237,7 +237,7 @@ class Agent:
         the turn did not take before it ended (it answered, or was cancelled, meanwhile) is the
         next turn's message."""
         if self._turn is None:
-            self.followup(content, "steer")
+            self.followup(content, STEER_SOURCE)
         else:
             self._turn.steering.append(content)
 
@@ -329,7 +329,7 @@ class Agent:
             if not ticket.done.is_set():
                 ticket.settle(TurnDisposed())
         for content in turn.steering:  # came after the turn's last step began
-            self.followup(content, "steer")
+            self.followup(content, STEER_SOURCE)
         if ticket.held:
             await ticket.released.wait()
         try:

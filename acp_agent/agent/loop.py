@@ -23,6 +23,7 @@ from acp_agent.llm.codes import CONTEXT_OVERFLOW
 from acp_agent.llm.errors import LlmError
 from acp_agent.session.content import ContentBlock, TextContent, ToolCallBlock
 from acp_agent.session.events import (
+    STEER_SOURCE,
     CompactionTrigger,
     Source,
     ToolCallData,
@@ -243,7 +244,7 @@ async def _run_step(
     """One model call and the tool calls it asks for; a reason when the turn ends here."""
     session = agent.session
     for content in steering:
-        session.append(UserMessageEvent, UserMessageData(content=list(content), source=Source(kind="steer")))
+        session.append(UserMessageEvent, UserMessageData(content=list(content), source=Source(kind=STEER_SOURCE)))
     steering.clear()
     step = progress.step = Step.open(agent, progress.turn)
     await agent.ctx.events.parallel(BEFORE_MODEL_CALL, agent)

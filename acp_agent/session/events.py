@@ -91,7 +91,10 @@ class Source(Model):
     kind: str
 
 
-USER_SOURCES = ("user", "steer")
+STEER_SOURCE = "steer"
+"""The source of a steering message: the user's words for the running turn, or a turn of their own
+when none runs (`Agent.steer`)."""
+USER_SOURCES = ("user", STEER_SOURCE)
 """`user/message` sources that are the user's own words, which name a session (others, such as a
 plugin's injection or a slash command the agent answered itself, do not)."""
 COMMAND_SOURCE = "command"

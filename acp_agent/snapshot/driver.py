@@ -325,17 +325,13 @@ class Driver:
         params = self._steering(step.text, session_id)
         if step.idle_behavior is not None:
             params["idleBehavior"] = step.idle_behavior
-        ended = self._turns_ended(session_id)
+        ended = sum(_woken_turn_ended(_parsed(line), session_id) for line in self.client.stdout)
         response = await self.client.call("_session/steering", params)
         if (response.get("result") or {}).get("outcome") != step.outcome:
             return f"expected the steering outcome {step.outcome!r}, got {encode(response)[:200]}"
-        # The turn it started answers nothing on the wire: its end is in the session's log.
-        while step.outcome == "startedNewTurn" and self._turns_ended(session_id) <= ended:
-            await anyio.sleep(0.02)
+        if step.outcome == "startedNewTurn":  # no prompt answers the turn it started: its end marker
+            await self._woken_turns(ended + 1, session_id)
         return None
-
-    def _turns_ended(self, session_id: str) -> int:
-        return sum(_parsed(line).get("type") == "turn/end" for line in self._log_lines(session_id))
 
     @staticmethod
     def _steering(text: str, session_id: str) -> dict[str, Any]:

@@ -213,8 +213,8 @@ class PromptAndSteer(Model):
 class Steer(Model):
     """`_session/steering` for the newest session while no turn runs, with `idle_behavior` when
     given; its answer must be `{"outcome": outcome, ...}`. A message that started a turn is
-    waited for until the session's log says that turn ended (the wire marks no end for it); the
-    next step's lines still follow the steering answer in the transcript."""
+    waited for until that turn's closing `session_info_update` (no prompt answers it), which the
+    next step's lines follow in the transcript."""
 
     op: Literal["steer"]
     text: str

@@ -40,8 +40,11 @@ CANCEL = "  (the client cancels)"
 CANCEL_CHILD = "  (the client cancels a child session that has ended)"
 """Either cancel line, under the prompt it came during; between prompts it stands alone, unindented."""
 LEFT_OVER = "after the last answer:"
-WOKEN = "(a background agent's notice starts a turn)"
-"""Where a turn no prompt started begins; its `stop reason:` line ends it."""
+UNPROMPTED = {
+    "subagent": "(a background agent's notice starts a turn)",
+    "steer": "(the steering message starts a turn)",
+}
+"""Where a turn no prompt started begins, by what started it; its `stop reason:` line ends it."""
 BACKGROUND = "in the background"
 BACKGROUND_RESULT = "what it did after the call answered"
 """How the summary closes a background child's frames, put after the session's own."""
@@ -119,10 +122,12 @@ class Tree:
                     out += block
             elif (update := session_update(frame)) is not None and (woken := _woken(update)) is not None:
                 items = self._flush(names, delegations)
-                if woken == "started":
-                    out += [*items, *([""] if items or (out and out[-1]) else []), WOKEN, ""]
-                else:
-                    out += [*items, f"  stop reason: {woken}", ""]
+                match woken:
+                    case ("started", trigger):
+                        start = UNPROMPTED.get(trigger, f"(a turn starts: {trigger})")
+                        out += [*items, *([""] if items or (out and out[-1]) else []), start, ""]
+                    case (_, stop):
+                        out += [*items, f"  stop reason: {stop}", ""]
             elif update is not None:
                 self._update(frame, update)
             elif is_agent_request(frame) and frame["method"] in ("session/request_permission", "elicitation/create"):
@@ -294,13 +299,15 @@ def _lines(item: Text) -> list[str]:
     return [head + first, *(f"{' ' * len(head)}{line}".rstrip() for line in rest)]
 
 
-def _woken(update: dict[str, Any]) -> str | None:
-    """`started`, or the stop reason, of a `session_info_update` that opens or closes a turn no
-    prompt started; else None."""
+def _woken(update: dict[str, Any]) -> tuple[str, str] | None:
+    """`("started", <trigger>)` or `("ended", <stop reason>)` for a `session_info_update` that
+    opens or closes a turn no prompt started; else None."""
     meta = (update.get("_meta") or {}).get("acpAgent") if update.get("sessionUpdate") == "session_info_update" else None
     if not isinstance(meta, dict) or meta.get("turn") not in ("started", "ended"):
         return None
-    return "started" if meta["turn"] == "started" else str(meta.get("stopReason"))
+    if meta["turn"] == "started":
+        return "started", str(meta.get("trigger"))
+    return "ended", str(meta.get("stopReason"))
 
 
 def _content_lines(update: dict[str, Any]) -> list[str]:

@@ -24,6 +24,16 @@ async def steer(wire: Wire, session_id: str, said: str, **extra: Any) -> Frame:
     return await wire.request("_session/steering", {"sessionId": session_id, "prompt": [text(said)], **extra})
 
 
+def meta(frame: Frame) -> Any:
+    update = (frame.get("params") or {}).get("update") or {}
+    return (update.get("_meta") or {}).get("acpAgent") if update.get("sessionUpdate") == "session_info_update" else None
+
+
+def turn_marker(frame: Frame) -> str | None:
+    """`started` / `ended` for the updates that open and close a turn no prompt started."""
+    return (meta(frame) or {}).get("turn")
+
+
 def asked_permission(frame: Frame) -> bool:
     return frame.get("method") == "session/request_permission"
 
@@ -54,6 +64,7 @@ async def test_a_steering_message_joins_the_running_turn_or_starts_one_when_idle
         refused = await steer(wire, session_id, "Now?", idleBehavior="promptRequired")
         started = await steer(wire, session_id, "Once more.")
         await wire.wait_for(lambda f: (f.get("params") or {}).get("update", {}).get("content") == text("Again."))
+        ended = await wire.wait_for(lambda f: turn_marker(f) == "ended")  # no prompt answers that turn
         unknown = await steer(wire, "nobody", "Hi.")
         empty = await wire.request("_session/steering", {"sessionId": session_id, "prompt": []})
     assert result_of(initialized)["_meta"] == {"steering": {"supported": True}}
@@ -62,6 +73,9 @@ async def test_a_steering_message_joins_the_running_turn_or_starts_one_when_idle
     assert result_of(refused) == {"outcome": "promptRequired", "reason": "noRunningTurn"}
     assert result_of(started) == {"outcome": "startedNewTurn"}
     assert unknown["error"]["code"] == -32002 and empty["error"]["code"] == -32602
+    markers = [meta(f) for f in wire.received if turn_marker(f)]
+    assert markers == [{"turn": "started", "trigger": "steer"}, {"turn": "ended", "stopReason": "end_turn"}]
+    assert meta(ended) == markers[-1]
     log = store.log(session_id)
     said = [
         (e["data"]["content"][0]["text"], e["data"]["source"]["kind"]) for e in log if e.get("type") == "user/message"
