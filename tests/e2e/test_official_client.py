@@ -13,11 +13,15 @@ import anyio
 import pytest
 from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process, text_block
 from acp.schema import (
+    AcceptElicitationResponse,
     AgentMessageChunk,
     AgentThoughtChunk,
     AvailableCommandsUpdate,
     ClientCapabilities,
     CreateTerminalResponse,
+    ElicitationCapabilities,
+    ElicitationFormCapabilities,
+    ElicitationFormSessionMode,
     FileSystemCapabilities,
     Implementation,
     PermissionOption,
@@ -287,3 +291,68 @@ async def test_the_official_client_serves_files_from_its_buffers_and_runs_bash_i
         "term-1"
     }
     assert client.terminals["term-1"] == ("on-disk.txt\nEDITOR_OK\n", 0)
+
+
+class AskedClient(RecordingClient):
+    """An editor whose user answers the agent's question forms: `answer` for each, recording the
+    message and the mode (session, tool call, schema) each came with."""
+
+    def __init__(self, answer: str) -> None:
+        super().__init__()
+        self.answer = answer
+        self.asked: list[tuple[str, Any]] = []
+
+    async def create_elicitation(self, message: str, mode: Any, **kwargs: Any) -> AcceptElicitationResponse:
+        self.asked.append((message, mode))
+        return AcceptElicitationResponse(action="accept", content={"answer": self.answer})
+
+
+async def test_the_official_client_opens_a_session_with_two_roots_and_answers_the_agents_question(
+    tmp_path: Path,
+) -> None:
+    workspace, library = tmp_path / "app", tmp_path / "textkit"
+    workspace.mkdir()
+    library.mkdir()
+    (library / "textkit.py").write_text("def shout(text):\n    return text.upper()\n")
+    question = {"question": "Rename shout() to what?", "options": ["yell", "roar"]}
+    edit = {"path": str(library / "textkit.py"), "old_text": "def shout(", "new_text": "def yell("}
+    calls = [
+        {"toolCalls": [{"id": "call_ask", "name": "ask_user", "arguments": question}]},
+        {"toolCalls": [{"id": "call_read", "name": "read_file", "arguments": {"path": str(library / "textkit.py")}}]},
+        {"toolCalls": [{"id": "call_edit", "name": "edit_file", "arguments": edit}]},
+        {"text": "Renamed it to yell()."},
+    ]
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(calls), encoding="utf-8")
+    env = {**os.environ, "ACP_AGENT_SCRIPT": str(script), "ACP_AGENT_SESSIONS": str(tmp_path / "sessions")}
+    client = AskedClient("yell")
+    command, *args = agent_command()
+    # Question forms are unstable ACP: the client dispatches `elicitation/create` only when asked to.
+    spawned = spawn_agent_process(client, command, *args, env=env, cwd=ROOT, use_unstable_protocol=True)
+    async with spawned as (conn, process):
+        initialized = await conn.initialize(
+            protocol_version=PROTOCOL_VERSION,
+            client_capabilities=ClientCapabilities(
+                elicitation=ElicitationCapabilities(form=ElicitationFormCapabilities())
+            ),
+        )
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[], additional_directories=[str(library)])
+        response = await conn.prompt(session_id=session.session_id, prompt=[text_block("Rename shout().")])
+    assert process.returncode == 0
+    capabilities = initialized.agent_capabilities
+    assert capabilities is not None and capabilities.session_capabilities is not None
+    assert capabilities.session_capabilities.additional_directories is not None
+    assert response.stop_reason == "end_turn"
+    [(message, mode)] = client.asked
+    assert message == "Rename shout() to what?"
+    assert isinstance(mode, ElicitationFormSessionMode)
+    assert (mode.session_id, mode.tool_call_id) == (session.session_id, "call_ask")
+    assert mode.requested_schema.model_dump(exclude_none=True)["properties"]["answer"]["enum"] == ["yell", "roar"]
+    results = {
+        u.tool_call_id: str(u.content[0])
+        for _, u in client.updates
+        if isinstance(u, ToolCallProgress) and u.status == "completed" and u.content
+    }
+    assert "The user answered: yell" in results["call_ask"]
+    assert "def shout(text):" in results["call_read"]  # a file of the other root, read by its absolute path
+    assert (library / "textkit.py").read_text() == "def yell(text):\n    return text.upper()\n"
