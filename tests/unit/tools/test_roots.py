@@ -17,7 +17,7 @@ from acp_agent.session.log import Session
 from acp_agent.session.registry import default_registry
 from acp_agent.tools import ToolCallContext
 from acp_agent.tools.files import on_disk, resolve_for_reading
-from acp_agent.tools.roots import InvalidRoot, Roots, RootsEvent, inherit_roots, roots_of, use_roots
+from acp_agent.tools.roots import InvalidRoot, Roots, inherit_roots, roots_of, use_roots
 from acp_agent.tools.sandboxing import writable_roots
 from acp_agent.tools.scratch import scratch_dir
 from tests.unit.tools.helpers import caller
@@ -43,9 +43,7 @@ def test_check_names_the_entry_it_refuses(tmp_path: Path) -> None:
 
 
 def agent_in(cwd: Path, ctx: Context | None = None) -> ToolCallContext:
-    registry = default_registry()
-    registry.register(RootsEvent, "free")
-    session = Session(SessionHeader(id="s", created_at=0, cwd=str(cwd)), registry=registry)
+    session = Session(SessionHeader(id="s", created_at=0, cwd=str(cwd)), registry=default_registry())
     if ctx is None:
         ctx = Context()
         ctx.provide(PROMPT, SystemPrompt())
