@@ -83,12 +83,12 @@ async def test_the_tools_reach_an_additional_directory_and_a_load_activates_the_
         fork = await open_session(wire, place, [extra], "session/fork", sessionId=session_id)
     assert (extra / "new.txt").read_text() == "written\n"
     assert shown["write"] == f"Created {extra}/new.txt (1 line)."
-    assert shown["outside"].startswith(f"Error: {place.outside}/new.txt is outside the working directory")
+    assert shown["outside"] == f"Error: {place.outside}/new.txt is outside the session's roots: {place.cwd}, {extra}"
     assert place.untouched()
     assert "needle in the extra root" in shown["read"]
     assert f"{extra}/docs/notes.md:1:needle in the extra root" in shown["grep"]
     assert shown["glob"] == f"{extra}/docs/notes.md"
-    assert shown["again"].startswith(f"Error: {extra}/again.txt is outside the working directory")
+    assert shown["again"] == f"Error: {extra}/again.txt is outside the working directory {place.cwd}"  # the cwd alone
     assert not (extra / "again.txt").exists()
     assert roots_logged(place, session_id) == [[str(extra)], []]
     assert roots_logged(place, fork)[-1] == [str(extra)]  # the fork's own set, after the inherited ones
