@@ -4,8 +4,9 @@ client named (ACP `additionalDirectories`), which the file tools, the search too
 
 `Roots.check` takes what a client sent (absolute, existing directories, resolved); `use_roots`
 gives them to an agent (logged as `session/roots`, `session/roots.py`, when the set differs
-from the one the log holds last); `roots_of` is what an agent has now (its cwd alone until something gave it more).
-A child gets its parent's roots (`inherit_roots`, a subagents `INHERIT` listener).
+from the one the log holds last); `roots_of` is what an agent has now (its cwd alone until
+something gave it more). A child gets its parent's roots (`inherit_roots`, a subagents
+`INHERIT` listener).
 """
 
 from __future__ import annotations
