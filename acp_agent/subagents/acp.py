@@ -188,7 +188,7 @@ class AcpProvider:
                 def setup(agent: Agent) -> None:
                     agent.turn_body = StandIn(child, session_id).turn
                     agent.scope.add(owner.dispose)
-                    if roots.additional:  # the child's fs/* requests reach the roots it was given
+                    if roots.additional:  # what the child asks of us (fs/*, terminal/*) reaches its roots
                         use_roots(agent, roots)
 
                 agent = await ctx.get(AGENTS).create(
