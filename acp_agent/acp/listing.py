@@ -69,7 +69,13 @@ def _cursor_position(cursor: str) -> tuple[int, str]:
 
 def _session_info(summary: SessionSummary) -> SessionInfo:
     assert summary.cwd is not None  # `_listed` holds
-    return SessionInfo(session_id=summary.id, cwd=summary.cwd, title=summary.title, updated_at=_iso(summary.updated_at))
+    return SessionInfo(
+        session_id=summary.id,
+        cwd=summary.cwd,
+        additional_directories=summary.additional_directories or None,  # omitted when empty
+        title=summary.title,
+        updated_at=_iso(summary.updated_at),
+    )
 
 
 def _iso(epoch_ms: int) -> str:

@@ -259,6 +259,8 @@ class ListSessionsParams(Incoming):
 class SessionInfo(Model):
     session_id: str
     cwd: str
+    additional_directories: list[str] | None = None
+    """The additional roots the session's log holds last (omitted: none)."""
     title: str | None = None
     updated_at: str | None = None
     """ISO 8601, UTC."""

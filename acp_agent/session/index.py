@@ -32,6 +32,12 @@ only its line, and a write of the file serializes only the lines that changed (t
 written back as they were read). A journal line is an entry's fields as one JSON array, its cwd
 second. An entry in memory is a named tuple of plain values (`_Row`): one container an entry,
 which holds no other (see `gc_paused`).
+
+The additional roots of an entry (`roots`) were added to the format without a new version: they
+are written only for a session that has some (a `roots` column on a line where one entry has
+some, a tenth field on a journal line), so an entry without is written as before, and an index
+written before them loads (its entries: no additional roots, until a log's change has them
+summarized again).
 """
 
 from __future__ import annotations
@@ -41,7 +47,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from itertools import repeat
 from pathlib import Path
@@ -50,6 +56,7 @@ from typing import Any, BinaryIO, NamedTuple
 from acp_agent.session.errors import SessionLogDamaged, UnsupportedVersion
 from acp_agent.session.events import USER_SOURCES, SessionHeader, UserMessageData
 from acp_agent.session.files import LogFile, append_line, private_dir
+from acp_agent.session.roots import ROOTS_EVENT, RootsData
 from acp_agent.session.titles import TITLE_EVENT, TitleData, Titles, session_title
 
 log = logging.getLogger(__name__)
@@ -67,10 +74,15 @@ CHILDREN_FILE = "children"
 """In a session's directory: the ids of the children it started, one a line, appended by the
 process that holds the session (so never by two at once); every new session gets one."""
 TITLE_MARK = TITLE_EVENT.encode()
-"""What a line that logs a title holds: the others are not parsed past the first message."""
+ROOTS_MARK = ROOTS_EVENT.encode()
+"""What a line that logs a title or a set of roots holds: the others are not parsed past the first message."""
 _VERSION = 3
 _COLUMNS = ("id", "parentSession", "createdAt", "updatedAt", "title", "prompted", "size", "mtimeNs")
 """A working directory's line: one array per field, entry `n` of each making its entry `n`."""
+_ROOTS_COLUMN = "roots"
+"""A line's column of additional roots: only on a line where an entry has some."""
+_JOURNAL_FIELDS = 9
+"""A journal line's fields for an entry without additional roots (one with some has a tenth)."""
 _RACY_NS = 2_000_000_000
 """A root modified this recently may change again within the same tick of a coarse clock (two
 seconds covers the coarsest file systems) without its time changing: not recorded."""
@@ -94,6 +106,20 @@ class SessionSummary(NamedTuple):
     """From the first `user/message` of a `USER_SOURCES` source (`session_title`)."""
     prompted: bool
     """Whether the session has such a message (a listing shows only sessions someone prompted)."""
+    roots: str | None = None
+    """The additional directories of the last `session/roots` event, one plain value (`packed_roots`);
+    None: the cwd alone."""
+
+    @property
+    def additional_directories(self) -> list[str]:
+        """The additional directories of the last `session/roots` event, in its order."""
+        return [] if self.roots is None else self.roots.split("\0")
+
+
+def packed_roots(directories: Sequence[str]) -> str | None:
+    """Additional directories as one string, joined by NUL (which no path holds), or None for
+    none: an entry holds no container (see `_Row`)."""
+    return "\0".join(directories) if directories else None
 
 
 class _Row(NamedTuple):
@@ -107,6 +133,7 @@ class _Row(NamedTuple):
     updated_at: int
     title: str | None
     prompted: bool
+    roots: str | None
     size: int
     mtime_ns: int
 
@@ -163,7 +190,7 @@ class SessionIndex:
                         if fresh is None or fresh.parent_session is not None or not wanted(fresh.cwd):
                             continue  # gone, or no longer what this listing shows (its header changed)
                         row = fresh
-                    listed[session_id] = make(SessionSummary, row[:7])
+                    listed[session_id] = make(SessionSummary, row[:8])
         self._save_if_changed()
         return list(listed.values())
 
@@ -200,7 +227,8 @@ class SessionIndex:
         neither a listing of them nor a write of their entries."""
         try:
             private_dir(self._journal.parent)
-            append_line(self._journal, json.dumps([*summary, *stamp], separators=(",", ":")))
+            fields = [*summary, *stamp] if summary.roots is not None else [*summary[:7], *stamp]
+            append_line(self._journal, json.dumps(fields, separators=(",", ":")))
             grown = self._journal.stat().st_size > _JOURNAL_FOLD
         except OSError as exc:
             log.warning("cannot write the session index %s: %s", self._journal, exc)
@@ -450,7 +478,10 @@ def _root_stamp(root: Path) -> Stamp | None:
 def _dump(rows: dict[str, _Row]) -> bytes:
     columns = list(zip(*rows.values(), strict=False))
     del columns[1]  # the cwd: the line's own
-    data = {name: list(column) for name, column in zip(_COLUMNS, columns[:8], strict=True)}
+    roots = columns.pop(6)
+    data = {name: list(column) for name, column in zip(_COLUMNS, columns, strict=True)}
+    if any(roots):
+        data[_ROOTS_COLUMN] = list(roots)
     return json.dumps(data, separators=(",", ":")).encode()
 
 
@@ -463,6 +494,7 @@ _ROW_TYPES: tuple[set[type], ...] = (
     {int},
     {str, _NONE},
     {bool},
+    {str, _NONE},
     {int},
     {int},
 )
@@ -494,17 +526,25 @@ def _rows(data: Any, cwd: _Key) -> dict[str, _Row]:
     if not columns or any(type(column) is not list for column in columns):
         raise ValueError(f"the line of {cwd!r} is not one this version wrote")
     ids, parents, created, updated, titles, prompted, sizes, mtimes = columns
+    roots = data.get(_ROOTS_COLUMN)
+    if roots is None:
+        roots = [None] * len(ids)  # no entry of the line has additional roots
+    columns.insert(6, roots)
     expected = (_ROW_TYPES[0], *_ROW_TYPES[2:])  # a line's columns: its cwd is the line's own
-    if len({len(column) for column in columns}) != 1 or any(
-        not set(map(type, c)) <= t for c, t in zip(columns, expected, strict=False)
+    if (
+        type(roots) is not list
+        or len({len(column) for column in columns}) != 1
+        or any(not set(map(type, c)) <= t for c, t in zip(columns, expected, strict=True))
     ):
         raise ValueError(f"the line of {cwd!r} is not one this version wrote: its columns")
-    fields = zip(ids, [cwd] * len(ids), parents, created, updated, titles, prompted, sizes, mtimes, strict=True)
+    fields = zip(ids, [cwd] * len(ids), parents, created, updated, titles, prompted, roots, sizes, mtimes, strict=True)
     return dict(zip(ids, map(_new_tuple, repeat(_Row), fields), strict=True))
 
 
 def _journal_row(data: Any) -> _Row:
     """An entry from a journal line; ValueError for anything this version did not write."""
+    if type(data) is list and len(data) == _JOURNAL_FIELDS:
+        data.insert(7, None)  # no additional roots
     if (
         type(data) is not list
         or len(data) != len(_ROW_TYPES)
@@ -518,23 +558,26 @@ def _journal_row(data: Any) -> _Row:
 
 
 def summarize(path: Path) -> SessionSummary:
-    """The header, the first user message, the titles logged (lines are read to the end, only
-    those that name a title parsed after the first message) and the last event's time (the file
-    is read backwards from its end until a line parses)."""
+    """The header, the first user message, the titles and the sets of roots logged (lines are
+    read to the end, only those that name a title or a set of roots parsed after the first
+    message) and the last event's time (the file is read backwards from its end until a line
+    parses)."""
     with path.open("rb") as file:
         header = read_header(path, file.readline())
         titles = Titles()
+        roots: list[str] = []
         prompted = False
         for line in file:
+            if prompted and TITLE_MARK not in line and ROOTS_MARK not in line:
+                continue
             try:
-                if prompted:
-                    if TITLE_MARK in line and (obj := json_object(line)).get("type") == TITLE_EVENT:
-                        titles = titles.named(TitleData.model_validate(obj.get("data")))
-                    continue
                 obj = json_object(line)
-                if obj.get("type") == TITLE_EVENT:
+                kind = obj.get("type")
+                if kind == TITLE_EVENT:
                     titles = titles.named(TitleData.model_validate(obj.get("data")))
-                elif obj.get("type") == "user/message":
+                elif kind == ROOTS_EVENT:
+                    roots = RootsData.model_validate(obj.get("data")).directories
+                elif kind == "user/message" and not prompted:
                     message = UserMessageData.model_validate(obj.get("data"))
                     if message.source.kind in USER_SOURCES:
                         titles, prompted = titles._replace(first_message=session_title(message.content)), True
@@ -549,6 +592,7 @@ def summarize(path: Path) -> SessionSummary:
         updated_at=header.created_at if updated_at is None else updated_at,
         title=titles.shown,
         prompted=prompted,
+        roots=packed_roots(roots),
     )
 
 

@@ -52,11 +52,13 @@ from acp_agent.session.index import (
     SessionSummary,
     gc_paused,
     json_object,
+    packed_roots,
     read_header,
 )
 from acp_agent.session.invariants import LogState
 from acp_agent.session.log import Session, closing_events
 from acp_agent.session.registry import EventRegistry
+from acp_agent.session.roots import RootsEvent, logged_directories
 from acp_agent.session.titles import TitleEvent, Titles, session_title
 
 log = logging.getLogger(__name__)
@@ -176,6 +178,9 @@ class _Attachment:
         elif isinstance(event, TitleEvent):  # shown by a listing at once, not at the turn's end
             self.titles = self.titles.named(event.data)
             self.summary = summary._replace(title=self.titles.shown, updated_at=event.time)
+            self.store.index.record(self.summary, self.file.stamp())
+        elif isinstance(event, RootsEvent):  # the same: a load that names another set is listed with it
+            self.summary = summary._replace(roots=packed_roots(event.data.directories), updated_at=event.time)
             self.store.index.record(self.summary, self.file.stamp())
         elif event.type == "turn/end":
             self.summary = summary._replace(updated_at=event.time)
@@ -443,6 +448,7 @@ def _summary_of(session: Session, titles: Titles) -> SessionSummary:
         updated_at=events[-1].time if events else header.created_at,
         title=titles.shown,
         prompted=any(_from_user(event) for event in events),
+        roots=packed_roots(logged_directories(events)),
     )
 
 

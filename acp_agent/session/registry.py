@@ -10,6 +10,7 @@ from pydantic import BaseModel
 from acp_agent.kernel.scope import Disposer
 from acp_agent.session.errors import DuplicateEventType, UnknownEventType
 from acp_agent.session.events import CORE_EVENTS, EventOf, OpaqueEvent, SessionEvent, TurnStartEvent
+from acp_agent.session.roots import RootsEvent
 from acp_agent.session.titles import TitleEvent
 
 # "turn": may only occur inside an open turn; "free": anywhere. Core types have their own rules
@@ -103,9 +104,11 @@ class EventRegistry:
 
 
 def default_registry() -> EventRegistry:
-    """A new registry holding the core event types, and the session's title (`session/title`, free)."""
+    """A new registry holding the core event types, the session's title (`session/title`, free)
+    and its additional roots (`session/roots`, free)."""
     registry = EventRegistry()
     for event_cls in CORE_EVENTS:
         registry.register(event_cls, "free" if event_cls is TurnStartEvent else "turn")
     registry.register(TitleEvent, "free")
+    registry.register(RootsEvent, "free")
     return registry

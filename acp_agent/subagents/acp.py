@@ -52,6 +52,7 @@ from acp_agent.subagents.acp_terminals import Terminals
 from acp_agent.subagents.driver import InProcessRun, child_depth, child_route
 from acp_agent.subagents.keys import PERMISSION_FORWARDER
 from acp_agent.subagents.registry import SUBAGENTS, Capabilities, SubagentRequest
+from acp_agent.tools.roots import roots_of, use_roots
 
 UPDATE_EVENT: Final = "acp/update"
 ROUTE_VARIABLE: Final = "ACP_AGENT_ROUTE"
@@ -173,6 +174,7 @@ class AcpProvider:
         depth = child_depth(parent, request.max_depth)
         ctx = parent.ctx
         cwd = Path(parent.session.cwd or ".")
+        roots = roots_of(parent)
         route = child_route(parent, request.spawn_call_id)
         owner = ctx.scope.child()  # the process's: it ends with the stand-in, or with a failed start
         try:
@@ -181,11 +183,13 @@ class AcpProvider:
             child = await AcpChild.start(self.title, self.argv, cwd=cwd, env=env, group=group)
             owner.add(child.kill)
             try:
-                session_id = await child.handshake(self.startup_timeout, cwd, _mcp_servers(parent))
+                session_id = await child.handshake(self.startup_timeout, cwd, _mcp_servers(parent), roots.additional)
 
                 def setup(agent: Agent) -> None:
                     agent.turn_body = StandIn(child, session_id).turn
                     agent.scope.add(owner.dispose)
+                    if roots.additional:  # what the child asks of us (fs/*, terminal/*) reaches its roots
+                        use_roots(agent, roots)
 
                 agent = await ctx.get(AGENTS).create(
                     cwd=parent.session.cwd,

@@ -107,10 +107,13 @@ class AcpChild:
             raise AcpChildError(texts.acp_not_started(title, str(exc))) from exc
         return cls(title, process, group)
 
-    async def handshake(self, timeout: float, cwd: Path, mcp_servers: list[dict[str, Any]]) -> str:
+    async def handshake(
+        self, timeout: float, cwd: Path, mcp_servers: list[dict[str, Any]], additional: Sequence[Path] = ()
+    ) -> str:
         """`initialize`, then `session/new` with the MCP servers of `mcp_servers` the child takes
-        (stdio always; http and sse when its `mcpCapabilities` say so), within `timeout`
-        seconds; the child's session id."""
+        (stdio always; http and sse when its `mcpCapabilities` say so) and, when its
+        `sessionCapabilities` advertise `additionalDirectories`, the `additional` roots beside
+        `cwd`, within `timeout` seconds; the child's session id."""
         with anyio.move_on_after(timeout) as waited:
             initialized = await self.request(
                 "initialize",
@@ -120,11 +123,14 @@ class AcpChild:
                     "clientInfo": {"name": "acp-agent", "version": "subagent"},
                 },
             )
-            capabilities = _field(_field(initialized, "agentCapabilities"), "mcpCapabilities")
-            taken = [
-                server for server in mcp_servers if "type" not in server or capabilities.get(server["type"]) is True
-            ]
-            answer = await self.request("session/new", {"cwd": str(cwd), "mcpServers": taken})
+            capabilities = _field(initialized, "agentCapabilities")
+            mcp = _field(capabilities, "mcpCapabilities")
+            taken = [server for server in mcp_servers if "type" not in server or mcp.get(server["type"]) is True]
+            params: dict[str, Any] = {"cwd": str(cwd), "mcpServers": taken}
+            sessions = _field(capabilities, "sessionCapabilities")
+            if additional and isinstance(sessions.get("additionalDirectories"), dict):  # `{}`; null: not supported
+                params["additionalDirectories"] = [str(path) for path in additional]
+            answer = await self.request("session/new", params)
         if waited.cancelled_caught:
             raise AcpChildError(texts.acp_start_timeout(self.title, timeout))
         session_id = answer.get("sessionId") if isinstance(answer, dict) else None

@@ -1,6 +1,7 @@
 """An ACP child's `fs/read_text_file` and `fs/write_text_file`, served as the parent's file tools
 are: where they may read and write (`tools.files.resolve_for_reading`, and for writes
-`tools.sandboxing.writable_roots`, the one statement of where may be written), through the
+`tools.files.resolve_writable`: `tools.sandboxing.writable_roots`, the one statement of where
+may be written), through the
 workspace they use (the editor's buffers when it offers them, else the disk; another root than
 the cwd is on the disk)."""
 
@@ -14,10 +15,8 @@ from acp_agent.sandbox.policy import READ_ONLY
 from acp_agent.subagents.acp_client import Refused, not_served
 from acp_agent.subagents.acp_terminals import thread_policy
 from acp_agent.tools.base import ToolCallContext
-from acp_agent.tools.confined import resolve_among
 from acp_agent.tools.errors import OutsideWorkspace, ScratchGone
-from acp_agent.tools.files import resolve_for_reading
-from acp_agent.tools.sandboxing import writable_roots
+from acp_agent.tools.files import resolve_for_reading, resolve_writable
 from acp_agent.tools.workspace import DISK, workspace_for
 
 READ: Final = "fs/read_text_file"
@@ -40,7 +39,7 @@ async def serve_fs(agent: Agent, method: str, params: dict[str, Any]) -> Any:
         if method == WRITE:
             if thread_policy(agent) == READ_ONLY:
                 raise Refused(-32603, READ_ONLY_WRITE)
-            target = resolve_among(writable_roots(call), path)
+            target = resolve_writable(call, path)
             await (DISK if target.other_root else workspace_for(call)).write_text(
                 target, str(params.get("content", ""))
             )

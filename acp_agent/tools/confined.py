@@ -63,7 +63,7 @@ def resolve_in(cwd: Path, path: str) -> Target:
     real = Path(os.path.realpath(base))
     rest = _below(PurePosixPath(path), base, real)
     if rest is None:
-        raise OutsideWorkspace(f"{path} is outside the working directory {base}")
+        raise OutsideWorkspace(path, [base])
     resolved: list[str] = []
     fds: list[int] = [os.open(base, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)]
     pending = list(reversed(rest))  # a stack: the next component last
@@ -74,11 +74,7 @@ def resolve_in(cwd: Path, path: str) -> Target:
             name = pending.pop()  # never "" or ".": PurePosixPath drops them
             if name == "..":
                 if not resolved:
-                    if links:
-                        raise OutsideWorkspace(
-                            f"{path} leads outside the working directory {base} through a symbolic link"
-                        )
-                    raise OutsideWorkspace(f"{path} is outside the working directory {base}")
+                    raise OutsideWorkspace(path, [base], through_link=links > 0)
                 resolved.pop()
                 if len(fds) > len(resolved) + 1:
                     os.close(fds.pop())
@@ -100,9 +96,7 @@ def resolve_in(cwd: Path, path: str) -> Target:
                 if link.is_absolute():
                     inside = _below(link, base, real)
                     if inside is None:
-                        raise OutsideWorkspace(
-                            f"{path} leads outside the working directory {base} through a symbolic link"
-                        )
+                        raise OutsideWorkspace(path, [base], through_link=True)
                     while len(fds) > 1:
                         os.close(fds.pop())
                     resolved.clear()

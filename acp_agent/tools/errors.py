@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
+
+from acp_agent.tools import texts
+
 
 class ToolsError(Exception):
     """Base class of the tools package's errors."""
@@ -16,7 +21,19 @@ class DuplicateTool(ToolsError):
 
 
 class OutsideWorkspace(ToolsError):
-    """Raised when a file tool's path resolves outside the session's working directory."""
+    """Raised when a file tool's path resolves outside the session's working directory (`roots`:
+    it alone), or outside every root of the session (`among`: its cwd and additional directories)."""
+
+    def __init__(self, path: str, roots: Sequence[Path], *, through_link: bool = False) -> None:
+        super().__init__(texts.outside(path, roots, through_link))
+        self.path = path
+        self.roots = tuple(roots)
+        self.through_link = through_link
+        """A symbolic link on the way led out (the path itself is inside)."""
+
+    def among(self, roots: Sequence[Path]) -> OutsideWorkspace:
+        """The same refusal, naming `roots`: all the roots the path was looked for in."""
+        return OutsideWorkspace(self.path, roots, through_link=self.through_link)
 
 
 class NotOwned(PermissionError):

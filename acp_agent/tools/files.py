@@ -135,7 +135,7 @@ class ChangeTool(FileTool[ParamsT]):
         (`reads.py`); the `files` row turns it on (`readBeforeWrite`)."""
 
     def resolve(self, call: ToolCallContext, path: str) -> tuple[Target, bool]:
-        target = resolve_among(writable_roots(call), path)  # where a workspace-write command may write
+        target = resolve_writable(call, path)
         return target, on_disk(call, target)
 
     @abstractmethod
@@ -178,8 +178,20 @@ def resolve_for_reading(call: ToolCallContext, path: str) -> tuple[Target, bool]
     try:
         return resolve_readable(call, path)
     except OutsideWorkspace:
-        target = resolve_among(writable_roots(call), path)
+        target = resolve_writable(call, path)
         return target, on_disk(call, target)
+
+
+def resolve_writable(call: ToolCallContext, path: str) -> Target:
+    """`resolve_among` the roots a `workspace-write` command may write in (`writable_roots`); the
+    refusal of a path outside them names the session's roots: all of them when it has
+    additional ones (the cwd alone: the working directory)."""
+    try:
+        return resolve_among(writable_roots(call), path)
+    except OutsideWorkspace as exc:
+        if not call.roots.additional:
+            raise
+        raise exc.among(call.roots.all) from None
 
 
 def on_disk(call: ToolCallContext, target: Target) -> bool:

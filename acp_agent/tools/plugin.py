@@ -1,6 +1,5 @@
 """Loader plugin providing `ctx.get(TOOLS)`, the registry every tool row registers into, and the
-`tool/display` event type running tools report through (`ToolCallContext.show`), and
-`session/roots`, a session's additional directories (`roots.py`)."""
+`tool/display` event type running tools report through (`ToolCallContext.show`)."""
 
 from __future__ import annotations
 
@@ -10,7 +9,6 @@ from acp_agent.kernel.scope import Disposer, combine
 from acp_agent.session.persistence import SESSIONS
 from acp_agent.tools.base import ToolDisplayEvent
 from acp_agent.tools.registry import TOOLS, ToolRegistry
-from acp_agent.tools.roots import RootsEvent
 
 name = "tools"
 inject: tuple[str, ...] = ("sessions",)
@@ -23,6 +21,5 @@ class Config(PluginConfig):
 def apply(ctx: Context, config: Config) -> Disposer:
     return combine(
         ctx.get(SESSIONS).registry.register(ToolDisplayEvent, "turn"),
-        ctx.get(SESSIONS).registry.register(RootsEvent, "free"),
         ctx.provide(TOOLS, ToolRegistry()),
     )

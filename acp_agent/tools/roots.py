@@ -3,9 +3,10 @@ client named (ACP `additionalDirectories`), which the file tools, the search too
 `workspace-write` command reach beside it.
 
 `Roots.check` takes what a client sent (absolute, existing directories, resolved); `use_roots`
-gives them to an agent (logged as `session/roots` when the set differs from the one the log
-holds last); `roots_of` is what an agent has now (its cwd alone until something gave it more).
-A child gets its parent's roots (`inherit_roots`, a subagents `INHERIT` listener).
+gives them to an agent (logged as `session/roots`, `session/roots.py`, when the set differs
+from the one the log holds last); `roots_of` is what an agent has now (its cwd alone until
+something gave it more). A child gets its parent's roots (`inherit_roots`, a subagents
+`INHERIT` listener).
 """
 
 from __future__ import annotations
@@ -14,31 +15,15 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, Literal
+from typing import TYPE_CHECKING, Final
 
-from acp_agent.kernel.models import Model
 from acp_agent.kernel.scope import Disposer
 from acp_agent.kernel.tables import take
-from acp_agent.session.events import SessionEvent
+from acp_agent.session.roots import RootsData, RootsEvent, logged_directories
 from acp_agent.tools import texts
 
 if TYPE_CHECKING:
     from acp_agent.tools.base import CallingAgent
-
-ROOTS_EVENT: Final = "session/roots"
-
-
-class RootsData(Model):
-    directories: list[str]
-    """The additional directories, resolved, in the client's order (empty: the cwd alone)."""
-
-
-class RootsEvent(SessionEvent):
-    """`session/roots`: the additional directories the session works in from here on (free:
-    logged as the session opens); not model-visible (the tools' descriptions name the roots)."""
-
-    type: Literal["session/roots"] = ROOTS_EVENT
-    data: RootsData
 
 
 class InvalidRoot(ValueError):
@@ -107,14 +92,6 @@ def use_roots(agent: CallingAgent, roots: Roots) -> None:
 
 def _forget(agent: CallingAgent) -> None:
     take(_ROOTS, agent)
-
-
-def logged_directories(events: Sequence[SessionEvent]) -> list[str]:
-    """The additional directories a log recorded last (none when it recorded no set)."""
-    for event in reversed(events):
-        if isinstance(event, RootsEvent):
-            return event.data.directories
-    return []
 
 
 def inherit_roots(parent: CallingAgent) -> Callable[[CallingAgent], None] | None:

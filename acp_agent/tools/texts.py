@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
+
 READ_BYTES = 256 * 1024
 """The most text one read_file call returns (its numbered lines, in UTF-8 bytes)."""
 BINARY_PROBE = 8 * 1024
@@ -86,6 +89,19 @@ def not_owned(shown: str) -> str:
 
 def io_error(shown: str, why: str) -> str:
     return f"cannot access {shown}: {why}"
+
+
+def outside(path: str, roots: Sequence[Path], through_link: bool) -> str:
+    """A path that resolves outside the working directory (`roots` is the cwd alone) or outside
+    every root of the session (its cwd and additional directories, all named)."""
+    if len(roots) == 1:
+        if through_link:
+            return f"{path} leads outside the working directory {roots[0]} through a symbolic link"
+        return f"{path} is outside the working directory {roots[0]}"
+    named = ", ".join(map(str, roots))
+    if through_link:
+        return f"{path} leads through a symbolic link outside the session's roots: {named}"
+    return f"{path} is outside the session's roots: {named}"
 
 
 def binary(shown: str) -> str:

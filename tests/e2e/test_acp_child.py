@@ -16,7 +16,7 @@ import pytest
 
 from acp_agent.subagents import texts
 from tests.e2e.test_mcp import alive, prompt, results
-from tests.e2e.test_server import Scripted
+from tests.e2e.test_server import Scripted, result_of
 from tests.e2e.wire import Frame
 from tests.paths import FIXTURES, ROOT
 
@@ -182,6 +182,43 @@ async def test_an_acp_childs_permission_requests_file_reads_and_commands_go_thro
         line for line in child_log.read_text().splitlines() if '"tool/result"' in line and "call_read" in line
     ]
     assert "in the editor" in results_read[0]
+
+
+async def test_an_acp_child_that_takes_additional_directories_works_in_the_parents_roots(tmp_path: Path) -> None:
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "notes.md").write_text("kept in the library\n")
+    read = {"toolCalls": [{"id": "call_read", "name": "read_file", "arguments": {"path": str(lib / "notes.md")}}]}
+    rows = second_agent(tmp_path, [read, "Read."]) + tool_row("ask_second", "second")
+    task = delegate("call_second", "ask_second", "Read the notes.")
+    server = Scripted(tmp_path, {"s1": [{"toolCalls": [task]}, {"text": "done"}]})
+    async with server.serve(config=composition(tmp_path, rows)) as wire:
+        await wire.request("initialize", {"protocolVersion": 1})
+        params = {"cwd": str(server.cwd), "mcpServers": [], "additionalDirectories": [str(lib)]}
+        session_id = result_of(await wire.request("session/new", params))["sessionId"]
+        await prompt(wire, session_id, "Have it read the notes.")
+        found = results(wire, session_id)
+    assert server.exit_code == 0
+    assert found["call_second"] == "Read."
+
+    def logged(log: Path) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in log.read_text().splitlines()[1:]]
+
+    # The child opened its session with the parent's additional roots (it advertises them).
+    (child_log,) = (tmp_path / "child-sessions").rglob("session.jsonl")
+    child_events = logged(child_log)
+    assert [event["data"]["directories"] for event in child_events if event["type"] == "session/roots"] == [[str(lib)]]
+    # Its read there came back through the stand-in, which works in the same roots.
+    [read_result] = [event["data"] for event in child_events if event["type"] == "tool/result"]
+    assert not read_result["isError"] and "kept in the library" in json.dumps(read_result["content"])
+    [stand_in] = [
+        path
+        for path in server.sessions.rglob("session.jsonl")
+        if json.loads(path.read_text().splitlines()[0]).get("spawnCallId") == "call_second"
+    ]
+    assert [event["data"]["directories"] for event in logged(stand_in) if event["type"] == "session/roots"] == [
+        [str(lib)]
+    ]
 
 
 async def test_a_cancelled_prompt_cancels_the_acp_childs_turn_and_the_child_ends_with_the_session(

@@ -16,7 +16,8 @@ import pytest
 
 from acp_agent.session import Session, SessionHeader, SessionIndex, SessionStore, default_registry
 from acp_agent.session import index as index_module
-from acp_agent.session.index import INDEX_DIR, INDEX_FILE, JOURNAL_FILE
+from acp_agent.session.index import INDEX_DIR, INDEX_FILE, JOURNAL_FILE, summarize
+from acp_agent.session.roots import RootsData, RootsEvent
 from tests.paths import ROOT
 from tests.unit.session.builders import close_step, complete_turn, end_turn, new_session, open_step, start_turn
 
@@ -142,6 +143,11 @@ def test_a_missing_or_unreadable_index_is_rebuilt_from_the_logs(
         '{"version": 3, "root": null, "cwds": ["/work", "/work"], "journal": null}\n\n\n',  # one twice
         head + '{"id": ["a"], "parentSession": [null], "createdAt": [1], "updatedAt": [1], "title": [null],'
         ' "prompted": ["yes"], "size": [1], "mtimeNs": [1]}\n',
+        *(
+            head + '{"id": ["a"], "parentSession": [null], "createdAt": [1], "updatedAt": [1], "title": [null],'
+            f' "prompted": [true], "size": [1], "mtimeNs": [1], "roots": {roots}}}\n'
+            for roots in ('"/x"', "[1]", '["/x", "/y"]')  # not a column, not paths, one too many
+        ),
     ):
         (tmp_path / INDEX_DIR / JOURNAL_FILE).unlink(missing_ok=True)  # the logs are all there is
         (tmp_path / INDEX_DIR / INDEX_FILE).write_text(garbage)
@@ -427,3 +433,61 @@ def test_an_empty_or_missing_root_has_no_sessions(tmp_path: Path) -> None:
     assert SessionIndex(tmp_path / "none").summaries() == []
     assert SessionIndex(tmp_path / "none").children_of("x") == []
     assert not (tmp_path / "none").exists()
+
+
+def rooted(root: Path, session_id: str, sets: list[list[str]], *, cwd: str = "/work") -> Session:
+    """A stored session that logged the first of `sets` as its roots, then a turn, then the others."""
+    store = SessionStore(root, registry=default_registry())
+    header = SessionHeader(id=session_id, created_at=1, cwd=cwd)
+    session = Session(header, registry=store.registry, clock=iter(range(1000, 10_000)).__next__)
+    store.attach(session)
+    session.append(RootsEvent, RootsData(directories=sets[0]))
+    complete_turn(session)
+    for directories in sets[1:]:
+        session.append(RootsEvent, RootsData(directories=directories))
+    store.close()
+    return session
+
+
+def test_the_roots_a_log_holds_last_are_indexed_and_written_only_for_sessions_that_have_some(tmp_path: Path) -> None:
+    stored(tmp_path, "plain")
+    rooted(tmp_path, "moved", [["/a", "/b"], ["/c", "/a"]])  # a load that named another set
+    rooted(tmp_path, "dropped", [["/a"], []])  # and one that named none
+    stored(tmp_path, "other", cwd="/other")
+    fields = {line[0]: len(line) for line in journal_lines(tmp_path)}  # each session's last line
+    assert fields == {"plain": 9, "moved": 10, "dropped": 9, "other": 9}  # a tenth field: roots
+    expected = {"plain": [], "moved": ["/c", "/a"], "dropped": [], "other": []}
+    listed = SessionIndex(tmp_path).summaries()
+    assert {summary.id: summary.additional_directories for summary in listed} == expected
+    _, lines = index_lines(tmp_path)
+    work = json.loads(lines["/work"])
+    assert dict(zip(work["id"], work["roots"], strict=True)) == {"plain": None, "moved": "/c\0/a", "dropped": None}
+    assert "roots" not in json.loads(lines["/other"])  # a line where no session has roots: as before
+    assert summarize(tmp_path / "moved" / "session.jsonl").additional_directories == ["/c", "/a"]
+    for _ in range(2):  # from the file alone, then with no index at all: from the logs
+        (tmp_path / INDEX_DIR / JOURNAL_FILE).unlink(missing_ok=True)
+        listed = SessionIndex(tmp_path).summaries()
+        assert {summary.id: summary.additional_directories for summary in listed} == expected
+        shutil.rmtree(tmp_path / INDEX_DIR)
+
+
+def test_an_index_written_before_roots_were_indexed_loads_its_entries_without_them(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    rooted(tmp_path, "r", [["/a"]])
+    age_root(tmp_path)
+    SessionIndex(tmp_path).summaries()
+    path = tmp_path / INDEX_DIR / INDEX_FILE
+    head, lines = index_lines(tmp_path)
+    old = json.loads(lines["/work"])
+    del old["roots"]
+    head["journal"] = None
+    path.write_text(json.dumps(head) + "\n" + json.dumps(old) + "\n")  # as the index was written before
+    journal = tmp_path / INDEX_DIR / JOURNAL_FILE
+    journal.write_text(json.dumps([line[:7] + line[8:] for line in journal_lines(tmp_path)][-1]) + "\n")
+    assert [summary.additional_directories for summary in SessionIndex(tmp_path).summaries()] == [[]]
+    assert "rebuilding" not in caplog.text and "skipping" not in caplog.text
+    session = SessionStore(tmp_path, registry=default_registry()).load("r")
+    assert [event.type for event in session.events].count("session/roots") == 1
+    os.utime(tmp_path / "r" / "session.jsonl", ns=(OLD, OLD))  # once its log changes, summarized again
+    assert [summary.additional_directories for summary in SessionIndex(tmp_path).summaries()] == [["/a"]]

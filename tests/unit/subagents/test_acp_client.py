@@ -101,6 +101,16 @@ async def test_a_handshake_that_goes_wrong_says_how(tmp_path: Path, mode: str, m
     assert str(caught.value) == message
 
 
+async def test_additional_roots_go_to_a_child_that_advertises_them_and_only_to_it(tmp_path: Path) -> None:
+    lib = tmp_path / "lib"
+    for mode, expected in (("roots", f"child-1::{lib}"), ("plain", "child-1:")):
+        child = await started(mode, tmp_path)
+        try:
+            assert await child.handshake(10, tmp_path, [], [lib]) == expected
+        finally:
+            await child.close()
+
+
 async def test_garbage_mid_prompt_fails_it_and_every_later_call(tmp_path: Path) -> None:
     child = await started("garbage-later", tmp_path)
     session_id = await child.handshake(10, tmp_path, [])

@@ -16,8 +16,9 @@ from acp_agent.session.events import SessionHeader
 from acp_agent.session.log import Session
 from acp_agent.session.registry import default_registry
 from acp_agent.tools import ToolCallContext
-from acp_agent.tools.files import on_disk, resolve_for_reading
-from acp_agent.tools.roots import InvalidRoot, Roots, RootsEvent, inherit_roots, roots_of, use_roots
+from acp_agent.tools.errors import OutsideWorkspace
+from acp_agent.tools.files import on_disk, resolve_for_reading, resolve_writable
+from acp_agent.tools.roots import InvalidRoot, Roots, inherit_roots, roots_of, use_roots
 from acp_agent.tools.sandboxing import writable_roots
 from acp_agent.tools.scratch import scratch_dir
 from tests.unit.tools.helpers import caller
@@ -43,9 +44,7 @@ def test_check_names_the_entry_it_refuses(tmp_path: Path) -> None:
 
 
 def agent_in(cwd: Path, ctx: Context | None = None) -> ToolCallContext:
-    registry = default_registry()
-    registry.register(RootsEvent, "free")
-    session = Session(SessionHeader(id="s", created_at=0, cwd=str(cwd)), registry=registry)
+    session = Session(SessionHeader(id="s", created_at=0, cwd=str(cwd)), registry=default_registry())
     if ctx is None:
         ctx = Context()
         ctx.provide(PROMPT, SystemPrompt())
@@ -99,4 +98,26 @@ def test_the_file_tools_reach_the_roots_through_the_workspace_and_the_sandbox_le
     assert on_disk(call, cache)  # a deployment's root: the editor does not hold it
     policy = ctx.get(SANDBOX).policy(WORKSPACE_WRITE, call.cwd, scratch, call.roots.additional)
     assert policy.protected == (str(tmp_path / "cwd" / ".git"), str(tmp_path / "a" / ".git"))
+    call.agent.scope.dispose()
+
+
+def test_a_path_outside_every_root_is_refused_naming_them_all(tmp_path: Path) -> None:
+    cwd, lib, outside = tmp_path / "cwd", tmp_path / "lib", tmp_path / "outside"
+    for directory in (cwd, lib, outside):
+        directory.mkdir()
+    (cwd / "leak").symlink_to(outside)
+    call = agent_in(cwd)
+    with pytest.raises(OutsideWorkspace) as alone:
+        resolve_writable(call, f"{outside}/f")
+    assert str(alone.value) == f"{outside}/f is outside the working directory {cwd}"  # the cwd alone: as ever
+    use_roots(call.agent, Roots(cwd, (lib,)))
+    for path, message in (
+        (f"{outside}/f", f"{outside}/f is outside the session's roots: {cwd}, {lib}"),
+        ("../outside/f", f"../outside/f is outside the session's roots: {cwd}, {lib}"),
+        ("leak/f", f"leak/f leads through a symbolic link outside the session's roots: {cwd}, {lib}"),
+    ):
+        for resolve in (resolve_writable, resolve_for_reading):
+            with pytest.raises(OutsideWorkspace) as refused:
+                resolve(call, path)
+            assert str(refused.value) == message
     call.agent.scope.dispose()
