@@ -46,7 +46,7 @@ from acp_agent.session.events import (
 )
 from acp_agent.session.log import closing_events, now_ms
 from acp_agent.tools import texts as tool_texts
-from acp_agent.tools.base import CALLER_MODEL_CALL, ToolCallContext, ToolResult
+from acp_agent.tools.base import BEFORE_MODEL_CALL, ToolCallContext, ToolResult
 from acp_agent.tools.pipeline import PreparedCall, prepare, run_prepared
 from acp_agent.tools.registry import TOOLS
 
@@ -54,11 +54,6 @@ if TYPE_CHECKING:
     from acp_agent.agent.agent import Agent, Ticket
 
 log = logging.getLogger(__name__)
-
-BEFORE_MODEL_CALL: Final[EventKey[Callable[[Agent], Awaitable[object]]]] = EventKey(CALLER_MODEL_CALL.name)
-"""Awaited (`parallel`) with the agent inside each step, right before the model request is built:
-a listener may hold the call (tools still connecting) and log what the call will see. The same
-event as `tools.base.CALLER_MODEL_CALL`, whose listeners take the agent as tools see it."""
 
 
 class Compaction(Protocol):

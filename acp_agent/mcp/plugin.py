@@ -12,7 +12,6 @@ trusted (the trust row comes first).
 
 from __future__ import annotations
 
-from acp_agent.agent.loop import BEFORE_MODEL_CALL
 from acp_agent.environ.variables import credential_names
 from acp_agent.kernel.context import SHUTDOWN, Context
 from acp_agent.kernel.scope import Disposer, combine
@@ -21,6 +20,7 @@ from acp_agent.mcp.limits import Limits
 from acp_agent.mcp.session import MCP, McpService
 from acp_agent.session.persistence import SESSIONS
 from acp_agent.subagents.driver import INHERIT
+from acp_agent.tools.base import BEFORE_MODEL_CALL
 from acp_agent.trust.service import TRUST
 
 name = "mcp"

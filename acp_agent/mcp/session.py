@@ -25,6 +25,7 @@ from weakref import WeakKeyDictionary
 
 import anyio
 
+from acp_agent.agent.calling import as_agent
 from acp_agent.agent.keys import AGENTS
 from acp_agent.commands.builtins import reply
 from acp_agent.commands.registry import COMMANDS, Command, Invocation
@@ -47,6 +48,7 @@ from acp_agent.mcp.servers import ServerSpec
 from acp_agent.mcp.tool import McpTool
 from acp_agent.processes.registry import PROCESSES, ProcessRegistry
 from acp_agent.session.events import COMMAND_SOURCE, SessionEvent, TurnEndReason
+from acp_agent.tools.base import CallingAgent
 from acp_agent.tools.registry import TOOLS
 from acp_agent.trust.service import TRUST, TrustItem
 
@@ -284,8 +286,10 @@ class McpService:
         session = self.of(parent)
         return session.share_with if session is not None else None
 
-    async def before_model_call(self, agent: Agent) -> None:
-        """Wait for servers still connecting; log the MCP tools this call sees if they changed."""
+    async def before_model_call(self, caller: CallingAgent) -> None:
+        """Wait for servers still connecting; log the MCP tools this call sees if they changed
+        (BEFORE_MODEL_CALL listener)."""
+        agent = as_agent(caller)
         session = self.of(agent)
         if session is not None:
             await session.wait_ready()

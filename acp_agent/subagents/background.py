@@ -4,7 +4,7 @@ that the parent can message, list and stop, and that tell the parent when they s
 A background child is an ordinary published child agent (`InProcessRun.child`); this module
 follows its log. Each of its turns ends with a *notice* to its parent: a `subagent/notice` event
 in the parent's log that the model reads as a user message (the one-shot result's texts). A
-notice is logged right before the parent's next model call (`agent.loop.BEFORE_MODEL_CALL`), so
+notice is logged right before the parent's next model call (`tools.base.BEFORE_MODEL_CALL`), so
 it never lands inside a streamed call; a parent that is idle, or whose turn ends with a notice
 still pending and nothing queued, gets a new turn for it. A child the parent stopped (or
 cancelled with everything else) does not wake it: its notice waits for the next model call.
@@ -23,6 +23,7 @@ from weakref import WeakKeyDictionary
 import anyio
 
 from acp_agent.agent.agent import Ticket
+from acp_agent.agent.calling import as_agent
 from acp_agent.kernel.context import Context
 from acp_agent.kernel.models import Model
 from acp_agent.llm.holds import NOTICES_DUE
@@ -36,6 +37,7 @@ from acp_agent.session.events import (
 from acp_agent.session.titles import brief
 from acp_agent.subagents import texts
 from acp_agent.subagents.driver import describe, read_result
+from acp_agent.tools.base import CallingAgent
 
 if TYPE_CHECKING:
     from acp_agent.agent.agent import Agent
@@ -239,8 +241,10 @@ class Background:
         if isinstance(event, TurnEndEvent) and box is not None and box.pending and not parent.queued:
             parent.followup([], WOKEN_SOURCE)
 
-    async def before_model_call(self, agent: Agent) -> None:
-        """Log the notices pending for `agent` (BEFORE_MODEL_CALL listener)."""
+    async def before_model_call(self, caller: CallingAgent) -> None:
+        """Log the notices pending for the agent about to call its model (BEFORE_MODEL_CALL
+        listener)."""
+        agent = as_agent(caller)
         if self.ctx.events.listeners(NOTICES_DUE):
             await self.ctx.events.serial(NOTICES_DUE, agent, self.box(agent))
         box = self._boxes.get(agent)

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from acp_agent.agent.agent import CANCELLING, DISPOSING
-from acp_agent.agent.loop import BEFORE_MODEL_CALL
 from acp_agent.kernel.context import Context
 from acp_agent.kernel.plugin import PluginConfig
 from acp_agent.kernel.scope import Disposer, combine
@@ -13,6 +12,7 @@ from acp_agent.subagents.acp import AcpUpdateEvent
 from acp_agent.subagents.background import DEFAULT_LIMIT, Background, NoticeEvent
 from acp_agent.subagents.keys import BACKGROUND
 from acp_agent.subagents.registry import SUBAGENTS, SubagentRegistry
+from acp_agent.tools.base import BEFORE_MODEL_CALL
 
 name = "subagents"
 inject = ("agents", "sessions")

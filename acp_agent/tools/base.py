@@ -227,11 +227,12 @@ class CallingAgent(Protocol):
         ...
 
 
-CALLER_MODEL_CALL: Final[EventKey[Callable[[CallingAgent], Awaitable[object]]]] = EventKey("agent/before-model-call")
-"""The agent loop's `BEFORE_MODEL_CALL` (`agent/loop.py`), under a key whose listeners take the
-agent as tools see it: for a tool package that logs what the next model call should see (the
-background jobs' end notices). One event, one list of listeners, in registration order: the loop
-dispatches it with its `Agent`, which every listener of either key takes."""
+BEFORE_MODEL_CALL: Final[EventKey[Callable[[CallingAgent], Awaitable[object]]]] = EventKey("agent/before-model-call")
+"""Awaited (`parallel`) by the agent loop (`agent/loop.py`) with the agent inside each step, right
+before the model request is built: a listener may hold the call (tools still connecting) and log
+what the call will see (the background jobs' end notices, a background child's). Keyed here, below
+the agent package, so that tool packages listen to it too; a listener above that package that
+needs the `Agent` narrows its caller (`agent.calling.as_agent`)."""
 
 
 @dataclass

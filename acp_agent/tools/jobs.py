@@ -39,7 +39,7 @@ from acp_agent.session.content import TextContent
 from acp_agent.session.events import Source, UserMessageData, UserMessageEvent
 from acp_agent.tools import texts
 from acp_agent.tools.base import (
-    CALLER_MODEL_CALL,
+    BEFORE_MODEL_CALL,
     CallingAgent,
     Tool,
     ToolCallContext,
@@ -500,5 +500,5 @@ def apply(ctx: Context, config: Config) -> Disposer:
                 JobListTool(jobs),
             )
         ),
-        ctx.events.on(CALLER_MODEL_CALL, jobs.before_model_call),
+        ctx.events.on(BEFORE_MODEL_CALL, jobs.before_model_call),
     )

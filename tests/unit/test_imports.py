@@ -66,7 +66,7 @@ def test_nothing_below_the_protocol_imports_it() -> None:
 
 def test_the_tools_import_nothing_of_the_agents() -> None:
     """`tools/` sits below `agent/`: what a tool needs of its caller comes through `CallingAgent`
-    and `ToolCallContext`, and an event it listens to is keyed in `tools/` (`CALLER_MODEL_CALL`).
+    and `ToolCallContext`, and an event it listens to is keyed in `tools/` (`BEFORE_MODEL_CALL`).
     Every import counts, a lazy one inside a function or under `TYPE_CHECKING` too."""
     upward = [
         f"{relative}:{line}: {module}"
