@@ -5,7 +5,6 @@ changes what is open and what is stored."""
 
 from __future__ import annotations
 
-import gc
 import logging
 import os
 from collections.abc import AsyncIterator
@@ -25,6 +24,7 @@ from acp_agent.agent.agent import Agent
 from acp_agent.agent.factory import AgentFactory
 from acp_agent.agent.keys import AGENTS
 from acp_agent.kernel.context import Context
+from acp_agent.kernel.memory import release_free_memory
 from acp_agent.kernel.scope import Disposer
 from acp_agent.kernel.tables import take
 from acp_agent.mcp.session import MCP
@@ -102,13 +102,13 @@ class Lifecycle:
         """`session/close`: cancel what runs, dispose the agent (its log is flushed and closed),
         forget the session. A request about it read after the close is refused as one to a
         closed session (`Wire.session`), even while the close still waits for the running turn
-        to end. Once no session is open, a full collection empties the interpreter's free lists
-        (README, Performance: memory over 200 sessions)."""
+        to end. Once no session is open, the memory they held is given back to the system
+        (`kernel.memory`; README, Performance: memory over 200 sessions)."""
         self._closing(session_id)
         async with self.one_at_a_time(session_id):
             await self.close(self.wire.session(session_id))  # -32002 for an id not open here, -32602 a child's
         if not self.wire.sessions:
-            gc.collect()
+            release_free_memory()
 
     async def close(self, entry: AcpSession) -> None:
         """Close an open session: its running prompt answers `cancelled`, its MCP servers are gone
