@@ -118,7 +118,8 @@ def resolve_in(cwd: Path, path: str) -> Target:
 def resolve_among(roots: Sequence[Path], path: str) -> Target:
     """`resolve_in` the first of `roots` (the session's cwd, then other roots it may write in)
     that holds `path`: a relative path is taken from the cwd, an absolute one outside it may lie
-    in another root. OutsideWorkspace (the cwd's) when none holds it."""
+    in another root. OutsideWorkspace when none holds it: the root's whose symbolic link leads the
+    path out of it, else the cwd's."""
     cwd, *others = roots
     try:
         return resolve_in(cwd, path)
@@ -126,8 +127,11 @@ def resolve_among(roots: Sequence[Path], path: str) -> Target:
         if not os.path.isabs(path):
             raise
         for root in others:
-            with suppress(OutsideWorkspace):
+            try:
                 return resolve_in(root, path)._replace(other_root=True)
+            except OutsideWorkspace as exc:
+                if exc.through_link:  # the path is this root's: a link on the way leads out
+                    raise exc from None
         raise
 
 

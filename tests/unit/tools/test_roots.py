@@ -106,6 +106,7 @@ def test_a_path_outside_every_root_is_refused_naming_them_all(tmp_path: Path) ->
     for directory in (cwd, lib, outside):
         directory.mkdir()
     (cwd / "leak").symlink_to(outside)
+    (lib / "leak").symlink_to(outside)
     call = agent_in(cwd)
     with pytest.raises(OutsideWorkspace) as alone:
         resolve_writable(call, f"{outside}/f")
@@ -115,6 +116,7 @@ def test_a_path_outside_every_root_is_refused_naming_them_all(tmp_path: Path) ->
         (f"{outside}/f", f"{outside}/f is outside the session's roots: {cwd}, {lib}"),
         ("../outside/f", f"../outside/f is outside the session's roots: {cwd}, {lib}"),
         ("leak/f", f"leak/f leads through a symbolic link outside the session's roots: {cwd}, {lib}"),
+        (f"{lib}/leak/f", f"{lib}/leak/f leads through a symbolic link outside the session's roots: {cwd}, {lib}"),
     ):
         for resolve in (resolve_writable, resolve_for_reading):
             with pytest.raises(OutsideWorkspace) as refused:
