@@ -55,7 +55,7 @@ class Pending:
 
 @dataclass(eq=False)
 class Watch:
-    """Set once `needed` notifications from now on have matched its predicate."""
+    """Set once `needed` notifications or agent requests from now on have matched its predicate."""
 
     predicate: Callable[[Frame], bool]
     needed: int
@@ -140,7 +140,8 @@ class Client:
         await self.write(encode({"jsonrpc": "2.0", "method": method, "params": params}), after=after)
 
     def watch(self, predicate: Callable[[Frame], bool], needed: int = 1) -> Watch:
-        """A watch set once `needed` notifications from now on have matched `predicate`."""
+        """A watch set once `needed` notifications or agent requests from now on have matched
+        `predicate`."""
         watch = Watch(predicate, needed)
         self._watchers.append(watch)
         return watch
@@ -230,7 +231,7 @@ class Client:
         `-32800` after the notification."""
         params = frame.get("params")
         request_id = params.get("requestId") if isinstance(params, dict) else None
-        if request_id not in self._open_forms:
+        if not isinstance(request_id, (int, str)) or request_id not in self._open_forms:
             return
         del self._open_forms[request_id]
         error = {"code": REQUEST_CANCELLED, "message": "Request cancelled"}

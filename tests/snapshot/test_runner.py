@@ -302,6 +302,7 @@ async def test_a_question_left_open_is_answered_cancelled_only_once_the_agent_wi
     question = {"jsonrpc": "2.0", "id": 4, "method": "elicitation/create", "params": {"message": "Which?"}}
     await client._receive(json.dumps(question).encode())
     await client._receive(b'{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":9}}')
+    await client._receive(b'{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":[4]}}')
     with pytest.raises(anyio.WouldBlock):
         receive.receive_nowait()  # the form stays open: nothing answered it, another id withdrawn
     assert asked.is_set() and asked.lines == [0]
@@ -309,4 +310,4 @@ async def test_a_question_left_open_is_answered_cancelled_only_once_the_agent_wi
     await client._receive(b'{"jsonrpc":"2.0","method":"$/cancel_request","params":{"requestId":4}}')
     answer = json.loads(receive.receive_nowait())
     assert answer == {"jsonrpc": "2.0", "id": 4, "error": {"code": -32800, "message": "Request cancelled"}}
-    assert client.sent_after == [(2,)] and client.leftovers() == []
+    assert client.sent_after == [(3,)] and client.leftovers() == []  # after the line that withdrew it
