@@ -90,8 +90,8 @@ class Client:
         self._watchers: list[Watch] = []
         self._permissions = deque(permissions)
         self._elicitations = deque(elicitations)
-        self._open_forms: dict[object, int] = {}
-        """The questions left open (`LEFT_OPEN`): the request's id, and its stdout line."""
+        self._open_forms: set[int | str] = set()
+        """The ids of the questions left open (`LEFT_OPEN`), until the agent withdraws them."""
         self.stdout: list[str] = []
         self.sent: list[str] = []
         self.sent_after: list[tuple[int, ...]] = []
@@ -171,7 +171,8 @@ class Client:
         if self._elicitations:
             found.append(f"elicitation answers left unused: {list(self._elicitations)}")
         if self._open_forms:
-            found.append(f"questions left open that the agent never withdrew: requests {list(self._open_forms)}")
+            still_open = sorted(self._open_forms, key=str)
+            found.append(f"questions left open that the agent never withdrew: requests {still_open}")
         return found
 
     async def read(self, stdout: ByteReceiveStream) -> None:
@@ -233,7 +234,7 @@ class Client:
         request_id = params.get("requestId") if isinstance(params, dict) else None
         if not isinstance(request_id, (int, str)) or request_id not in self._open_forms:
             return
-        del self._open_forms[request_id]
+        self._open_forms.remove(request_id)
         error = {"code": REQUEST_CANCELLED, "message": "Request cancelled"}
         try:
             await self.write(encode({"jsonrpc": "2.0", "id": request_id, "error": error}), after=(line,))
@@ -249,7 +250,7 @@ class Client:
             elif method == "elicitation/create" and self.capabilities.elicitation is not None:
                 answer = self._elicited(params or {})
                 if answer == LEFT_OPEN:
-                    self._open_forms[request["id"]] = line
+                    self._open_forms.add(request["id"])
                     return
                 reply["result"] = answer
             elif method == "fs/read_text_file" and self._files and self.capabilities.fs.read_text_file:
